@@ -1,0 +1,74 @@
+"""One benchmark entry, as the env, handlers and checkers see it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+def category_of(entry_id: str) -> str:
+    """BFCL's rule: the category is the id without its last ``_<n>`` part."""
+    return entry_id.rsplit("_", 1)[0]
+
+
+def language_of(category: str) -> str:
+    # BFCL tests substrings, and "javascript" contains "java".
+    if "javascript" in category:
+        return "javascript"
+    if "java" in category:
+        return "java"
+    return "python"
+
+
+def kind_of(category: str) -> str:
+    """Which family of rules decides the verdict: ast, relevance, irrelevance or multi_turn."""
+    if "multi_turn" in category:
+        return "multi_turn"
+    if "irrelevance" in category:
+        return "irrelevance"
+    if "relevance" in category:
+        return "relevance"
+    return "ast"
+
+
+@dataclass
+class Task:
+    """A BFCL entry joined with its answer.
+
+    ``functions`` are the function docs as written in the data, without BFCL's language
+    hints (the checkers need the original types; prompts add the hints themselves).
+    ``ground_truth`` is BFCL's possible answer: ``[{name: {param: [acceptable, ...]}}]`` for
+    single-turn entries, one list of call strings per turn for multi-turn ones, None for
+    relevance and irrelevance. ``missed_functions`` maps a turn index to the docs held out
+    until that turn (multi_turn_miss_func). ``source`` and ``line`` say where it came from.
+    """
+
+    id: str
+    question: list[list[dict[str, Any]]]
+    functions: list[dict[str, Any]]
+    ground_truth: Any = None
+    initial_config: dict[str, Any] = field(default_factory=dict)
+    involved_classes: list[str] = field(default_factory=list)
+    missed_functions: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+    source: str = ""
+    line: int = 0
+
+    @property
+    def category(self) -> str:
+        return category_of(self.id)
+
+    @property
+    def language(self) -> str:
+        return language_of(self.category)
+
+    @property
+    def kind(self) -> str:
+        return kind_of(self.category)
+
+    @property
+    def is_multi_turn(self) -> bool:
+        return self.kind == "multi_turn"
+
+    @property
+    def long_context(self) -> bool:
+        return "long_context" in self.category or "composite" in self.category

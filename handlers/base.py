@@ -1,0 +1,35 @@
+"""The types every handler produces."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Call:
+    """One function call decoded from model text.
+
+    ``arguments`` keeps the values exactly as the decoder produced them (BFCL semantics:
+    tuples stay tuples, Java and JavaScript values stay source strings), in the order the
+    model wrote them, because the checkers' verdicts depend on both.
+    """
+
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+
+    def to_bfcl(self) -> dict[str, dict[str, Any]]:
+        """BFCL's shape for a decoded call: ``{name: {param: value}}``."""
+        return {self.name: dict(self.arguments)}
+
+
+class DecodeError(ValueError):
+    """Model text that does not decode into calls.
+
+    ``kind`` is BFCL's name for the failure: ``decoder_failed`` (the text does not parse)
+    or ``decoder_wrong_output_format`` (it parses, but not into a list of calls).
+    """
+
+    def __init__(self, message: str, kind: str = "decoder_failed"):
+        super().__init__(message)
+        self.kind = kind

@@ -1,0 +1,50 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--oracle-python",
+        default=str(ROOT / ".oracle-venv" / "bin" / "python"),
+        help="interpreter of the venv holding the reference checker (bfcl-eval)",
+    )
+    parser.addoption(
+        "--require-oracle",
+        action="store_true",
+        help="fail, rather than skip, the parity tests when the oracle venv is missing (CI)",
+    )
+    parser.addoption(
+        "--bfcl-dir",
+        default=None,
+        help="folder with BFCL's data (default: ../shared/bfcl, else datasets/bfcl)",
+    )
+
+
+@pytest.fixture(scope="session")
+def bfcl_dir(request) -> Path:
+    given = request.config.getoption("--bfcl-dir")
+    candidates = [Path(given)] if given else [ROOT.parent / "shared" / "bfcl", ROOT / "datasets" / "bfcl"]
+    for path in candidates:
+        if (path / "BFCL_v4_simple_python.json").exists():
+            return path
+    pytest.fail(
+        "BFCL data not found in " + ", ".join(map(str, candidates)) + "; run `python -m fcenv data bfcl`"
+    )
+
+
+@pytest.fixture(scope="session")
+def oracle(request):
+    from tests.oracle import Oracle
+
+    python = Path(request.config.getoption("--oracle-python"))
+    if not python.exists():
+        message = f"reference checker venv not found at {python}; run `make oracle`"
+        if request.config.getoption("--require-oracle"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return Oracle(python)

@@ -1,0 +1,139 @@
+"""Runs inside the oracle venv (bfcl-eval installed there, never in ours).
+
+Reads one JSON request per line on stdin and writes one JSON response per line on stdout.
+It drives BFCL's own public functions the way BFCL's evaluation runner does, so that our
+verdicts can be compared with the reference's on the same inputs. Setup follows
+../shared/docs/bfcl_reference.md section 8.
+
+Requests (``op``):
+  decode    {text, language}                      -> {ok, decoded | error}
+  single    {text, category, function, ground_truth} -> {valid, error_type, error}
+  ast       {decoded, category, function, ground_truth, language} -> checker dict
+  execute   {calls, initial_config, involved_classes, key, long_context} -> {results, state}
+  multi     {steps, id, category, initial_config, involved_classes, ground_truth} -> verdict
+"""
+
+import os
+import sys
+import tempfile
+import types
+
+os.environ.setdefault("BFCL_PROJECT_ROOT", tempfile.mkdtemp(prefix="bfcl-oracle-"))
+_stub = types.ModuleType("bfcl_eval.constants.model_config")
+_stub.MODEL_CONFIG_MAPPING = type(
+    "AnyModel", (dict,), {"__missing__": lambda self, key: types.SimpleNamespace(underscore_to_dot=False)}
+)()
+sys.modules["bfcl_eval.constants.model_config"] = _stub
+
+import copy  # noqa: E402
+import itertools  # noqa: E402
+import json  # noqa: E402
+
+from bfcl_eval.constants.enums import Language, ReturnFormat  # noqa: E402
+from bfcl_eval.eval_checker.ast_eval.ast_checker import ast_checker  # noqa: E402
+from bfcl_eval.model_handler.utils import default_decode_ast_prompting  # noqa: E402
+from bfcl_eval.utils import is_empty_output, is_function_calling_format_output  # noqa: E402
+
+LANGUAGES = {
+    "python": (Language.PYTHON, ReturnFormat.PYTHON),
+    "java": (Language.JAVA, ReturnFormat.JAVA),
+    "javascript": (Language.JAVASCRIPT, ReturnFormat.JAVASCRIPT),
+}
+_counter = itertools.count()
+
+
+def language_of(category):
+    if "javascript" in category:
+        return "javascript"
+    if "java" in category:
+        return "java"
+    return "python"
+
+
+def jsonable(value):
+    """Tuples become {"__tuple__": [...]} so the caller can tell them from lists."""
+    if isinstance(value, tuple):
+        return {"__tuple__": [jsonable(v) for v in value]}
+    if isinstance(value, list):
+        return [jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+        return {"__float__": repr(value)}
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return {"__repr__": repr(value)}
+
+
+def unjson(value):
+    if isinstance(value, dict):
+        if set(value) == {"__tuple__"}:
+            return tuple(unjson(v) for v in value["__tuple__"])
+        if set(value) == {"__float__"}:
+            return float(value["__float__"])
+        return {k: unjson(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [unjson(v) for v in value]
+    return value
+
+
+def op_decode(req):
+    _, fmt = LANGUAGES[req["language"]]
+    try:
+        return {"ok": True, "decoded": jsonable(default_decode_ast_prompting(req["text"], fmt))}
+    except Exception as exc:  # the runner treats every exception as a decode failure
+        return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+
+
+def op_single(req):
+    """BFCL's runner for one single-turn entry (AST, relevance or irrelevance)."""
+    category = req["category"]
+    if "relevance" in category or "irrelevance" in category:
+        try:
+            decoded = default_decode_ast_prompting(req["text"], ReturnFormat.PYTHON)
+            contains_call = not is_empty_output(decoded)
+        except Exception:
+            contains_call = False
+        if "irrelevance" in category:
+            valid = not contains_call
+            return {"valid": valid, "error_type": None if valid else "irrelevance_error:decoder_success"}
+        return {"valid": contains_call, "error_type": None if contains_call else "relevance_error:decoder_failed"}
+    language, fmt = LANGUAGES[language_of(category)]
+    try:
+        decoded = default_decode_ast_prompting(req["text"], fmt)
+    except Exception as exc:
+        return {"valid": False, "error_type": "ast_decoder:decoder_failed", "error": str(exc)}
+    if not is_function_calling_format_output(decoded):
+        return {"valid": False, "error_type": "ast_decoder:decoder_wrong_output_format"}
+    result = ast_checker(req["function"], decoded, req["ground_truth"], language, category, "oracle")
+    valid = bool(result["valid"])
+    return {
+        "valid": valid,
+        "error_type": None if valid else result.get("error_type"),
+        "error": jsonable(result.get("error", [])),
+        "decoded": jsonable(decoded),
+    }
+
+
+def op_ast(req):
+    language, _ = LANGUAGES[req.get("language") or language_of(req["category"])]
+    result = ast_checker(req["function"], unjson(req["decoded"]), req["ground_truth"], language, req["category"], "oracle")
+    return jsonable(result)
+
+
+HANDLERS = {"decode": op_decode, "single": op_single, "ast": op_ast}
+
+
+def main():
+    for line in sys.stdin:
+        req = json.loads(line)
+        try:
+            resp = HANDLERS[req["op"]](req)
+        except Exception as exc:  # report, never die: one bad request must not end the batch
+            resp = {"driver_error": f"{type(exc).__name__}: {exc}"}
+        sys.stdout.write(json.dumps(resp) + "\n")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
