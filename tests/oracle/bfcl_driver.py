@@ -121,7 +121,70 @@ def op_ast(req):
     return jsonable(result)
 
 
-HANDLERS = {"decode": op_decode, "single": op_single, "ast": op_ast}
+FUNC_SOURCE = "bfcl_eval.eval_checker.multi_turn_eval.func_source_code"
+BACKEND_MODULES = {
+    "GorillaFileSystem": "gorilla_file_system",
+    "MathAPI": "math_api",
+    "MessageAPI": "message_api",
+    "TwitterAPI": "posting_api",
+    "TicketAPI": "ticket_api",
+    "TradingBot": "trading_bot",
+    "TravelAPI": "travel_booking",
+    "VehicleControlAPI": "vehicle_control",
+}
+
+
+def result_string(value):
+    """How BFCL's executor turns a method's return value into the text the model sees."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        try:
+            return json.dumps(value)
+        except Exception:
+            return str(value)
+    return str(value)
+
+
+def op_execute(req):
+    """Fresh instances of the reference classes, then direct method calls on them.
+
+    calls: [{"name", "args": [...], "kwargs": {...}}]; a name is routed to the instance
+    that has it as a public method, the last involved class winning on a clash.
+    """
+    import importlib
+    import inspect
+
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    from tests.oracle.state import public_state
+
+    instances = {}
+    for cls in req["involved_classes"]:
+        module = importlib.import_module(f"{FUNC_SOURCE}.{BACKEND_MODULES[cls]}")
+        inst = getattr(module, cls)()
+        if cls != "MathAPI":
+            inst._load_scenario(copy.deepcopy(req["initial_config"].get(cls, {})), long_context=req.get("long_context", False))
+        instances[cls] = inst
+    routes = {}
+    for inst in instances.values():
+        for name, member in inspect.getmembers(inst, inspect.ismethod):
+            if not name.startswith("_"):
+                routes[name] = inst
+    results = []
+    for call in req["calls"]:
+        inst = routes.get(call["name"])
+        if inst is None:
+            results.append(f"Error during execution: name '{call['name']}' is not defined")
+            continue
+        try:
+            value = getattr(inst, call["name"])(*unjson(call.get("args", [])), **unjson(call.get("kwargs", {})))
+            results.append(result_string(value))
+        except Exception as exc:
+            results.append(f"Error during execution: {exc}")
+    return {"results": results, "states": {cls: public_state(inst) for cls, inst in instances.items()}}
+
+
+HANDLERS = {"decode": op_decode, "single": op_single, "ast": op_ast, "execute": op_execute}
 
 
 def main():
