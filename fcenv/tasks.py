@@ -21,17 +21,22 @@ def language_of(category: str) -> str:
 
 
 def kind_of(category: str) -> str:
-    """Which family of rules decides the verdict: ast, relevance, irrelevance or multi_turn."""
+    """Which family of rules decides the verdict: ast, relevance, irrelevance or multi_turn.
+
+    Two retired sets have no rules of their own offline: chatable (questions with no
+    functions) is judged like irrelevance, and rest (whose answers were live HTTP responses)
+    like relevance, i.e. any well-formed call passes.
+    """
     if "multi_turn" in category:
         return "multi_turn"
-    if "irrelevance" in category:
+    if "irrelevance" in category or category == "chatable":
         return "irrelevance"
-    if "relevance" in category:
+    if "relevance" in category or category == "rest":
         return "relevance"
     return "ast"
 
 
-@dataclass
+@dataclass(frozen=True)
 class Task:
     """A BFCL entry joined with its answer.
 
@@ -39,7 +44,8 @@ class Task:
     hints (the checkers need the original types; prompts add the hints themselves).
     ``ground_truth`` is BFCL's possible answer: ``[{name: {param: [acceptable, ...]}}]`` for
     single-turn entries, one list of call strings per turn for multi-turn ones, None for
-    relevance and irrelevance. ``missed_functions`` maps a turn index to the docs held out
+    relevance and irrelevance. Tasks are shared between environments and never modified;
+    whoever needs to change one works on a copy. ``missed_functions`` maps a turn index to the docs held out
     until that turn (multi_turn_miss_func). ``source`` and ``line`` say where it came from.
     """
 

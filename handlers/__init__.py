@@ -34,13 +34,13 @@ def _load() -> None:
     global _loaded
     if _loaded:
         return
-    _loaded = True
     import importlib
 
     for module in _BUILTIN_MODULES:
         importlib.import_module(f"handlers.{module}")
     for ep in entry_points(group="fcenv.handlers"):
         _REGISTRY.setdefault(ep.name, ep.load())
+    _loaded = True
 
 
 def get_handler(name: str) -> Handler:
