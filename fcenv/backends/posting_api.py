@@ -1,0 +1,149 @@
+"""TwitterAPI: a toy social network (tweets, comments, retweets, follows) for one user.
+
+Behaviour mirrors BFCL's class of the same name, learned by running it. One quirk is kept on
+purpose, but scoped to the instance: BFCL's ``post_tweet`` stores its default ``tags`` and
+``mentions`` lists themselves, so a later ``mention`` on such a tweet also shows up in every
+tweet posted with the default. BFCL's leak is process-wide; ours is per instance, which is
+the same for one fresh episode and keeps episodes independent.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Dict, List, Union
+
+_DEFAULT_STATE: dict[str, Any] = {
+    "username": "john",
+    "password": "john123",
+    "authenticated": False,
+    "tweets": {},
+    "comments": {},
+    "retweets": {},
+    "following_list": ["alice", "bob"],
+    "tweet_counter": 0,
+}
+# Identity markers for "argument left out"; never mutated, so the signature keeps showing [].
+_UNSET_TAGS: list = []
+_UNSET_MENTIONS: list = []
+
+
+def _not_authenticated(action: str) -> dict[str, str]:
+    return {"error": f"User not authenticated. Please authenticate before {action}."}
+
+
+class TwitterAPI:
+    def __init__(self):
+        self._api_description = (
+            "This tool belongs to the TwitterAPI, which provides core functionality for posting tweets, "
+            "retweeting, commenting, and following users on Twitter."
+        )
+        self._default_tags: list = []
+        self._default_mentions: list = []
+
+    def _load_scenario(self, scenario: dict, long_context=False) -> None:
+        defaults = copy.deepcopy(_DEFAULT_STATE)
+        for key, default in defaults.items():
+            setattr(self, key, scenario.get(key, default))
+        # Scenario files key tweets by strings; methods look them up by int.
+        self.tweets = {int(key): tweet for key, tweet in self.tweets.items()}
+
+    def authenticate_twitter(self, username: str, password: str) -> Dict[str, bool]:
+        if username == self.username and password == self.password:
+            self.authenticated = True
+            return {"authentication_status": True}
+        return {"authentication_status": False}
+
+    def posting_get_login_status(self) -> Dict[str, Union[str, bool]]:
+        return {"login_status": bool(self.authenticated)}
+
+    def post_tweet(self, content: str, tags: List[str] = _UNSET_TAGS, mentions: List[str] = _UNSET_MENTIONS) -> Dict[str, Union[int, str, List[str]]]:
+        if not self.authenticated:
+            return _not_authenticated("posting")
+        if tags is _UNSET_TAGS:
+            tags = self._default_tags
+        if mentions is _UNSET_MENTIONS:
+            mentions = self._default_mentions
+        tweet = {
+            "id": self.tweet_counter,
+            "username": self.username,
+            "content": content,
+            "tags": tags,
+            "mentions": mentions,
+        }
+        self.tweets[self.tweet_counter] = tweet
+        self.tweet_counter += 1
+        return tweet
+
+    def retweet(self, tweet_id: int) -> Dict[str, str]:
+        if not self.authenticated:
+            return _not_authenticated("retweeting")
+        if tweet_id not in self.tweets:
+            return {"error": f"Tweet with ID {tweet_id} not found."}
+        mine = self.retweets.setdefault(self.username, [])
+        if tweet_id in mine:
+            return {"retweet_status": "Already retweeted"}
+        mine.append(tweet_id)
+        return {"retweet_status": "Successfully retweeted"}
+
+    def comment(self, tweet_id: int, comment_content: str) -> Dict[str, str]:
+        if not self.authenticated:
+            return _not_authenticated("commenting")
+        if tweet_id not in self.tweets:
+            return {"error": f"Tweet with ID {tweet_id} not found."}
+        self.comments.setdefault(tweet_id, []).append({"username": self.username, "content": comment_content})
+        return {"comment_status": "Comment added successfully"}
+
+    def mention(self, tweet_id: int, mentioned_usernames: List[str]) -> Dict[str, str]:
+        if tweet_id not in self.tweets:
+            return {"error": f"Tweet with ID {tweet_id} not found."}
+        self.tweets[tweet_id]["mentions"].extend(mentioned_usernames)
+        return {"mention_status": "Users mentioned successfully"}
+
+    def follow_user(self, username_to_follow: str) -> Dict[str, bool]:
+        if not self.authenticated:
+            return _not_authenticated("following")
+        if username_to_follow in self.following_list:
+            return {"follow_status": False}
+        self.following_list.append(username_to_follow)
+        return {"follow_status": True}
+
+    def list_all_following(self) -> Dict[str, List[str]]:
+        if not self.authenticated:
+            return _not_authenticated("listing following")
+        return {"following_list": self.following_list}
+
+    def unfollow_user(self, username_to_unfollow: str) -> Dict[str, bool]:
+        if not self.authenticated:
+            return _not_authenticated("unfollowing")
+        if username_to_unfollow not in self.following_list:
+            return {"unfollow_status": False}
+        self.following_list.remove(username_to_unfollow)
+        return {"unfollow_status": True}
+
+    def get_tweet(self, tweet_id: int) -> Dict[str, Union[int, str, List[str]]]:
+        if tweet_id not in self.tweets:
+            return {"error": f"Tweet with ID {tweet_id} not found."}
+        return self.tweets[tweet_id]
+
+    def get_user_tweets(self, username: str) -> List[Dict[str, Union[int, str, List[str]]]]:
+        return [tweet for tweet in self.tweets.values() if tweet["username"] == username]
+
+    def search_tweets(self, keyword: str) -> List[Dict[str, Union[int, str, List[str]]]]:
+        # Content matches by substring, tags only as a whole tag (both case-insensitive).
+        return [
+            tweet
+            for tweet in self.tweets.values()
+            if keyword.lower() in tweet["content"].lower()
+            or keyword.lower() in [tag.lower() for tag in tweet["tags"]]
+        ]
+
+    def get_tweet_comments(self, tweet_id: int) -> List[Dict[str, str]]:
+        if tweet_id not in self.tweets:
+            return {"error": f"Tweet with ID {tweet_id} not found."}
+        return self.comments.get(tweet_id, [])
+
+    def get_user_stats(self, username: str) -> Dict[str, int]:
+        tweet_count = sum(1 for tweet in self.tweets.values() if tweet["username"] == username)
+        following_count = len(self.following_list) if username == self.username else 0
+        retweet_count = len(self.retweets.get(username, []))
+        return {"tweet_count": tweet_count, "following_count": following_count, "retweet_count": retweet_count}
