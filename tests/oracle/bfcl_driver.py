@@ -184,7 +184,16 @@ def op_execute(req):
     return {"results": results, "states": {cls: public_state(inst) for cls, inst in instances.items()}}
 
 
-HANDLERS = {"decode": op_decode, "single": op_single, "ast": op_ast, "execute": op_execute}
+def op_prompt(req):
+    """The first turn's messages as BFCL builds them for a prompting model at inference."""
+    from bfcl_eval.model_handler.utils import system_prompt_pre_processing_chat_model
+    from bfcl_eval.utils import add_language_specific_hint_to_function_doc
+
+    entry = add_language_specific_hint_to_function_doc([copy.deepcopy(req["entry"])])[0]
+    return {"messages": system_prompt_pre_processing_chat_model(entry["question"][0], entry["function"], entry["id"])}
+
+
+HANDLERS = {"prompt": op_prompt, "decode": op_decode, "single": op_single, "ast": op_ast, "execute": op_execute}
 
 
 def main():
