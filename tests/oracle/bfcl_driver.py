@@ -193,7 +193,58 @@ def op_prompt(req):
     return {"messages": system_prompt_pre_processing_chat_model(entry["question"][0], entry["function"], entry["id"])}
 
 
+# --- ops for the single-turn checker tests and bench (checkers/) ---
+
+
+def _raised(exc):
+    return {"raised": f"{type(exc).__name__}: {exc}"}
+
+
+def op_convert(req):
+    """BFCL's Java/JavaScript string->value converter on one value; exceptions are reported."""
+    from bfcl_eval.eval_checker.ast_eval.type_convertor.java_type_converter import java_type_converter
+    from bfcl_eval.eval_checker.ast_eval.type_convertor.js_type_converter import js_type_converter
+
+    convert = java_type_converter if req["language"] == "java" else js_type_converter
+    try:
+        return {"value": jsonable(convert(req["value"], req["type"], req.get("nested")))}
+    except Exception as exc:
+        return _raised(exc)
+
+
+def op_ast_safe(req):
+    """Like "ast", but an exception inside BFCL's checker (where BFCL's own runner crashes) is reported."""
+    try:
+        return op_ast(req)
+    except Exception as exc:
+        return _raised(exc)
+
+
+def op_single_safe(req):
+    """Like "single", but an exception inside BFCL's checker is reported instead of ending the request."""
+    try:
+        return op_single(req)
+    except Exception as exc:
+        return _raised(exc)
+
+
+def op_time_single(req):
+    """Seconds to run the runner logic of "single" over ``items``, ``repeat`` times (exceptions counted in)."""
+    import time
+
+    items = req["items"]
+    start = time.perf_counter()
+    for _ in range(req.get("repeat", 1)):
+        for item in items:
+            try:
+                op_single(item)
+            except Exception:
+                pass
+    return {"seconds": time.perf_counter() - start, "calls": len(items) * req.get("repeat", 1)}
+
+
 HANDLERS = {"prompt": op_prompt, "decode": op_decode, "single": op_single, "ast": op_ast, "execute": op_execute}
+HANDLERS.update(convert=op_convert, ast_safe=op_ast_safe, single_safe=op_single_safe, time_single=op_time_single)
 
 
 def main():
