@@ -11,6 +11,8 @@ Requests (``op``):
   ast       {decoded, category, function, ground_truth, language} -> checker dict
   execute   {calls, initial_config, involved_classes, key, long_context} -> {results, state}
   multi     {steps, id, category, initial_config, involved_classes, ground_truth} -> verdict
+  decode_exact {text, language}                   -> {ok, kind, decoded (typed form) | error}
+  time_decode  {texts, language, repeat}          -> {seconds, decodes}
 """
 
 import os
@@ -119,6 +121,61 @@ def op_ast(req):
     language, _ = LANGUAGES[req.get("language") or language_of(req["category"])]
     result = ast_checker(req["function"], unjson(req["decoded"]), req["ground_truth"], language, req["category"], "oracle")
     return jsonable(result)
+
+
+def typed(value):
+    """An exact, JSON-safe form of a decoded value: every type is kept apart (int, float,
+    bool, tuple, list, bytes, sets...), dict keys keep their type and order. Mirrored by
+    ``typed_form`` in tests/test_handlers_parity.py; keep the two identical."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return {"int": hex(value)}
+    if isinstance(value, float):
+        return {"float": repr(value)}
+    if isinstance(value, complex):
+        return {"complex": repr(value)}
+    if isinstance(value, bytes):
+        return {"bytes": value.hex()}
+    if isinstance(value, tuple):
+        return {"tuple": [typed(v) for v in value]}
+    if isinstance(value, list):
+        return [typed(v) for v in value]
+    if isinstance(value, dict):
+        return {"dict": [[typed(k), typed(v)] for k, v in value.items()]}
+    if isinstance(value, (set, frozenset)):
+        return {"set": sorted(json.dumps(typed(v), sort_keys=True) for v in value)}
+    if value is Ellipsis:
+        return {"ellipsis": True}
+    return {"repr": repr(value)}
+
+
+def op_decode_exact(req):
+    """Like ``decode``, plus the runner's failure kind, with values in ``typed`` form."""
+    _, fmt = LANGUAGES[req["language"]]
+    try:
+        decoded = default_decode_ast_prompting(req["text"], fmt)
+    except Exception as exc:
+        return {"ok": False, "kind": "decoder_failed", "error": f"{type(exc).__name__}: {exc}"}
+    if not is_function_calling_format_output(decoded):
+        return {"ok": False, "kind": "decoder_wrong_output_format", "error": repr(decoded)[:200]}
+    return {"ok": True, "kind": None, "decoded": typed(decoded)}
+
+
+def op_time_decode(req):
+    """Seconds to decode every text of ``texts`` ``repeat`` times (failures included)."""
+    import time
+
+    _, fmt = LANGUAGES[req["language"]]
+    texts = req["texts"]
+    start = time.perf_counter()
+    for _ in range(req.get("repeat", 1)):
+        for text in texts:
+            try:
+                default_decode_ast_prompting(text, fmt)
+            except Exception:
+                pass
+    return {"seconds": time.perf_counter() - start, "decodes": len(texts) * req.get("repeat", 1)}
 
 
 FUNC_SOURCE = "bfcl_eval.eval_checker.multi_turn_eval.func_source_code"
@@ -245,6 +302,7 @@ def op_time_single(req):
 
 HANDLERS = {"prompt": op_prompt, "decode": op_decode, "single": op_single, "ast": op_ast, "execute": op_execute}
 HANDLERS.update(convert=op_convert, ast_safe=op_ast_safe, single_safe=op_single_safe, time_single=op_time_single)
+HANDLERS.update(decode_exact=op_decode_exact, time_decode=op_time_decode)
 
 
 def main():
