@@ -1,0 +1,52 @@
+# Everything a fresh machine needs, in two commands:
+#   make train   trains the embedded default (python train_fctncalling.py)
+#   make test    runs the test suite, BFCL parity tests included
+# Both create what they need first: .venv (the package with its test extras, CPU torch) and,
+# for the tests, .oracle-venv (BFCL's reference checker, kept apart from our package) and
+# datasets/bfcl (BFCL's data, fetched from the bfcl-eval wheel).
+
+PYTHON ?= python3
+VENV ?= .venv
+ORACLE ?= .oracle-venv
+BFCL_EVAL ?= 2026.3.23
+PYTEST_ARGS ?=
+
+BIN := $(VENV)/bin
+
+.PHONY: train test venv oracle data bench clean
+
+train: $(VENV)/.installed
+	$(BIN)/python train_fctncalling.py
+
+test: $(VENV)/.installed $(ORACLE)/.installed datasets/bfcl/long_context.json
+	$(BIN)/python -m pytest -n 2 --require-oracle --oracle-python $(ORACLE)/bin/python $(PYTEST_ARGS)
+
+bench: $(VENV)/.installed $(ORACLE)/.installed datasets/bfcl/long_context.json
+	bench/run_all
+
+venv: $(VENV)/.installed
+oracle: $(ORACLE)/.installed
+data: datasets/bfcl/long_context.json
+
+# torch first, pinned, so pip takes the CPU build instead of fetching CUDA packages.
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet torch==2.13.0
+	$(BIN)/pip install --quiet -e ".[test]"
+	touch $@
+
+# The reference checker, installed without its ~25 vendor SDKs (bfcl_reference.md section 8.3).
+$(ORACLE)/.installed:
+	$(PYTHON) -m venv $(ORACLE)
+	$(ORACLE)/bin/pip install --quiet --upgrade pip
+	$(ORACLE)/bin/pip install --quiet --no-deps bfcl-eval==$(BFCL_EVAL)
+	$(ORACLE)/bin/pip install --quiet tree_sitter==0.21.3 tree-sitter-java==0.21.0 \
+		tree-sitter-javascript==0.21.4 filelock==3.20.0 tenacity mpmath==1.3.0
+	touch $@
+
+datasets/bfcl/long_context.json: $(VENV)/.installed
+	$(BIN)/python -m fcenv data bfcl --version $(BFCL_EVAL)
+
+clean:
+	rm -rf $(VENV) $(ORACLE) datasets/bfcl

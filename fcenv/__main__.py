@@ -1,0 +1,3 @@
+from fcenv.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,202 @@
+"""``FunctionCallingEnv``: BFCL tasks as a Gymnasium environment over text.
+
+Observation: the chat so far, rendered to one string (BFCL's prompting prompt and a ChatML
+rendering by default). Action: the model's text. ``step`` decodes it, checks it with BFCL's
+rules and returns the reward; decoding failures are verdicts, never exceptions.
+``info["messages"]`` holds the chat as messages for agents that apply their own template.
+"""
+
+from __future__ import annotations
+
+import copy
+from functools import lru_cache
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+from gymnasium.error import ResetNeeded
+
+from checkers import CheckResult
+from fcenv.data import load_tasks
+from fcenv.episode import EpisodeSettings, SingleTurnEpisode, StepOutcome, calls_info
+from fcenv.prompts import BFCL_SYSTEM_PROMPT, Renderer, get_renderer
+from fcenv.rewards import RewardFn, get_reward_fn
+from fcenv.spaces import UnicodeText
+from fcenv.tasks import Task
+
+# Long enough for BFCL's long-context prompts, which run to a few hundred thousand characters.
+MAX_TEXT_LENGTH = 1 << 24
+_ORDERS = ("random", "sequential")
+
+
+@lru_cache(maxsize=16)
+def _load_cached(path: Path, answers: str | None, stamp: tuple[int, int]) -> tuple[Task, ...]:
+    return tuple(load_tasks(path, answers=answers))
+
+
+def _load(path: Path, answers: str | Path | None) -> list[Task]:
+    """Tasks are immutable, so the sub-environments of a vector env share one parsed copy."""
+    path = path.resolve()
+    stat = path.stat() if path.exists() else None
+    if stat is None:
+        return load_tasks(path, answers=answers)  # raises the loader's clear error
+    return list(_load_cached(path, str(answers) if answers else None, (stat.st_mtime_ns, stat.st_size)))
+
+
+class FunctionCallingEnv(gym.Env[str, str]):
+    """A BFCL dataset as an environment.
+
+    Args:
+        dataset_path: a BFCL question file (JSON Lines; answers in ``possible_answer/`` beside
+            it) or one JSON file in the prior implementation's format.
+        tasks: already-loaded tasks, instead of ``dataset_path``.
+        answers_path: the possible-answer file, when it is not in BFCL's layout.
+        handler: the decoder's registered name for every task; None picks BFCL's decoder
+            (the task's language for AST categories, Python otherwise).
+        checker: a registered checker name or a callable ``(task, decoded) -> CheckResult``
+            for every task; None picks by category, BFCL's way.
+        reward: ``"bfcl"`` (1 if valid else 0), ``"shaped"`` (weighted facets) or a callable
+            ``(CheckResult) -> float``; ``reward_weights`` sets the shaped weights.
+        system_prompt: the system prompt template, ``{functions}`` marking where the JSON
+            docs go; BFCL's prompting prompt by default.
+        renderer: ``"chatml"`` (default), ``"plain"`` or a callable ``(messages) -> str``,
+            e.g. a tokenizer's chat template.
+        order: ``"random"`` (an entry drawn with the env's seeded generator at each reset) or
+            ``"sequential"`` (entries in file order, wrapping around).
+        max_steps_per_turn: multi-turn step limit per turn (BFCL's is 20).
+        backend_package: a module prefix holding classes with BFCL's backend names, to run
+            multi-turn calls on instead of ours (for differential tests).
+    """
+
+    metadata = {"render_modes": ["ansi"]}
+
+    def __init__(
+        self,
+        dataset_path: str | Path | None = None,
+        *,
+        tasks: list[Task] | None = None,
+        answers_path: str | Path | None = None,
+        handler: str | None = None,
+        checker: str | Callable | None = None,
+        reward: str | RewardFn = "bfcl",
+        reward_weights: Mapping[str, float] | None = None,
+        system_prompt: str | None = None,
+        renderer: str | Renderer | None = None,
+        order: str = "random",
+        max_steps_per_turn: int = 20,
+        backend_package: str | None = None,
+        render_mode: str | None = None,
+    ):
+        if (dataset_path is None) == (tasks is None):
+            raise ValueError("give exactly one of dataset_path and tasks")
+        if order not in _ORDERS:
+            raise ValueError(f"order must be one of {_ORDERS}, not {order!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None or 'ansi', not {render_mode!r}")
+        self.tasks = list(tasks) if tasks is not None else _load(Path(dataset_path), answers_path)
+        if not self.tasks:
+            raise ValueError("the environment needs at least one task")
+        self._index = {t.id: i for i, t in enumerate(self.tasks)}
+        self.settings = EpisodeSettings(
+            handler=handler,
+            checker=checker,
+            system_prompt=BFCL_SYSTEM_PROMPT if system_prompt is None else system_prompt,
+            max_steps_per_turn=max_steps_per_turn,
+            backend_package=backend_package,
+        )
+        self.reward_fn = get_reward_fn(reward, reward_weights)
+        self.renderer = get_renderer(renderer)
+        self.order = order
+        self.render_mode = render_mode
+        self.observation_space = UnicodeText(MAX_TEXT_LENGTH)
+        self.action_space = UnicodeText(MAX_TEXT_LENGTH)
+        self._cursor = 0
+        self._episode = None
+
+    # ------------------------------------------------------------------ Gymnasium API
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        super().reset(seed=seed)
+        task = self.tasks[self._pick(options or {})]
+        self._episode = self._new_episode(task)
+        return self._observation(), self._info()
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        if self._episode is None or self._episode.done:
+            raise ResetNeeded("call reset() before step(): the episode has ended")
+        if not isinstance(action, str):
+            raise TypeError(f"the action must be the model's text (str), not {type(action).__name__}")
+        outcome: StepOutcome = self._episode.step(action)
+        reward = float(self.reward_fn(outcome.result))
+        info = self._info(outcome)
+        return self._observation(), reward, outcome.terminated, outcome.truncated, info
+
+    def render(self) -> str | None:
+        if self.render_mode == "ansi" and self._episode is not None:
+            return self._observation()
+        return None
+
+    # ------------------------------------------------------------------ snapshots
+
+    def snapshot(self) -> dict[str, Any]:
+        """Everything needed to continue this episode later; see ``restore``."""
+        return {"episode": copy.deepcopy(self._episode), "rng": copy.deepcopy(self.np_random.bit_generator.state),
+                "cursor": self._cursor}
+
+    def restore(self, snapshot: dict[str, Any]) -> None:
+        """Continue from a snapshot; the snapshot itself stays usable for further branches."""
+        self._episode = copy.deepcopy(snapshot["episode"])
+        self.np_random.bit_generator.state = copy.deepcopy(snapshot["rng"])
+        self._cursor = snapshot["cursor"]
+
+    # ------------------------------------------------------------------ internals
+
+    @property
+    def task(self) -> Task | None:
+        return None if self._episode is None else self._episode.task
+
+    def _pick(self, options: dict[str, Any]) -> int:
+        if "id" in options:
+            try:
+                return self._index[options["id"]]
+            except KeyError:
+                raise KeyError(f"no entry with id {options['id']!r} in the dataset") from None
+        if "index" in options:
+            index = int(options["index"])
+            if not 0 <= index < len(self.tasks):
+                raise IndexError(f"index {index} is outside the dataset's {len(self.tasks)} entries")
+            return index
+        if self.order == "sequential":
+            index, self._cursor = self._cursor, (self._cursor + 1) % len(self.tasks)
+            return index
+        return int(self.np_random.integers(len(self.tasks)))
+
+    def _new_episode(self, task: Task):
+        if task.is_multi_turn:
+            from fcenv.multi_turn.episode import MultiTurnEpisode
+
+            return MultiTurnEpisode(task, self.settings)
+        return SingleTurnEpisode(task, self.settings)
+
+    def _observation(self) -> str:
+        return self.renderer(self._episode.messages)
+
+    def _info(self, outcome: StepOutcome | None = None) -> dict[str, Any]:
+        task = self._episode.task
+        info: dict[str, Any] = {
+            "id": task.id,
+            "category": task.category,
+            "messages": copy.deepcopy(self._episode.messages),
+        }
+        if outcome is not None:
+            result: CheckResult = outcome.result
+            info.update(
+                valid=result.valid,
+                error_type=result.error_type,
+                errors=result.errors,
+                facets=dict(result.facets),
+                calls=calls_info(outcome.calls),
+            )
+            info.update(outcome.info or {})
+        return info

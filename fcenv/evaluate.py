@@ -1,0 +1,139 @@
+"""Score a BFCL result file offline (contract C3).
+
+A result file has one JSON object per line, ``{"id": ..., "result": ...}``: the raw model
+text for single-turn entries, and for multi-turn entries one list per turn holding the raw
+text of each step. An id may appear on several lines (several samples per prompt). Each line
+gets one verdict line ``{"id", "valid", "error_type", "reward", "facets"}``, in order.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fcenv.data import DatasetError, Problem, read_records
+from fcenv.episode import EpisodeSettings, decode_safely
+from fcenv.rewards import RewardFn
+from fcenv.tasks import Task
+
+
+@dataclass(frozen=True)
+class ResultLine:
+    line: int
+    id: str
+    result: Any
+
+
+def read_results(path: Path, tasks: dict[str, Task]) -> list[ResultLine]:
+    """Read and check a result file against the tasks; raise ``DatasetError`` with every problem."""
+    records, problems, is_array = read_records(path)
+    file = str(path)
+    if is_array:
+        problems.append(Problem(file, 1, None, None, "a result file is JSON Lines ({\"id\", \"result\"} per line), not one JSON array"))
+    lines = []
+    for record in records if not is_array else []:
+        value = record.value
+        entry_id = value.get("id") if isinstance(value, dict) else None
+        if not isinstance(value, dict):
+            problems.append(Problem(file, record.line, None, None, "each line must be a JSON object"))
+        elif not isinstance(entry_id, str):
+            problems.append(Problem(file, record.line, None, "id", "missing or not a string"))
+        elif entry_id not in tasks:
+            problems.append(Problem(file, record.line, entry_id, "id", "no entry with this id in the question file"))
+        elif "result" not in value:
+            problems.append(Problem(file, record.line, entry_id, "result", "missing"))
+        else:
+            issue = _result_shape_problem(value["result"], tasks[entry_id])
+            if issue:
+                problems.append(Problem(file, record.line, entry_id, "result", issue))
+            else:
+                lines.append(ResultLine(record.line, entry_id, value["result"]))
+    if problems:
+        raise DatasetError(problems)
+    if not lines:
+        raise DatasetError([Problem(file, None, None, None, "the result file holds no lines")])
+    return lines
+
+
+def _result_shape_problem(result: Any, task: Task) -> str | None:
+    if not task.is_multi_turn:
+        return None if isinstance(result, str) else "a single-turn result must be the model's text (a string)"
+    # BFCL records an inference failure as a string; its checker reports inference_error for it.
+    if isinstance(result, str):
+        return None
+    if not isinstance(result, list) or not all(isinstance(turn, list) and all(isinstance(s, str) for s in turn) for turn in result):
+        return "a multi-turn result must be a list of turns, each a list of step texts (strings)"
+    return None
+
+
+def verdict(task: Task, result: Any, settings: EpisodeSettings, reward_fn: RewardFn) -> dict[str, Any]:
+    if task.is_multi_turn:
+        from fcenv.multi_turn.evaluation import check_multi_turn_result
+
+        outcome = check_multi_turn_result(task, result, settings)
+    else:
+        decoded = decode_safely(result, settings.handler_for(task))
+        outcome = settings.checker_for(task)(task, decoded)
+    return {
+        "id": task.id,
+        "valid": outcome.valid,
+        "error_type": outcome.error_type,
+        "reward": float(reward_fn(outcome)),
+        "facets": outcome.facets,
+    }
+
+
+def evaluate(tasks: Iterable[Task], lines: list[ResultLine], settings: EpisodeSettings, reward_fn: RewardFn) -> Iterator[dict[str, Any]]:
+    by_id = {t.id: t for t in tasks}
+    for line in lines:
+        yield verdict(by_id[line.id], line.result, settings, reward_fn)
+
+
+def pass_at_k(samples: int, correct: int, k: int) -> float:
+    """The unbiased pass@k estimate for one prompt (Chen et al., 2021)."""
+    if samples - correct < k:
+        return 1.0
+    return 1.0 - math.comb(samples - correct, k) / math.comb(samples, k)
+
+
+def accuracy_table(verdicts: list[dict[str, Any]], tasks: dict[str, Task]) -> str:
+    """Per-category accuracy over all lines, plus pass@k when ids repeat."""
+    per_id: dict[str, list[bool]] = defaultdict(list)
+    for v in verdicts:
+        per_id[v["id"]].append(bool(v["valid"]))
+    k = min(len(s) for s in per_id.values())
+    by_category: dict[str, list[str]] = defaultdict(list)
+    for entry_id in per_id:
+        by_category[tasks[entry_id].category].append(entry_id)
+
+    header = ["category", "lines", "valid", "accuracy"] + ([f"pass@{k}"] if k > 1 else [])
+    rows = []
+    for category in sorted(by_category) + ["TOTAL"]:
+        ids = [i for c in by_category.values() for i in c] if category == "TOTAL" else by_category[category]
+        outcomes = [o for i in ids for o in per_id[i]]
+        row = [category, str(len(outcomes)), str(sum(outcomes)), f"{sum(outcomes) / len(outcomes):.4f}"]
+        if k > 1:
+            row.append(f"{sum(pass_at_k(len(per_id[i]), sum(per_id[i]), k) for i in ids) / len(ids):.4f}")
+        rows.append(row)
+    widths = [max(len(r[c]) for r in [header, *rows]) for c in range(len(header))]
+    fmt = "  ".join(f"{{:<{w}}}" if c == 0 else f"{{:>{w}}}" for c, w in enumerate(widths))
+    lines = [fmt.format(*header), fmt.format(*("-" * w for w in widths))]
+    lines += [fmt.format(*r) for r in rows]
+    return "\n".join(lines)
+
+
+def write_verdicts(path: Path, verdicts: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Write atomically: a crash never leaves a half-written verdict file behind."""
+    written = list(verdicts)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    with tmp.open("w", encoding="utf-8") as fh:
+        for v in written:
+            fh.write(json.dumps(v, ensure_ascii=False, default=repr) + "\n")
+    tmp.replace(path)
+    return written

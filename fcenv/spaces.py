@@ -1,0 +1,38 @@
+"""A Gymnasium text space that holds any Unicode string.
+
+``gymnasium.spaces.Text`` only contains strings over a finite charset (alphanumerics by
+default) and of length >= 1, so it would reject empty answers, JSON, Python calls or any
+non-ASCII text. Model text is arbitrary, so this space contains every ``str`` up to
+``max_length`` characters; sampling draws short strings from a printable charset.
+"""
+
+from __future__ import annotations
+
+import string
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+_SAMPLE_CHARSET = string.printable + "éßλ中文🙂"
+_SAMPLE_MAX = 64
+
+
+class UnicodeText(spaces.Text):
+    def __init__(self, max_length: int, seed: int | np.random.Generator | None = None):
+        super().__init__(max_length=max_length, min_length=0, charset=_SAMPLE_CHARSET, seed=seed)
+
+    def contains(self, x: Any) -> bool:
+        return isinstance(x, str) and len(x) <= self.max_length
+
+    def sample(self, mask: Any = None, probability: Any = None) -> str:
+        if mask is not None or probability is not None:
+            return super().sample(mask=mask, probability=probability)
+        length = int(self.np_random.integers(0, min(self.max_length, _SAMPLE_MAX) + 1))
+        return "".join(self.np_random.choice(list(_SAMPLE_CHARSET), size=length))
+
+    def __repr__(self) -> str:
+        return f"UnicodeText(max_length={self.max_length})"
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, UnicodeText) and other.max_length == self.max_length
