@@ -1,0 +1,359 @@
+"""TravelAPI: flights, credit cards and budget, as in BFCL's multi-turn scenarios.
+
+Behaviour (messages, check order, which malformed inputs raise, seeded random ids)
+follows the reference backend as observed by differential tests. The airport, route-fare
+and exchange-rate tables were read off the reference's answers (``tests/test_backends_b_tables.py``
+checks them against it).
+In long-context mode the scenario's cards and bookings are padded with BFCL's filler.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from datetime import datetime
+from typing import Any, Optional
+
+from fcenv.backends.long_context import filler
+
+_API_DESCRIPTION = (
+    "This tool belongs to the travel system, which allows users to book flights, manage credit "
+    "cards, and view budget information."
+)
+_DEFAULT_STATE: dict[str, Any] = {
+    "random_seed": 141053,
+    "credit_card_list": {},
+    "booking_record": {},
+    "access_token": None,
+    "token_type": None,
+    "token_expires_in": None,
+    "token_scope": None,
+    "user_first_name": None,
+    "user_last_name": None,
+    "budget_limit": None,
+}
+_CITY_AIRPORTS = {
+    "Rivermist": "RMS",
+    "Stonebrook": "SBK",
+    "Maplecrest": "MPC",
+    "Silverpine": "SVP",
+    "Shadowridge": "SHD",
+    "London": "LHR",
+    "Paris": "CDG",
+    "Sunset Valley": "SSV",
+    "Oakendale": "OKD",
+    "Willowbend": "WLB",
+    "Crescent Hollow": "CRH",
+    "Autumnville": "ATV",
+    "Pinehaven": "PHV",
+    "Greenfield": "GFD",
+    "San Francisco": "SFO",
+    "Los Angeles": "LAX",
+    "New York": "JFK",
+    "Chicago": "ORD",
+    "Boston": "BOS",
+    "Beijing": "PEK",
+    "Hong Kong": "HKG",
+    "Rome": "CIA",
+    "Tokyo": "HND",
+}
+_AIRPORTS = [
+    "RMS", "SBK", "MPC", "SVP", "SHD", "CDG", "LHR", "SSV", "OKD", "WLB", "PEK", "HND",
+    "HKG", "CIA", "CRH", "ATV", "PHV", "GFD", "SFO", "LAX", "JFK", "ORD", "BOS",
+]  # fmt: skip
+_CLASS_FACTORS = {"economy": 1, "business": 2, "first": 5}
+# A set on purpose: the reference prints one, so its order follows string hashing.
+_TRAVEL_CLASSES = {"economy", "business", "first"}
+# Units of each currency per US dollar; only conversions to or from USD exist.
+_USD_RATES = {
+    "RMB": 7, "EUR": 0.8, "JPY": 110, "GBP": 0.7, "CAD": 1.3, "AUD": 1.4,
+    "INR": 70, "RUB": 60, "BRL": 3.8, "MXN": 20,
+}  # fmt: skip
+# Economy base fare (USD) per route, origin -> destination -> fare, read off the
+# reference's get_flight_cost answers; routes are one-way.
+_ROUTE_FARES: dict[str, dict[str, int]] = {
+    "RMS": {"SBK": 220, "MPC": 230, "SVP": 240, "SHD": 250, "SSV": 260, "OKD": 270, "WLB": 280, "CRH": 290, "ATV": 300, "PHV": 310, "GFD": 320, "LAX": 330, "JFK": 210, "BOS": 200},
+    "SBK": {"MPC": 200, "SVP": 210, "SHD": 220, "SSV": 230, "OKD": 240, "WLB": 250, "CRH": 260, "ATV": 270, "PHV": 280, "GFD": 290},
+    "MPC": {"SVP": 210, "SHD": 220, "SSV": 230, "OKD": 240, "WLB": 250, "CRH": 260, "ATV": 270, "PHV": 280, "GFD": 290},
+    "SVP": {"SHD": 230, "SSV": 240, "OKD": 250, "WLB": 260, "CRH": 270, "ATV": 280, "PHV": 290, "GFD": 300},
+    "SHD": {"SSV": 220, "OKD": 230, "WLB": 240, "CRH": 250, "ATV": 260, "PHV": 270, "GFD": 280},
+    "LHR": {"CDG": 100},
+    "SSV": {"OKD": 240, "WLB": 250, "CRH": 260, "ATV": 270, "PHV": 280, "GFD": 290},
+    "OKD": {"WLB": 230, "CRH": 240, "ATV": 250, "PHV": 260, "GFD": 270, "LAX": 220},
+    "WLB": {"CRH": 250, "ATV": 260, "PHV": 270, "GFD": 280},
+    "CRH": {"RMS": 280, "HKG": 290, "ATV": 240, "PHV": 250, "GFD": 260, "SFO": 270, "JFK": 300},
+    "ATV": {"PHV": 230, "GFD": 240},
+    "PHV": {"GFD": 220},
+    "SFO": {"RMS": 300, "SBK": 350, "MPC": 370, "SVP": 320, "SHD": 330, "SSV": 340, "OKD": 360, "WLB": 310, "CIA": 700, "CRH": 380, "ATV": 390, "PHV": 420, "GFD": 430, "LAX": 200, "JFK": 500, "ORD": 400, "BOS": 450},
+    "LAX": {"RMS": 310, "SBK": 320, "MPC": 330, "SVP": 340, "SHD": 350, "SSV": 360, "OKD": 370, "WLB": 380, "HND": 430, "CRH": 390, "ATV": 400, "PHV": 410, "GFD": 420, "SFO": 100, "JFK": 600, "ORD": 500, "BOS": 550},
+    "JFK": {"RMS": 450, "SBK": 460, "MPC": 470, "SVP": 480, "SHD": 490, "SSV": 500, "OKD": 510, "WLB": 520, "PEK": 1000, "HND": 800, "CRH": 530, "ATV": 540, "PHV": 550, "GFD": 560, "LAX": 570, "ORD": 300, "BOS": 250},
+    "ORD": {"RMS": 350, "SBK": 360, "MPC": 370, "SVP": 380, "SHD": 390, "SSV": 400, "OKD": 410, "WLB": 420, "CRH": 430, "ATV": 440, "PHV": 450, "GFD": 460, "LAX": 180, "BOS": 200},
+    "BOS": {"RMS": 400, "SBK": 410, "MPC": 420, "SVP": 430, "SHD": 440, "SSV": 450, "OKD": 460, "WLB": 470, "CRH": 480, "ATV": 490, "PHV": 500, "GFD": 510},
+}  # fmt: skip
+_SUPPORT_REPLY = (
+    "Thank you for contacting customer support. Your message has been received and we will get "
+    "back to you shortly."
+)
+
+
+class TravelAPI:
+    def __init__(self) -> None:
+        self._api_description = _API_DESCRIPTION
+
+    def __eq__(self, value: object) -> bool:
+        if not isinstance(value, TravelAPI):
+            return False
+        return all(
+            getattr(value, name) == mine for name, mine in vars(self).items() if not name.startswith("_")
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def _load_scenario(self, scenario: dict, long_context: bool = False) -> None:
+        defaults = copy.deepcopy(_DEFAULT_STATE)
+        self._random = random.Random(scenario.get("random_seed", defaults["random_seed"]))
+        self.credit_card_list = scenario.get("credit_card_list", defaults["credit_card_list"])
+        self.booking_record = scenario.get("booking_record", defaults["booking_record"])
+        self.access_token = scenario.get("access_token", defaults["access_token"])
+        self.token_type = scenario.get("token_type", defaults["token_type"])
+        self.token_expires_in = scenario.get("token_expires_in", defaults["token_expires_in"])
+        self.token_scope = scenario.get("token_scope", defaults["token_scope"])
+        self.user_first_name = scenario.get("user_first_name", defaults["user_first_name"])
+        self.user_last_name = scenario.get("user_last_name", defaults["user_last_name"])
+        self.budget_limit = scenario.get("budget_limit", defaults["budget_limit"])
+        self.long_context = long_context
+        if long_context:
+            self._add_credit_cards()
+            self._add_booking_records()
+
+    def _add_credit_cards(self) -> None:
+        # Scenario entries win over filler entries with the same id.
+        for card_id, card in filler("CREDIT_CARD_EXTENSION").items():
+            self.credit_card_list.setdefault(card_id, copy.deepcopy(card))
+
+    def _add_booking_records(self) -> None:
+        for booking_id, booking in filler("BOOKING_RECORD_EXTENSION").items():
+            self.booking_record.setdefault(booking_id, copy.deepcopy(booking))
+
+    def _flight_cost(self, travel_from: str, travel_to: str, travel_date: str, travel_class: str) -> float:
+        fare = _ROUTE_FARES.get(travel_from, {}).get(travel_to)
+        if fare is None:
+            raise ValueError("No available route for the given airports.")
+        if travel_class not in _CLASS_FACTORS:
+            raise ValueError("Invalid travel class. Options are: economy, business, first.")
+        cost = float(fare) * _CLASS_FACTORS[travel_class]
+        # Fares double when the date's digits add up to an even number (0 included).
+        if sum(int(char) for char in travel_date if char.isdigit()) % 2 == 0:
+            cost *= 2
+        return cost
+
+    def authenticate_travel(
+        self,
+        client_id: str,
+        client_secret: str,
+        refresh_token: str,
+        grant_type: str,
+        user_first_name: str,
+        user_last_name: str,
+    ) -> dict:
+        self.token_expires_in = 2
+        self.access_token = str(self._random.randint(100000, 999999))
+        self.token_type = "Bearer"
+        self.token_scope = grant_type
+        self.user_first_name = user_first_name
+        self.user_last_name = user_last_name
+        return {
+            "expires_in": 2,
+            "access_token": self.access_token,
+            "token_type": self.token_type,
+            "scope": self.token_scope,
+        }
+
+    def travel_get_login_status(self) -> dict:
+        return {"status": self.access_token is not None}
+
+    def get_budget_fiscal_year(self, lastModifiedAfter: Optional[str] = None, includeRemoved: Optional[str] = None) -> dict:
+        return {"budget_fiscal_year": "2018"}
+
+    def register_credit_card(
+        self,
+        access_token: str,
+        card_number: str,
+        expiration_date: str,
+        cardholder_name: str,
+        card_verification_number: int,
+    ) -> dict:
+        if access_token != self.access_token:
+            return {"error": "Invalid access token"}
+        card_id = str(self._random.randint(100000000000, 999999999999))
+        self.credit_card_list[card_id] = {
+            "card_number": card_number,
+            "expiration_date": expiration_date,
+            "cardholder_name": cardholder_name,
+            "card_verification_number": card_verification_number,
+            "balance": self._random.randint(10000, 99999),
+        }
+        return {"card_id": card_id}
+
+    def get_flight_cost(self, travel_from: str, travel_to: str, travel_date: str, travel_class: str) -> dict:
+        return {"travel_cost_list": [self._flight_cost(travel_from, travel_to, travel_date, travel_class)]}
+
+    def get_credit_card_balance(self, access_token: str, card_id: str) -> dict:
+        if access_token != self.access_token:
+            return {"error": "Invalid access token"}
+        if card_id not in self.credit_card_list:
+            return {"error": f"Card not registered. Here are a list of card_id's: {list(self.credit_card_list.keys())}"}
+        return {"card_balance": self.credit_card_list[card_id]["balance"]}
+
+    def book_flight(
+        self,
+        access_token: str,
+        card_id: str,
+        travel_date: str,
+        travel_from: str,
+        travel_to: str,
+        travel_class: str,
+    ) -> dict:
+        if access_token != self.access_token:
+            return {"booking_status": False, "error": "Invalid access token"}
+        if card_id not in self.credit_card_list:
+            return {"booking_status": False, "error": "Card not registered"}
+        if travel_from not in _AIRPORTS:
+            return {"booking_status": False, "error": f"Invalid departure airport code: {travel_from}"}
+        if travel_to not in _AIRPORTS:
+            return {"booking_status": False, "error": f"Invalid destination airport code: {travel_to}"}
+        try:
+            datetime.strptime(travel_date, "%Y-%m-%d")
+        except ValueError:
+            return {"booking_status": False, "error": "Invalid date format. Use YYYY-MM-DD."}
+        if travel_class not in _TRAVEL_CLASSES:
+            return {"booking_status": False, "error": f"Invalid travel class. Must be one of {_TRAVEL_CLASSES}"}
+        card = self.credit_card_list[card_id]
+        if "balance" not in card:
+            return {"booking_status": False, "error": "Balance not found"}
+        try:
+            cost = self._flight_cost(travel_from, travel_to, travel_date, travel_class)
+        except ValueError as exc:
+            return {"booking_status": False, "error": str(exc)}
+        if card["balance"] < cost:
+            return {"booking_status": False, "error": "Insufficient funds"}
+        if self.budget_limit is not None and card["balance"] < self.budget_limit:
+            return {"booking_status": False, "error": "Balance is less than budget limit"}
+        card["balance"] -= cost
+        booking_id = str(self._random.randint(1000000, 9999999))
+        transaction_id = str(self._random.randint(10000000, 99999999))
+        self.booking_record[booking_id] = {
+            "card_id": card_id,
+            "travel_date": travel_date,
+            "travel_from": travel_from,
+            "travel_to": travel_to,
+            "travel_class": travel_class,
+            "travel_cost": cost,
+            "transaction_id": transaction_id,
+        }
+        return {
+            "booking_id": booking_id,
+            "transaction_id": transaction_id,
+            "booking_status": True,
+            # The reference shows the whole history only in long-context mode.
+            "booking_history": self.booking_record if self.long_context else {},
+        }
+
+    def get_booking_history(self, access_token: str) -> dict:
+        if access_token != self.access_token:
+            return {"error": "Invalid access token"}
+        return {"booking_history": self.booking_record}
+
+    def retrieve_invoice(self, access_token: str, booking_id: Optional[str] = None, insurance_id: Optional[str] = None) -> dict:
+        if access_token != self.access_token:
+            return {"error": "Invalid access token"}
+        if booking_id not in self.booking_record:
+            return {"error": "Booking not found"}
+        booking = self.booking_record[booking_id]
+        return {
+            "invoice": {
+                "booking_id": booking_id,
+                "travel_date": booking["travel_date"],
+                "travel_from": booking["travel_from"],
+                "travel_to": booking["travel_to"],
+                "travel_class": booking["travel_class"],
+                "travel_cost": booking["travel_cost"],
+                "transaction_id": booking["transaction_id"],
+            }
+        }
+
+    def list_all_airports(self) -> list:
+        return list(_AIRPORTS)
+
+    def cancel_booking(self, access_token: str, booking_id: str) -> dict:
+        if access_token != self.access_token:
+            return {"cancel_status": False, "error": "Invalid access token"}
+        if booking_id not in self.booking_record:
+            return {"cancel_status": False, "error": "Booking not found"}
+        booking = self.booking_record[booking_id]
+        self.credit_card_list[booking["card_id"]]["balance"] += booking["travel_cost"]
+        del self.booking_record[booking_id]
+        return {"cancel_status": True}
+
+    def compute_exchange_rate(self, base_currency: str, target_currency: str, value: float) -> dict:
+        if base_currency == "USD" and target_currency in _USD_RATES:
+            return {"exchanged_value": value * _USD_RATES[target_currency]}
+        if target_currency == "USD" and base_currency in _USD_RATES:
+            return {"exchanged_value": round(value / _USD_RATES[base_currency], 2)}
+        raise ValueError("No available exchange rate for the given currencies.")
+
+    def verify_traveler_information(self, first_name: str, last_name: str, date_of_birth: str, passport_number: str) -> dict:
+        expected = f"{self.user_first_name} {self.user_last_name}"
+        given = f"{first_name} {last_name}"
+        if given != expected:
+            return {
+                "verification_status": False,
+                "verification_failure": f"Cannot book flight information for another user.Expected {expected}, got {given}",
+            }
+        try:
+            born = datetime.strptime(date_of_birth, "%Y-%m-%d")
+        except ValueError:
+            return {"verification_status": False, "verification_failure": "Invalid date of birth format. Please use YYYY-MM-DD."}
+        today = datetime.now()
+        age = today.year - born.year - ((today.month, today.day) < (born.month, born.day))
+        if age < 18:
+            return {"verification_status": False, "verification_failure": "Traveler must be at least 18 years old."}
+        if not passport_number.startswith("US"):
+            return {"verification_status": False, "verification_failure": "Passport must be issued by the United States."}
+        return {"verification_status": True}
+
+    def set_budget_limit(self, access_token: str, budget_limit: float) -> dict:
+        if access_token != self.access_token:
+            return {"error": "Invalid access token"}
+        self.budget_limit = float(budget_limit)
+        return {"budget_limit": self.budget_limit}
+
+    def get_nearest_airport_by_city(self, location: str) -> dict:
+        return {"nearest_airport": _CITY_AIRPORTS.get(location, "Unknown")}
+
+    def purchase_insurance(
+        self,
+        access_token: str,
+        insurance_type: str,
+        booking_id: str,
+        insurance_cost: float,
+        card_id: str,
+    ) -> dict:
+        if access_token != self.access_token:
+            return {"insurance_status": False, "error": "Invalid access token"}
+        if self.budget_limit is not None and insurance_cost > self.budget_limit:
+            return {"insurance_status": False, "error": "Exceeded budget limit"}
+        if booking_id not in self.booking_record:
+            return {"insurance_status": False, "error": "Booking not found"}
+        if card_id not in self.credit_card_list:
+            return {"insurance_status": False, "error": "Credit card not registered"}
+        self.credit_card_list[card_id]["balance"] -= insurance_cost
+        return {"insurance_id": str(self._random.randint(100000000, 999999999)), "insurance_status": True}
+
+    def contact_customer_support(self, booking_id: str, message: str) -> dict:
+        if booking_id not in self.booking_record:
+            return {"error": "Booking not found"}
+        return {"customer_support_message": _SUPPORT_REPLY}
+
+    def get_all_credit_cards(self) -> dict:
+        return {"credit_card_list": self.credit_card_list}
