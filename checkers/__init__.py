@@ -16,7 +16,7 @@ from checkers.result import CheckResult
 Checker = Callable[[Any, Any], CheckResult]
 
 _REGISTRY: dict[str, Checker] = {}
-_BUILTIN_MODULES = ("ast_checker", "relevance")
+_BUILTIN_MODULES = ("ast_checker", "relevance", "multi_turn")
 _loaded = False
 
 

@@ -104,6 +104,7 @@ class FunctionCallingEnv(gym.Env[str, str]):
             system_prompt=BFCL_SYSTEM_PROMPT if system_prompt is None else system_prompt,
             max_steps_per_turn=max_steps_per_turn,
             backend_package=backend_package,
+            turn_rewards=reward != "bfcl",
         )
         self.reward_fn = get_reward_fn(reward, reward_weights)
         self.renderer = get_renderer(renderer)
@@ -128,7 +129,8 @@ class FunctionCallingEnv(gym.Env[str, str]):
         if not isinstance(action, str):
             raise TypeError(f"the action must be the model's text (str), not {type(action).__name__}")
         outcome: StepOutcome = self._episode.step(action)
-        reward = float(self.reward_fn(outcome.result))
+        scored = outcome.reward_result or outcome.result
+        reward = float(self.reward_fn(scored)) * outcome.reward_scale if outcome.reward_scale else 0.0
         info = self._info(outcome)
         return self._observation(), reward, outcome.terminated, outcome.truncated, info
 

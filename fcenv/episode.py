@@ -27,6 +27,8 @@ class EpisodeSettings:
     system_prompt: str = BFCL_SYSTEM_PROMPT
     max_steps_per_turn: int = 20
     backend_package: str | None = None
+    # Multi-turn: reward each turn's verdict at its end (True), or only the episode's (False).
+    turn_rewards: bool = False
 
     def handler_for(self, task: Task) -> str:
         if self.handler is not None:
@@ -42,13 +44,19 @@ class EpisodeSettings:
 
 @dataclass
 class StepOutcome:
-    """What one step produced; the env turns it into Gymnasium's step tuple."""
+    """What one step produced; the env turns it into Gymnasium's step tuple.
+
+    ``result`` is reported in ``info``; the reward is ``reward_fn(reward_result or result) *
+    reward_scale`` (multi-turn steps that end no turn have scale 0).
+    """
 
     result: CheckResult
     calls: list[Call] | None
     terminated: bool = True
     truncated: bool = False
     info: dict[str, Any] | None = None
+    reward_result: CheckResult | None = None
+    reward_scale: float = 1.0
 
 
 def first_turn_messages(task: Task, settings: EpisodeSettings) -> list[dict[str, Any]]:

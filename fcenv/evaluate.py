@@ -73,8 +73,6 @@ def _result_shape_problem(result: Any, task: Task) -> str | None:
 
 def verdict(task: Task, result: Any, settings: EpisodeSettings, reward_fn: RewardFn) -> dict[str, Any]:
     if task.is_multi_turn:
-        from fcenv.multi_turn.evaluation import check_multi_turn_result
-
         outcome = check_multi_turn_result(task, result, settings)
     else:
         decoded = decode_safely(result, settings.handler_for(task))
@@ -86,6 +84,19 @@ def verdict(task: Task, result: Any, settings: EpisodeSettings, reward_fn: Rewar
         "reward": float(reward_fn(outcome)),
         "facets": outcome.facets,
     }
+
+
+def check_multi_turn_result(task: Task, result: Any, settings: EpisodeSettings):
+    """BFCL's evaluation of a recorded multi-turn result: steps without calls are skipped."""
+    from checkers.multi_turn import INFERENCE_ERROR, check_multi_turn
+    from checkers.result import CheckResult
+    from fcenv.multi_turn.executor import decode_step
+
+    if isinstance(result, str):  # BFCL records a failed inference as its error text
+        return CheckResult(False, INFERENCE_ERROR, [result[:1000]], {})
+    handler = settings.handler_for(task)
+    decoded = [[decode_step(step, handler) for step in turn] for turn in result]
+    return check_multi_turn(task, decoded, settings.backend_package)
 
 
 def evaluate(tasks: Iterable[Task], lines: list[ResultLine], settings: EpisodeSettings, reward_fn: RewardFn) -> Iterator[dict[str, Any]]:

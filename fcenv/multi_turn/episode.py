@@ -1,0 +1,116 @@
+"""Multi-turn episodes: turns of user requests, each answered in steps of tool calls.
+
+Each step's text is decoded into calls, which run on the episode's own instances; their
+results come back as tool messages in the next observation. A step without calls (prose, an
+empty list, undecodable text) ends the turn, which is then judged by BFCL's rules; the next
+turn's user message follows, or, in multi_turn_miss_func, BFCL's message announcing the
+held-out functions. More than ``max_steps_per_turn`` steps with calls in one turn end the
+episode as BFCL's inference does (truncated; ``multi_turn:force_terminated`` unless it was
+the last turn).
+
+Rewards: with turn rewards, each turn's end is rewarded with ``reward_fn(turn verdict) /
+turns`` (so a perfect episode earns 1); without, only the last step is rewarded, with the
+episode's BFCL verdict. Every step's ``info`` carries the step's facets.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from checkers.multi_turn import Trajectory
+from checkers.result import CheckResult
+from fcenv.episode import EpisodeSettings, StepOutcome, first_turn_messages
+from fcenv.multi_turn.executor import call_text, decode_step, is_error_result, parse_call_text
+from fcenv.prompts import added_functions_message
+from fcenv.tasks import Task
+from handlers import Call
+
+
+class MultiTurnEpisode:
+    def __init__(self, task: Task, settings: EpisodeSettings):
+        self.task = task
+        self.settings = settings
+        self.trajectory = Trajectory(task, settings.backend_package)
+        self.messages = first_turn_messages(task, settings)
+        self.steps_in_turn = 0
+        self.done = False
+        self._truth_keys = self._turn_truth_keys()
+
+    def step(self, text: str) -> StepOutcome:
+        calls = decode_step(text, self.settings.handler_for(self.task))
+        self.messages.append({"role": "assistant", "content": text})
+        if not calls:
+            return self._end_turn()
+        results = self.trajectory.execute(calls)
+        for call, result in zip(calls, results):
+            self.messages.append({"role": "tool", "name": call_text(call.name, call.arguments), "content": result})
+        self.steps_in_turn += 1
+        step = CheckResult(
+            valid=not any(map(is_error_result, results)),
+            facets={
+                "decodable": 1.0,
+                "executed": sum(not is_error_result(r) for r in results) / len(results),
+                "matches_ground_truth": self._matched_share(calls),
+            },
+        )
+        info = {"turn": self.trajectory.turn, "results": results}
+        if self.steps_in_turn > self.settings.max_steps_per_turn:
+            return self._force_quit(calls, info)
+        return StepOutcome(result=step, calls=calls, terminated=False, reward_scale=0.0, info=info)
+
+    # ---------------------------------------------------------------- turns
+
+    def _end_turn(self, truncated: bool = False, calls: list[Call] | None = None, info: dict | None = None) -> StepOutcome:
+        turn = self.trajectory.turn
+        verdict = self.trajectory.end_turn()
+        info = {**(info or {}), "turn": turn, "turn_valid": verdict.valid, "turn_error_type": verdict.error_type}
+        scale = 1.0 / self.trajectory.turns if self.settings.turn_rewards else 0.0
+        if self.trajectory.turn == self.trajectory.turns:
+            return self._finish(verdict, scale, truncated, calls, info)
+        self._next_turn()
+        return StepOutcome(result=verdict, calls=calls, terminated=False, truncated=False, reward_scale=scale, info=info)
+
+    def _force_quit(self, calls: list[Call], info: dict[str, Any]) -> StepOutcome:
+        if self.trajectory.turn == self.trajectory.turns - 1:
+            # BFCL's edge case: quitting in the last turn leaves the turn counts equal, so
+            # the evaluator judges that turn normally.
+            return self._end_turn(truncated=True, calls=calls, info=info)
+        verdict = self.trajectory.verdict(force_terminated=True)
+        return self._finish(verdict, 0.0, True, calls, {**info, "turn_valid": False, "turn_error_type": verdict.error_type})
+
+    def _finish(self, turn_verdict: CheckResult, scale: float, truncated: bool, calls, info) -> StepOutcome:
+        self.done = True
+        final = self.trajectory.verdict(force_terminated=truncated and self.trajectory.turn < self.trajectory.turns)
+        info = {**info, "turn_verdicts": [v.valid for v in self.trajectory.turn_verdicts]}
+        if self.settings.turn_rewards:
+            return StepOutcome(result=final, calls=calls, terminated=not truncated, truncated=truncated,
+                               reward_result=turn_verdict, reward_scale=scale, info=info)
+        return StepOutcome(result=final, calls=calls, terminated=not truncated, truncated=truncated, info=info)
+
+    def _next_turn(self) -> None:
+        turn = self.trajectory.turn
+        self.steps_in_turn = 0
+        self._truth_keys = self._turn_truth_keys()
+        if turn in self.task.missed_functions:
+            self.messages.append(added_functions_message(self.task.missed_functions[turn]))
+        else:
+            self.messages.extend(self.task.question[turn])
+
+    # ---------------------------------------------------------------- step facets
+
+    def _turn_truth_keys(self) -> Counter:
+        truth = self.trajectory.truth
+        turn = self.trajectory.turn
+        texts = self.task.ground_truth[turn] if turn < self.trajectory.turns else []
+        return Counter(truth.canonical(*parse_call_text(t)) for t in texts)
+
+    def _matched_share(self, calls: list[Call]) -> float:
+        model = self.trajectory.model
+        matched = 0
+        for call in calls:
+            key = model.canonical(call.name, [], dict(call.arguments))
+            if key is not None and self._truth_keys[key] > 0:
+                self._truth_keys[key] -= 1
+                matched += 1
+        return matched / len(calls)

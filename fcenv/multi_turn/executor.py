@@ -1,0 +1,253 @@
+"""Run decoded calls on an episode's own backend instances: BFCL's semantics without its ``eval``.
+
+BFCL turns each decoded call back into Python source (``name(k=repr(v), ...)``) and ``eval``s
+it in a module namespace. That is not a sandbox: the model's text can reach builtins and
+modules. Here calls stay data. A call's name is looked up among the public methods of the
+episode's instances and nothing else; argument values are the literals the decoder produced.
+What BFCL's round trip through source text does to those values is reproduced structurally:
+
+- a dict whose values are all dicts is a nested call ``{name: {kwargs}}`` (BFCL renders it as
+  ``name(...)`` from its first key and evaluates it before the outer call); an empty dict in
+  that position makes BFCL's decoder fail, so the whole step holds no call;
+- a float ``inf`` or ``nan`` anywhere in a value fails like BFCL's ``name 'inf' is not defined``;
+- names BFCL refuses (``kill``, ``exit``, ``quit``, ``remove``, ``unlink``, ``popen``,
+  ``Popen``, ``run``, checked on the name or, when dotted, its second part) are refused with
+  BFCL's message; any other dotted name or unknown name fails with BFCL's ``NameError`` text.
+
+Deliberate differences, all on calls that no backend method can answer: BFCL also evaluates
+Python builtins and module globals (``len(...)``, ``print(...)``, ``exit.y()``) and rewrites
+method names inside string literals; this executor does neither. Argument size is bounded
+(``MAX_ARGUMENT_SIZE``) so one call cannot make an episode's state arbitrarily large.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import inspect
+import json
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from fcenv.backends import STATELESS, backend_class
+from handlers import Call, DecodeError, decode
+
+ERROR_PREFIX = "Error during execution: "
+DISALLOWED = frozenset({"kill", "exit", "quit", "remove", "unlink", "popen", "Popen", "run"})
+# Total characters plus container items over all arguments of one call.
+MAX_ARGUMENT_SIZE = 1 << 20
+
+
+@dataclass(frozen=True)
+class NestedCall:
+    """A call in argument position, evaluated before the call that receives its result."""
+
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+
+
+class ExecutionError(Exception):
+    """A call that fails before reaching a method; its message is what BFCL reports."""
+
+
+# --------------------------------------------------------------------------- decoding
+
+
+def _executable(value: Any) -> Any:
+    if isinstance(value, dict) and all(isinstance(v, dict) for v in value.values()):
+        if not value:
+            raise DecodeError("an empty dict where BFCL expects a nested call")
+        name, arguments = next(iter(value.items()))
+        return NestedCall(name, {k: _executable(v) for k, v in arguments.items()})
+    return value
+
+
+def executable_calls(calls: Iterable[Call]) -> list[Call]:
+    """Decoded calls in the form they execute in (nested calls made explicit)."""
+    return [Call(c.name, {k: _executable(v) for k, v in c.arguments.items()}) for c in calls]
+
+
+def decode_step(text: str, handler: str = "python") -> list[Call]:
+    """A step's calls in executable form; empty when the text holds none, which ends the
+    turn (BFCL's ``decode_execute`` failing or returning nothing)."""
+    try:
+        return executable_calls(decode(text, handler))
+    except DecodeError:
+        return []
+
+
+def parse_call_text(text: str) -> tuple[str, list[Any], dict[str, Any]]:
+    """A ground-truth call string (positional arguments allowed) as literal data."""
+    node = ast.parse(text.strip(), mode="eval").body
+    if not isinstance(node, ast.Call):
+        raise ValueError(f"not a call: {text!r}")
+    name = ast.unparse(node.func)
+    args = [ast.literal_eval(a) for a in node.args]
+    kwargs = {k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg is not None}
+    return name, args, kwargs
+
+
+def call_text(name: str, arguments: dict[str, Any]) -> str:
+    """The source form BFCL shows for a call (tool messages are named with it)."""
+
+    def render(value: Any) -> str:
+        if isinstance(value, NestedCall):
+            return call_text(value.name, value.arguments)
+        return repr(value)
+
+    return f"{name}({', '.join(f'{k}={render(v)}' for k, v in arguments.items())})"
+
+
+# --------------------------------------------------------------------------- values
+
+
+def _size(value: Any, budget: int) -> int:
+    """Characters and items in ``value``, counting only up to ``budget`` (iteratively)."""
+    total, stack = 0, [value]
+    while stack and total <= budget:
+        item = stack.pop()
+        total += 1
+        if isinstance(item, (str, bytes)):
+            total += len(item)
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple, set, frozenset)):
+            stack.extend(item)
+        elif isinstance(item, NestedCall):
+            stack.append(item.arguments)
+    return total
+
+
+def _first_non_finite(value: Any) -> str | None:
+    """'inf' or 'nan' if BFCL's repr-then-eval would meet that name inside ``value``."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            return "nan" if math.isnan(item) else "inf"
+        if isinstance(item, dict):
+            # repr order is key, value, key, value...; the stack pops from the end.
+            for k, v in reversed(list(item.items())):
+                stack.extend([v, k])
+        elif isinstance(item, (list, tuple, set, frozenset)):
+            stack.extend(reversed(list(item)))
+    return None
+
+
+def result_string(value: Any) -> str:
+    """What the model is shown for a method's return value, as in BFCL."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        try:
+            return json.dumps(value)
+        except Exception:
+            return str(value)
+    return str(value)
+
+
+def is_error_result(text: str) -> bool:
+    """A failed call: BFCL's execution error, or a backend's ``{"error": ...}`` answer."""
+    return text.startswith(ERROR_PREFIX) or text.startswith('{"error"')
+
+
+# --------------------------------------------------------------------------- sessions
+
+
+class ToolSession:
+    """The backend instances of one episode (the model's, or the ground truth's)."""
+
+    def __init__(self, involved_classes: list[str], initial_config: dict[str, Any],
+                 long_context: bool = False, backend_package: str | None = None):
+        self.instances: dict[str, Any] = {}
+        for name in involved_classes:
+            instance = backend_class(name, backend_package)()
+            if name not in STATELESS:
+                instance._load_scenario(copy.deepcopy(initial_config.get(name, {})), long_context=long_context)
+            self.instances[name] = instance
+        # BFCL routes a method name to the last involved class that has it.
+        self.routes: dict[str, Any] = {}
+        for instance in self.instances.values():
+            for method, _ in inspect.getmembers(instance, inspect.ismethod):
+                if not method.startswith("_"):
+                    self.routes[method] = instance
+
+    @classmethod
+    def for_task(cls, task, backend_package: str | None = None) -> ToolSession:
+        return cls(task.involved_classes, task.initial_config, task.long_context, backend_package)
+
+    def public_state(self, class_name: str) -> dict[str, Any]:
+        return {k: v for k, v in vars(self.instances[class_name]).items() if not k.startswith("_")}
+
+    # ---------------------------------------------------------------- calling
+
+    def execute(self, call: Call) -> str:
+        """One decoded call (as from ``decode_step``), as the result string BFCL would show."""
+        refused = _refused_name(call.name)
+        if refused:
+            return f"{ERROR_PREFIX}Function call {refused} is not allowed."
+        if _size(call.arguments, MAX_ARGUMENT_SIZE) > MAX_ARGUMENT_SIZE:
+            return f"{ERROR_PREFIX}the arguments are too large (over {MAX_ARGUMENT_SIZE} characters and items)"
+        try:
+            return result_string(self._invoke(call.name, [], call.arguments))
+        except ExecutionError as exc:
+            return f"{ERROR_PREFIX}{exc}"
+        except RecursionError:
+            return f"{ERROR_PREFIX}maximum recursion depth exceeded"
+        except Exception as exc:  # a backend's own error, shown to the model as BFCL does
+            return f"{ERROR_PREFIX}{exc}"
+
+    def execute_text(self, text: str) -> str:
+        """One ground-truth call string, positional arguments included."""
+        name, args, kwargs = parse_call_text(text)
+        refused = _refused_name(name)
+        if refused:
+            return f"{ERROR_PREFIX}Function call {refused} is not allowed."
+        try:
+            return result_string(self._invoke(name, args, kwargs))
+        except Exception as exc:
+            return f"{ERROR_PREFIX}{exc}"
+
+    def _invoke(self, name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        method = self._method(name)
+        values = {}
+        for key, value in kwargs.items():
+            if isinstance(value, NestedCall):
+                values[key] = self._invoke(value.name, [], value.arguments)
+                continue
+            bad = _first_non_finite(value)
+            if bad:
+                raise ExecutionError(f"name '{bad}' is not defined")
+            values[key] = copy.deepcopy(value)  # a method must never alias the caller's data
+        return method(*copy.deepcopy(args), **values)
+
+    def _method(self, name: str):
+        if "." in name:
+            raise ExecutionError(f"name '{name.split('.')[0]}' is not defined")
+        instance = self.routes.get(name)
+        if instance is None:
+            raise ExecutionError(f"name '{name}' is not defined")
+        return getattr(instance, name)
+
+    # ---------------------------------------------------------------- comparing calls
+
+    def canonical(self, name: str, args: list[Any], kwargs: dict[str, Any]) -> tuple[str, str] | None:
+        """A call with its arguments bound to the method's parameters (defaults filled in),
+        so a positional ground-truth call and a keyword model call compare equal."""
+        instance = self.routes.get(name)
+        if instance is None or any(isinstance(v, NestedCall) for v in kwargs.values()):
+            return None
+        try:
+            bound = inspect.signature(getattr(instance, name)).bind(*args, **kwargs)
+        except TypeError:
+            return None
+        bound.apply_defaults()
+        return name, repr(sorted(bound.arguments.items(), key=lambda kv: kv[0]))
+
+
+def _refused_name(name: str) -> str | None:
+    checked = name.split(".")[1] if "." in name else name
+    return checked if checked in DISALLOWED else None
