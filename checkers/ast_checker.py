@@ -1,0 +1,227 @@
+"""BFCL's AST checker for single-turn entries (checker name ``"ast"``).
+
+``check(task, decoded, *, underscore_to_dot=False)`` gives BFCL's verdict on decoded calls:
+dispatch by category substring (``parallel`` -> order-free greedy matching, ``multiple`` ->
+one call against the answer's function, else simple), then BFCL's rule order per call:
+function name, required parameters, each given parameter (known, type, value), omitted
+parameters. ``error_type`` names and messages are BFCL's; a ``DecodeError`` maps to
+``ast_decoder:<kind>``.
+
+``underscore_to_dot=True`` applies BFCL's rule for function-calling models whose tool names
+cannot hold dots: a documented name ``a.b`` is then expected as ``a_b`` (and ``a.b`` fails).
+
+Where BFCL's own evaluation crashes (an unknown parameter type, a Java ``Set``, a JS
+``"10n\\n"`` Bigint, an empty possible answer), there is no BFCL verdict; the checker returns
+``valid=False`` with ``error_type="checker_error:<ExceptionName>"``.
+
+Facets (each in [0, 1], 1 = right; computed only when the verdict is not valid, since a
+valid answer has every facet at 1.0; a ``DecodeError`` gives all 0.0):
+
+- ``decodable``: 1.0 when the text decoded into calls.
+- ``count``: ``1 / (1 + |#calls - #expected|)``.
+- For each expected call, its best-matching model call (the one with the highest sum of the
+  facets below) is scored, and each facet is the mean over expected calls:
+  - ``function_name``: 1.0 when the names match (BFCL's name rule), else 0.0.
+  - ``required_args``: fraction of the schema's required parameters present (0.0 when the
+    name is wrong; 1.0 when nothing is required).
+  - ``types``: over the parameters the model gave plus the expected ones it must give (no
+    ``""`` in the answer), the fraction given, known, and of an acceptable type.
+  - ``values``: over the same parameters, the fraction that also have an acceptable value.
+  - With no parameters to judge, ``types`` and ``values`` are 1.0 when the name matches.
+  An entry with no expected calls scores these 1.0 when there are no calls, else 0.0.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from checkers import register_checker
+from checkers._bfcl_rules import Failure, check_type, check_value, resolve_type
+from checkers.result import CheckResult
+from handlers.base import Call, DecodeError
+
+FACETS = ("decodable", "function_name", "required_args", "types", "values", "count")
+
+
+@register_checker("ast")
+def check(task: Any, decoded: list[Call] | DecodeError, *, underscore_to_dot: bool = False) -> CheckResult:
+    """BFCL's AST verdict on ``decoded`` for a single-turn ``task``, with reward facets."""
+    if isinstance(decoded, DecodeError):
+        return CheckResult(
+            valid=False,
+            error_type=f"ast_decoder:{decoded.kind}",
+            errors=[f"Invalid syntax. Failed to decode AST. {decoded}"],
+            facets={name: 0.0 for name in FACETS},
+        )
+    calls = list(decoded)
+    language = task.language
+    try:
+        ast_check(task.functions, calls, task.ground_truth, language, task.category, underscore_to_dot)
+    except Failure as failure:
+        return CheckResult(False, failure.error_type, failure.errors,
+                           facets(task.functions, calls, task.ground_truth, language, underscore_to_dot))
+    except Exception as exc:  # BFCL's runner crashes here; no BFCL verdict exists
+        return CheckResult(False, f"checker_error:{type(exc).__name__}", [str(exc)],
+                           facets(task.functions, calls, task.ground_truth, language, underscore_to_dot))
+    return CheckResult(True, None, [], {name: 1.0 for name in FACETS})
+
+
+def ast_check(functions: list[dict], calls: list[Call], answers: list[dict], language: str,
+              category: str, underscore_to_dot: bool = False) -> None:
+    """BFCL's ``ast_checker``: returns when valid, raises ``Failure`` otherwise."""
+    if "parallel" in category:
+        return _parallel(functions, calls, answers, language, underscore_to_dot)
+    if "multiple" in category:
+        if len(calls) != len(answers):
+            raise Failure("multiple_function_checker:wrong_count", ["Wrong number of functions."])
+        doc = find_description(functions, next(iter(answers[0])))
+        return check_call(doc, calls[0], answers[0], language, underscore_to_dot)
+    if len(calls) != 1:
+        raise Failure("simple_function_checker:wrong_count", ["Wrong number of functions."])
+    return check_call(functions[0], calls[0], answers[0], language, underscore_to_dot)
+
+
+def calls_from_bfcl(decoded: Any) -> list[Call]:
+    """BFCL's decoded shape ``[{name: {param: value}}, ...]`` as calls.
+
+    Anything else raises ``DecodeError(kind="decoder_wrong_output_format")``, BFCL's
+    ``is_function_calling_format_output`` rule (a list of one-key dicts of dicts; ``[]`` passes).
+    """
+    if type(decoded) is not list or not all(
+        type(item) is dict and len(item) == 1 and type(next(iter(item.values()))) is dict for item in decoded
+    ):
+        raise DecodeError("decoded output is not a list of {name: {arguments}} calls", "decoder_wrong_output_format")
+    return [Call(name, dict(arguments)) for item in decoded for name, arguments in item.items()]
+
+
+def find_description(functions: list[dict], name: str) -> dict | None:
+    for doc in functions:
+        if doc["name"] == name:
+            return doc
+    return None
+
+
+def expected_name(doc: dict, underscore_to_dot: bool) -> str:
+    name = doc["name"]
+    return name.replace(".", "_") if underscore_to_dot and "." in name else name
+
+
+def check_call(doc: dict, call: Call, answer: dict, language: str, underscore_to_dot: bool = False) -> None:
+    """BFCL's ``simple_function_checker`` on one call; the first failed rule raises."""
+    acceptable = next(iter(answer.values()))
+    name = expected_name(doc, underscore_to_dot)
+    if call.name != name:
+        raise Failure("simple_function_checker:wrong_func_name", [f"Function name {name!r} not found in model output."])
+    given = call.arguments
+    properties = doc["parameters"]["properties"]
+    for param in doc["parameters"]["required"]:
+        if param not in given:
+            raise Failure("simple_function_checker:missing_required", [f"Missing required parameter: {param!r}."])
+    for param, value in given.items():
+        if param not in properties or param not in acceptable:
+            raise Failure("simple_function_checker:unexpected_param", [f"Unexpected parameter: {param!r}."])
+        check_param(param, value, properties[param], acceptable[param], language)
+    for param, allowed in acceptable.items():
+        if param not in given and "" not in allowed:
+            raise Failure("simple_function_checker:missing_optional", [
+                f"Optional parameter {param!r} not provided and not marked as optional."
+            ])
+
+
+def check_param(param: str, value: Any, details: dict, allowed: list, language: str) -> None:
+    value, expected, nested = resolve_type(param, value, details, language)
+    is_variable = check_type(param, value, allowed, details["type"], expected, nested)
+    check_value(param, value, allowed, expected, nested, is_variable)
+
+
+def _parallel(functions: list[dict], calls: list[Call], answers: list[dict], language: str,
+              underscore_to_dot: bool) -> None:
+    """Order-free: each expected call greedily takes the first unmatched call that passes."""
+    if len(calls) != len(answers):
+        raise Failure("parallel_function_checker_no_order:wrong_count", ["Wrong number of functions."])
+    matched: set[int] = set()
+    for i, answer in enumerate(answers):
+        doc = find_description(functions, next(iter(answer)))
+        tried = []
+        found = False
+        for index, call in enumerate(calls):
+            if index in matched:
+                continue
+            try:
+                check_call(doc, call, answer, language, underscore_to_dot)
+            except Failure as failure:
+                tried.append({f"Model Result Index {index}": {
+                    "sub_error": failure.errors, "sub_error_type": failure.error_type,
+                    "model_output_item": call.to_bfcl(), "possible_answer_item": answer,
+                }})
+                continue
+            matched.add(index)
+            found = True
+            break
+        if not found:
+            unmatched = [j for j in range(len(calls)) if j not in matched]
+            raise Failure("parallel_function_checker_no_order:cannot_find_match", [
+                f"Could not find a matching function among index {unmatched} of model output for index {i} "
+                f"of possible answers.", *tried,
+            ])
+
+
+def facets(functions: list[dict], calls: list[Call], answers: Any, language: str,
+           underscore_to_dot: bool = False) -> dict[str, float]:
+    """Partial-credit facets (see the module docstring); never raises on odd inputs."""
+    answers = answers if isinstance(answers, list) else []
+    scores = {"decodable": 1.0, "count": 1.0 / (1 + abs(len(calls) - len(answers)))}
+    per_call = [_best_match(functions, calls, answer, language, underscore_to_dot) for answer in answers]
+    if not answers:
+        per_call = [(1.0, 1.0, 1.0, 1.0) if not calls else (0.0, 0.0, 0.0, 0.0)]
+    for k, name in enumerate(("function_name", "required_args", "types", "values")):
+        scores[name] = sum(match[k] for match in per_call) / len(per_call)
+    return scores
+
+
+def _best_match(functions: list[dict], calls: list[Call], answer: Any, language: str,
+                underscore_to_dot: bool) -> tuple[float, float, float, float]:
+    if not isinstance(answer, dict) or len(answer) != 1:
+        return (0.0, 0.0, 0.0, 0.0)
+    doc = find_description(functions, next(iter(answer)))
+    if doc is None:
+        return (0.0, 0.0, 0.0, 0.0)
+    best = (0.0, 0.0, 0.0, 0.0)
+    for call in calls:
+        score = _call_scores(doc, call, answer, language, underscore_to_dot)
+        if sum(score) > sum(best):
+            best = score
+    return best
+
+
+def _call_scores(doc: dict, call: Call, answer: dict, language: str,
+                 underscore_to_dot: bool) -> tuple[float, float, float, float]:
+    if call.name != expected_name(doc, underscore_to_dot):
+        return (0.0, 0.0, 0.0, 0.0)
+    acceptable = next(iter(answer.values()))
+    if not isinstance(acceptable, dict):
+        return (1.0, 0.0, 0.0, 0.0)
+    parameters = doc.get("parameters") or {}
+    properties = parameters.get("properties") or {}
+    required = parameters.get("required") or []
+    given = call.arguments
+    required_score = sum(p in given for p in required) / len(required) if required else 1.0
+    judged = set(given) | {p for p, allowed in acceptable.items() if isinstance(allowed, list) and "" not in allowed}
+    if not judged:
+        return (1.0, required_score, 1.0, 1.0)
+    type_ok = value_ok = 0
+    for param in judged:
+        if param not in given or param not in properties or param not in acceptable:
+            continue
+        try:
+            value, expected, nested = resolve_type(param, given[param], properties[param], language)
+            is_variable = check_type(param, value, acceptable[param], properties[param]["type"], expected, nested)
+        except Exception:
+            continue
+        type_ok += 1
+        try:
+            check_value(param, value, acceptable[param], expected, nested, is_variable)
+        except Exception:
+            continue
+        value_ok += 1
+    return (1.0, required_score, type_ok / len(judged), value_ok / len(judged))

@@ -1,0 +1,48 @@
+"""BFCL's relevance and irrelevance checks (checker names ``"relevance"`` and ``"irrelevance"``).
+
+BFCL decodes the output as Python calls whatever the category, and asks only whether it
+holds a call: a decode failure, prose, ``[]`` or a non-call shape all count as "no call"
+(BFCL's ``is_empty_output``). Arguments and even function names are not checked.
+
+- ``irrelevance`` (irrelevance, live_irrelevance): valid iff there is no call; otherwise
+  ``irrelevance_error:decoder_success``.
+- ``relevance`` (live_relevance): valid iff there is a call; otherwise
+  ``relevance_error:decoder_failed``.
+
+Facets: ``decodable`` (1.0 when the text decoded into calls, even an empty list) and
+``abstained`` for irrelevance (1.0 when no call was made) or ``called`` for relevance (1.0
+when a call was made), so that 1.0 is always the right direction.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from checkers import register_checker
+from checkers.result import CheckResult
+from handlers.base import Call, DecodeError
+
+
+def contains_call(decoded: list[Call] | DecodeError) -> bool:
+    """BFCL's test: the decode succeeded and gave at least one call."""
+    return not isinstance(decoded, DecodeError) and len(decoded) > 0
+
+
+@register_checker("irrelevance")
+def check_irrelevance(task: Any, decoded: list[Call] | DecodeError) -> CheckResult:
+    called = contains_call(decoded)
+    facets = {"decodable": float(not isinstance(decoded, DecodeError)), "abstained": float(not called)}
+    if called:
+        return CheckResult(False, "irrelevance_error:decoder_success",
+                           ["Valid syntax. Successfully decode AST when it should not."], facets)
+    return CheckResult(True, None, [], facets)
+
+
+@register_checker("relevance")
+def check_relevance(task: Any, decoded: list[Call] | DecodeError) -> CheckResult:
+    called = contains_call(decoded)
+    facets = {"decodable": float(not isinstance(decoded, DecodeError)), "called": float(called)}
+    if not called:
+        return CheckResult(False, "relevance_error:decoder_failed",
+                           ["Invalid syntax. Failed to decode AST when it should."], facets)
+    return CheckResult(True, None, [], facets)
