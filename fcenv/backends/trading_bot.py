@@ -126,12 +126,12 @@ class TradingBot:
         return {"stock_list": stocks}
 
     def filter_stocks_by_price(self, stocks: list, min_price: float, max_price: float) -> dict:
+        # An unknown symbol counts as priced 0, so it passes when the range includes 0.
         kept = []
         for symbol in stocks:
-            if symbol in self.stocks:
-                price = self.stocks[symbol]["price"]
-                if price >= min_price and price <= max_price:
-                    kept.append(symbol)
+            price = self.stocks.get(symbol, {}).get("price", 0)
+            if price >= min_price and price <= max_price:
+                kept.append(symbol)
         return {"filtered_stocks": kept}
 
     def notify_price_change(self, stocks: list, threshold: float) -> dict:
@@ -174,7 +174,8 @@ class TradingBot:
             return {"error": "Price and amount must be positive values."}
         price = float(price)
         if order_type.lower() == "buy":
-            required = price * amount
+            # Whole shares only when checking funds; the order keeps the amount as given.
+            required = price * int(amount)
             balance = self.account_info["balance"]
             if required > balance:
                 return {"error": f"Insufficient funds: required ${required:.2f} but only ${balance:.2f} available."}

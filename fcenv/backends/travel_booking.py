@@ -64,36 +64,82 @@ _AIRPORTS = [
 _CLASS_FACTORS = {"economy": 1, "business": 2, "first": 5}
 # A set on purpose: the reference prints one, so its order follows string hashing.
 _TRAVEL_CLASSES = {"economy", "business", "first"}
-# Units of each currency per US dollar; only conversions to or from USD exist.
-_USD_RATES = {
-    "RMB": 7, "EUR": 0.8, "JPY": 110, "GBP": 0.7, "CAD": 1.3, "AUD": 1.4,
-    "INR": 70, "RUB": 60, "BRL": 3.8, "MXN": 20,
-}  # fmt: skip
-# Economy base fare (USD) per route, origin -> destination -> fare, read off the
-# reference's get_flight_cost answers; routes are one-way.
-_ROUTE_FARES: dict[str, dict[str, int]] = {
-    "RMS": {"SBK": 220, "MPC": 230, "SVP": 240, "SHD": 250, "SSV": 260, "OKD": 270, "WLB": 280, "CRH": 290, "ATV": 300, "PHV": 310, "GFD": 320, "LAX": 330, "JFK": 210, "BOS": 200},
-    "SBK": {"MPC": 200, "SVP": 210, "SHD": 220, "SSV": 230, "OKD": 240, "WLB": 250, "CRH": 260, "ATV": 270, "PHV": 280, "GFD": 290},
-    "MPC": {"SVP": 210, "SHD": 220, "SSV": 230, "OKD": 240, "WLB": 250, "CRH": 260, "ATV": 270, "PHV": 280, "GFD": 290},
-    "SVP": {"SHD": 230, "SSV": 240, "OKD": 250, "WLB": 260, "CRH": 270, "ATV": 280, "PHV": 290, "GFD": 300},
-    "SHD": {"SSV": 220, "OKD": 230, "WLB": 240, "CRH": 250, "ATV": 260, "PHV": 270, "GFD": 280},
-    "LHR": {"CDG": 100},
-    "SSV": {"OKD": 240, "WLB": 250, "CRH": 260, "ATV": 270, "PHV": 280, "GFD": 290},
-    "OKD": {"WLB": 230, "CRH": 240, "ATV": 250, "PHV": 260, "GFD": 270, "LAX": 220},
-    "WLB": {"CRH": 250, "ATV": 260, "PHV": 270, "GFD": 280},
-    "CRH": {"RMS": 280, "HKG": 290, "ATV": 240, "PHV": 250, "GFD": 260, "SFO": 270, "JFK": 300},
-    "ATV": {"PHV": 230, "GFD": 240},
-    "PHV": {"GFD": 220},
-    "SFO": {"RMS": 300, "SBK": 350, "MPC": 370, "SVP": 320, "SHD": 330, "SSV": 340, "OKD": 360, "WLB": 310, "CIA": 700, "CRH": 380, "ATV": 390, "PHV": 420, "GFD": 430, "LAX": 200, "JFK": 500, "ORD": 400, "BOS": 450},
-    "LAX": {"RMS": 310, "SBK": 320, "MPC": 330, "SVP": 340, "SHD": 350, "SSV": 360, "OKD": 370, "WLB": 380, "HND": 430, "CRH": 390, "ATV": 400, "PHV": 410, "GFD": 420, "SFO": 100, "JFK": 600, "ORD": 500, "BOS": 550},
-    "JFK": {"RMS": 450, "SBK": 460, "MPC": 470, "SVP": 480, "SHD": 490, "SSV": 500, "OKD": 510, "WLB": 520, "PEK": 1000, "HND": 800, "CRH": 530, "ATV": 540, "PHV": 550, "GFD": 560, "LAX": 570, "ORD": 300, "BOS": 250},
-    "ORD": {"RMS": 350, "SBK": 360, "MPC": 370, "SVP": 380, "SHD": 390, "SSV": 400, "OKD": 410, "WLB": 420, "CRH": 430, "ATV": 440, "PHV": 450, "GFD": 460, "LAX": 180, "BOS": 200},
-    "BOS": {"RMS": 400, "SBK": 410, "MPC": 420, "SVP": 430, "SHD": 440, "SSV": 450, "OKD": 460, "WLB": 470, "CRH": 480, "ATV": 490, "PHV": 500, "GFD": 510},
-}  # fmt: skip
+# Units of each currency per US dollar; only conversions to or from USD exist. Ints stay
+# ints: the reference's error messages and string arithmetic show which rates are ints.
+_USD_RATES = (
+    ("RMB", 7), ("EUR", 0.8), ("JPY", 110), ("GBP", 0.7), ("CAD", 1.3), ("AUD", 1.4),
+    ("INR", 70), ("RUB", 60), ("BRL", 3.8), ("MXN", 20),
+)  # fmt: skip
+# Longest text that "value * rate" may build (a str or list value is repeated by int rates).
+_MAX_REPEAT = 1_000_000
+# Economy base fares (USD) of every route, in the reference's own order, which its
+# long-context answers expose; read off its get_flight_cost answers. One-way routes.
+_ROUTES: tuple[tuple[str, str, int], ...] = (
+    ("SFO", "LAX", 200), ("SFO", "JFK", 500), ("SFO", "ORD", 400), ("SFO", "BOS", 450),
+    ("SFO", "RMS", 300), ("SFO", "SBK", 350), ("SFO", "MPC", 370), ("SFO", "SVP", 320),
+    ("SFO", "SHD", 330), ("SFO", "SSV", 340), ("SFO", "OKD", 360), ("SFO", "WLB", 310),
+    ("SFO", "CRH", 380), ("SFO", "ATV", 390), ("SFO", "PHV", 420), ("SFO", "GFD", 430),
+    ("SFO", "CIA", 700),
+    ("LAX", "SFO", 100), ("LAX", "JFK", 600), ("LAX", "ORD", 500), ("LAX", "BOS", 550),
+    ("LAX", "RMS", 310), ("LAX", "SBK", 320), ("LAX", "MPC", 330), ("LAX", "SVP", 340),
+    ("LAX", "SHD", 350), ("LAX", "SSV", 360), ("LAX", "OKD", 370), ("LAX", "WLB", 380),
+    ("LAX", "CRH", 390), ("LAX", "ATV", 400), ("LAX", "PHV", 410), ("LAX", "GFD", 420),
+    ("LAX", "HND", 430),
+    ("JFK", "ORD", 300), ("JFK", "BOS", 250), ("JFK", "RMS", 450), ("JFK", "SBK", 460),
+    ("JFK", "MPC", 470), ("JFK", "SVP", 480), ("JFK", "SHD", 490), ("JFK", "SSV", 500),
+    ("JFK", "OKD", 510), ("JFK", "WLB", 520), ("JFK", "CRH", 530), ("JFK", "ATV", 540),
+    ("JFK", "PHV", 550), ("JFK", "GFD", 560), ("JFK", "LAX", 570), ("JFK", "HND", 800),
+    ("JFK", "PVG", 950), ("JFK", "PEK", 1000),
+    ("ORD", "LAX", 180), ("ORD", "BOS", 200), ("ORD", "RMS", 350), ("ORD", "SBK", 360),
+    ("ORD", "MPC", 370), ("ORD", "SVP", 380), ("ORD", "SHD", 390), ("ORD", "SSV", 400),
+    ("ORD", "OKD", 410), ("ORD", "WLB", 420), ("ORD", "CRH", 430), ("ORD", "ATV", 440),
+    ("ORD", "PHV", 450), ("ORD", "GFD", 460),
+    ("BOS", "RMS", 400), ("BOS", "SBK", 410), ("BOS", "MPC", 420), ("BOS", "SVP", 430),
+    ("BOS", "SHD", 440), ("BOS", "SSV", 450), ("BOS", "OKD", 460), ("BOS", "WLB", 470),
+    ("BOS", "CRH", 480), ("BOS", "ATV", 490), ("BOS", "PHV", 500), ("BOS", "GFD", 510),
+    ("RMS", "BOS", 200), ("RMS", "JFK", 210), ("RMS", "SBK", 220), ("RMS", "MPC", 230),
+    ("RMS", "SVP", 240), ("RMS", "SHD", 250), ("RMS", "SSV", 260), ("RMS", "OKD", 270),
+    ("RMS", "WLB", 280), ("RMS", "CRH", 290), ("RMS", "ATV", 300), ("RMS", "PHV", 310),
+    ("RMS", "GFD", 320), ("RMS", "LAX", 330),
+    ("SBK", "MPC", 200), ("SBK", "SVP", 210), ("SBK", "SHD", 220), ("SBK", "SSV", 230),
+    ("SBK", "OKD", 240), ("SBK", "WLB", 250), ("SBK", "CRH", 260), ("SBK", "ATV", 270),
+    ("SBK", "PHV", 280), ("SBK", "GFD", 290),
+    ("MPC", "SVP", 210), ("MPC", "SHD", 220), ("MPC", "SSV", 230), ("MPC", "OKD", 240),
+    ("MPC", "WLB", 250), ("MPC", "CRH", 260), ("MPC", "ATV", 270), ("MPC", "PHV", 280),
+    ("MPC", "GFD", 290),
+    ("SVP", "SHD", 230), ("SVP", "SSV", 240), ("SVP", "OKD", 250), ("SVP", "WLB", 260),
+    ("SVP", "CRH", 270), ("SVP", "ATV", 280), ("SVP", "PHV", 290), ("SVP", "GFD", 300),
+    ("SHD", "SSV", 220), ("SHD", "OKD", 230), ("SHD", "WLB", 240), ("SHD", "CRH", 250),
+    ("SHD", "ATV", 260), ("SHD", "PHV", 270), ("SHD", "GFD", 280),
+    ("SSV", "OKD", 240), ("SSV", "WLB", 250), ("SSV", "CRH", 260), ("SSV", "ATV", 270),
+    ("SSV", "PHV", 280), ("SSV", "GFD", 290),
+    ("OKD", "WLB", 230), ("OKD", "CRH", 240), ("OKD", "ATV", 250), ("OKD", "PHV", 260),
+    ("OKD", "GFD", 270),
+    ("WLB", "CRH", 250), ("WLB", "ATV", 260), ("WLB", "PHV", 270), ("WLB", "GFD", 280),
+    ("CRH", "ATV", 240), ("CRH", "PHV", 250), ("CRH", "GFD", 260), ("CRH", "SFO", 270),
+    ("CRH", "RMS", 280), ("CRH", "HKG", 290), ("CRH", "JFK", 300),
+    ("ATV", "PHV", 230), ("ATV", "GFD", 240),
+    ("PHV", "GFD", 220),
+    ("LHR", "CDG", 100),
+    ("OKD", "LAX", 220),
+)  # fmt: skip
+_ROUTE_FARES = {(origin, destination): fare for origin, destination, fare in _ROUTES}
 _SUPPORT_REPLY = (
     "Thank you for contacting customer support. Your message has been received and we will get "
     "back to you shortly."
 )
+
+
+def _times(value: Any, rate: Any) -> Any:
+    """``value * rate``, refusing to build a repeated sequence beyond ``_MAX_REPEAT`` items."""
+    if isinstance(value, (str, list, tuple)) and isinstance(rate, int) and len(value) * rate > _MAX_REPEAT:
+        raise ValueError("value too large to convert")
+    return value * rate
+
+
+def _date_factor(travel_date: str) -> int:
+    """Fares double when the date's digits add up to an even number (0 included)."""
+    return 2 if sum(int(char) for char in travel_date if char.isdigit()) % 2 == 0 else 1
 
 
 class TravelAPI:
@@ -136,16 +182,12 @@ class TravelAPI:
             self.booking_record.setdefault(booking_id, copy.deepcopy(booking))
 
     def _flight_cost(self, travel_from: str, travel_to: str, travel_date: str, travel_class: str) -> float:
-        fare = _ROUTE_FARES.get(travel_from, {}).get(travel_to)
+        fare = _ROUTE_FARES.get((travel_from, travel_to))
         if fare is None:
             raise ValueError("No available route for the given airports.")
         if travel_class not in _CLASS_FACTORS:
             raise ValueError("Invalid travel class. Options are: economy, business, first.")
-        cost = float(fare) * _CLASS_FACTORS[travel_class]
-        # Fares double when the date's digits add up to an even number (0 included).
-        if sum(int(char) for char in travel_date if char.isdigit()) % 2 == 0:
-            cost *= 2
-        return cost
+        return float(fare) * _CLASS_FACTORS[travel_class] * _date_factor(travel_date)
 
     def authenticate_travel(
         self,
@@ -183,8 +225,14 @@ class TravelAPI:
         cardholder_name: str,
         card_verification_number: int,
     ) -> dict:
+        if self.token_expires_in is None:
+            return {"error": "Token not initialized"}
+        if self.token_expires_in == 0:
+            return {"error": "Token expired"}
         if access_token != self.access_token:
             return {"error": "Invalid access token"}
+        if card_number in self.credit_card_list:
+            return {"error": "Card already registered"}
         card_id = str(self._random.randint(100000000000, 999999999999))
         self.credit_card_list[card_id] = {
             "card_number": card_number,
@@ -196,9 +244,16 @@ class TravelAPI:
         return {"card_id": card_id}
 
     def get_flight_cost(self, travel_from: str, travel_to: str, travel_date: str, travel_class: str) -> dict:
-        return {"travel_cost_list": [self._flight_cost(travel_from, travel_to, travel_date, travel_class)]}
+        cost = self._flight_cost(travel_from, travel_to, travel_date, travel_class)
+        if self.long_context:
+            # The reference then lists the fare of every route it knows, in its table order.
+            factor = _CLASS_FACTORS[travel_class] * _date_factor(travel_date)
+            return {"travel_cost_list": [float(fare) * factor for _, _, fare in _ROUTES]}
+        return {"travel_cost_list": [cost]}
 
     def get_credit_card_balance(self, access_token: str, card_id: str) -> dict:
+        if self.token_expires_in == 0:
+            return {"error": "Token expired"}
         if access_token != self.access_token:
             return {"error": "Invalid access token"}
         if card_id not in self.credit_card_list:
@@ -214,6 +269,8 @@ class TravelAPI:
         travel_to: str,
         travel_class: str,
     ) -> dict:
+        if self.token_expires_in == 0:
+            return {"booking_status": False, "error": "Token expired"}
         if access_token != self.access_token:
             return {"booking_status": False, "error": "Invalid access token"}
         if card_id not in self.credit_card_list:
@@ -260,11 +317,15 @@ class TravelAPI:
         }
 
     def get_booking_history(self, access_token: str) -> dict:
+        if self.token_expires_in == 0:
+            return {"error": "Token expired"}
         if access_token != self.access_token:
             return {"error": "Invalid access token"}
         return {"booking_history": self.booking_record}
 
     def retrieve_invoice(self, access_token: str, booking_id: Optional[str] = None, insurance_id: Optional[str] = None) -> dict:
+        if self.token_expires_in == 0:
+            return {"error": "Token expired"}
         if access_token != self.access_token:
             return {"error": "Invalid access token"}
         if booking_id not in self.booking_record:
@@ -286,6 +347,8 @@ class TravelAPI:
         return list(_AIRPORTS)
 
     def cancel_booking(self, access_token: str, booking_id: str) -> dict:
+        if self.token_expires_in == 0:
+            return {"cancel_status": False, "error": "Token expired"}
         if access_token != self.access_token:
             return {"cancel_status": False, "error": "Invalid access token"}
         if booking_id not in self.booking_record:
@@ -296,10 +359,12 @@ class TravelAPI:
         return {"cancel_status": True}
 
     def compute_exchange_rate(self, base_currency: str, target_currency: str, value: float) -> dict:
-        if base_currency == "USD" and target_currency in _USD_RATES:
-            return {"exchanged_value": value * _USD_RATES[target_currency]}
-        if target_currency == "USD" and base_currency in _USD_RATES:
-            return {"exchanged_value": round(value / _USD_RATES[base_currency], 2)}
+        # Currencies are compared, not hashed: odd arguments just find no rate.
+        for currency, rate in _USD_RATES:
+            if base_currency == "USD" and target_currency == currency:
+                return {"exchanged_value": float(_times(value, rate))}
+            if base_currency == currency and target_currency == "USD":
+                return {"exchanged_value": round(value / rate, 2)}
         raise ValueError("No available exchange rate for the given currencies.")
 
     def verify_traveler_information(self, first_name: str, last_name: str, date_of_birth: str, passport_number: str) -> dict:
@@ -323,6 +388,8 @@ class TravelAPI:
         return {"verification_status": True}
 
     def set_budget_limit(self, access_token: str, budget_limit: float) -> dict:
+        if self.token_expires_in == 0:
+            return {"error": "Token expired"}
         if access_token != self.access_token:
             return {"error": "Invalid access token"}
         self.budget_limit = float(budget_limit)
@@ -339,9 +406,11 @@ class TravelAPI:
         insurance_cost: float,
         card_id: str,
     ) -> dict:
+        if self.token_expires_in == 0:
+            return {"insurance_status": False, "error": "Token expired"}
         if access_token != self.access_token:
             return {"insurance_status": False, "error": "Invalid access token"}
-        if self.budget_limit is not None and insurance_cost > self.budget_limit:
+        if self.budget_limit is not None and self.budget_limit < insurance_cost:
             return {"insurance_status": False, "error": "Exceeded budget limit"}
         if booking_id not in self.booking_record:
             return {"insurance_status": False, "error": "Booking not found"}

@@ -50,34 +50,34 @@ _DEFAULT_STATE: dict[str, Any] = {
     "rearLeftTirePressure": 30.0,
     "rearRightTirePressure": 30.0,
 }
-_ZIPCODES = {
-    "Rivermist": "83214",
-    "Stonebrook": "74532",
-    "Maplecrest": "56108",
-    "Silverpine": "62947",
-    "Shadowridge": "71354",
-    "Sunset Valley": "83462",
-    "Oakendale": "47329",
-    "Willowbend": "52013",
-    "Crescent Hollow": "69238",
-    "Autumnville": "51479",
-    "San Francisco": "94016",
-}
-# Road distances in km between zip codes (symmetric), as the reference answers them.
-_DISTANCES = {
-    frozenset(("83214", "94016")): 980.0,
-    frozenset(("74532", "94016")): 880.0,
-    frozenset(("83214", "74532")): 750.0,
-    frozenset(("56108", "62947")): 320.0,
-    frozenset(("71354", "83462")): 450.0,
-    frozenset(("47329", "52013")): 290.0,
-    frozenset(("69238", "51479")): 630.0,
-    frozenset(("94016", "62947")): 780.0,
-    frozenset(("62947", "47329")): 1053.0,
-    frozenset(("94016", "08540")): 1950.0,
-    frozenset(("94016", "94704")): 600.0,
-    frozenset(("94704", "08540")): 2550.0,
-}
+_ZIPCODES = (
+    ("Rivermist", "83214"),
+    ("Stonebrook", "74532"),
+    ("Maplecrest", "56108"),
+    ("Silverpine", "62947"),
+    ("Shadowridge", "71354"),
+    ("Sunset Valley", "83462"),
+    ("Oakendale", "47329"),
+    ("Willowbend", "52013"),
+    ("Crescent Hollow", "69238"),
+    ("Autumnville", "51479"),
+    ("San Francisco", "94016"),
+)
+# Road distances in km between zip codes (either direction), as the reference answers them.
+_DISTANCES: tuple[tuple[str, str, float], ...] = (
+    ("83214", "94016", 980.0),
+    ("74532", "94016", 880.0),
+    ("83214", "74532", 750.0),
+    ("56108", "62947", 320.0),
+    ("71354", "83462", 450.0),
+    ("47329", "52013", 290.0),
+    ("69238", "51479", 630.0),
+    ("94016", "62947", 780.0),
+    ("62947", "47329", 1053.0),
+    ("94016", "08540", 1950.0),
+    ("94016", "94704", 600.0),
+    ("94704", "08540", 2550.0),
+)
 _TIRE_SHOP = "456 Oakwood Avenue, Rivermist, 83214"
 _DISPLAY_OPTIONS = ("fuel", "battery", "doors", "climate", "headlights", "parkingBrake", "brakePedal", "engine")
 
@@ -128,11 +128,17 @@ class VehicleControlAPI:
         self.long_context = long_context
 
     def startEngine(self, ignitionMode: str) -> dict:
+        # "STOP" stops the engine at once, yet the call still runs the start checks and
+        # never reports success (the reference's behaviour).
+        if ignitionMode == "STOP":
+            self.engine_state = "stopped"
         if self.remainingUnlockedDoors > 0:
             unlocked = ", ".join(door for door, status in self.doorStatus.items() if status == "unlocked")
             return {"error": f"All doors must be locked before starting the engine. Here are the unlocked doors: {unlocked}"}
         if self.brakePedalStatus != "pressed":
             return {"error": "Brake pedal needs to be pressed when starting the engine."}
+        if self._brakePedalForce != _MAX_BRAKE_FORCE:
+            return {"error": "Must press the brake fully before starting the engine."}
         if self.fuelLevel < _MIN_FUEL_LEVEL:
             return {"error": "Fuel tank is empty."}
         if ignitionMode != "START":
@@ -164,7 +170,10 @@ class VehicleControlAPI:
     def adjustClimateControl(self, temperature: float, unit: str = "celsius", fanSpeed: int = 50, mode: str = "auto") -> dict:
         if not (0 <= fanSpeed <= 100):
             return {"error": "Fan speed must be between 0 and 100."}
-        self.acTemperature = (temperature - 32) * 5 / 9 if unit == "fahrenheit" else temperature
+        # Stored as given first, so a failed conversion leaves the raw value behind.
+        self.acTemperature = temperature
+        if unit == "fahrenheit":
+            self.acTemperature = (temperature - 32) * 5 / 9
         self.fanSpeed = fanSpeed
         self.acMode = mode
         # The reply echoes the temperature as given, not the stored Celsius value.
@@ -254,14 +263,18 @@ class VehicleControlAPI:
         return {"brakePedalStatus": "released", "brakePedalForce": 0.0}
 
     def setCruiseControl(self, speed: float, activate: bool, distanceToNextVehicle: float) -> dict:
-        speed = float(speed)
         distanceToNextVehicle = float(distanceToNextVehicle)
+        speed = float(speed)
         if self.engine_state == "stopped":
             return {"error": "Start the engine before activating the cruise control."}
-        if speed < 0 or speed > 120 or speed % 5 != 0:
-            return {"error": "Invalid speed"}
-        self.cruiseStatus = "active" if activate else "inactive"
+        # The distance is kept even when the speed is then refused.
         self.distanceToNextVehicle = distanceToNextVehicle
+        if activate:
+            if speed < 0 or speed > 120 or speed % 5 != 0:
+                return {"error": "Invalid speed"}
+            self.cruiseStatus = "active"
+        else:
+            self.cruiseStatus = "inactive"
         return {"cruiseStatus": self.cruiseStatus, "currentSpeed": speed, "distanceToNextVehicle": distanceToNextVehicle}
 
     def get_current_speed(self) -> dict:
@@ -281,7 +294,11 @@ class VehicleControlAPI:
 
     def estimate_distance(self, cityA: str, cityB: str) -> dict:
         reply: dict[str, Any] = {}
-        distance = _DISTANCES.get(frozenset((cityA, cityB)))
+        # Compared, not hashed: the reference answers "not found" for any odd argument.
+        distance = next(
+            (km for a, b, km in _DISTANCES if (cityA == a and cityB == b) or (cityA == b and cityB == a)),
+            None,
+        )
         if distance is None:
             reply["error"] = "distance not found in database."
         else:
@@ -291,7 +308,8 @@ class VehicleControlAPI:
         return reply
 
     def get_zipcode_based_on_city(self, city: str) -> dict:
-        return {"zipcode": _ZIPCODES.get(city, "00000")}
+        # Compared, not hashed, like estimate_distance: any odd argument gives "00000".
+        return {"zipcode": next((code for name, code in _ZIPCODES if city == name), "00000")}
 
     def set_navigation(self, destination: str) -> dict:
         self.destination = destination
