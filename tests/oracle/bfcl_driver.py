@@ -300,8 +300,25 @@ def op_time_single(req):
     return {"seconds": time.perf_counter() - start, "calls": len(items) * req.get("repeat", 1)}
 
 
+def op_time_ast(req):
+    """Seconds to run BFCL's ast_checker alone over already-decoded ``items``, ``repeat`` times."""
+    import time
+
+    items = [(it["function"], unjson(it["decoded"]), it["ground_truth"], LANGUAGES[language_of(it["category"])][0],
+              it["category"]) for it in req["items"]]
+    start = time.perf_counter()
+    for _ in range(req.get("repeat", 1)):
+        for function, decoded, ground_truth, language, category in items:
+            try:
+                ast_checker(function, decoded, ground_truth, language, category, "oracle")
+            except Exception:
+                pass
+    return {"seconds": time.perf_counter() - start, "calls": len(items) * req.get("repeat", 1)}
+
+
 HANDLERS = {"prompt": op_prompt, "decode": op_decode, "single": op_single, "ast": op_ast, "execute": op_execute}
-HANDLERS.update(convert=op_convert, ast_safe=op_ast_safe, single_safe=op_single_safe, time_single=op_time_single)
+HANDLERS.update(convert=op_convert, ast_safe=op_ast_safe, single_safe=op_single_safe, time_single=op_time_single,
+                time_ast=op_time_ast)
 HANDLERS.update(decode_exact=op_decode_exact, time_decode=op_time_decode)
 
 
