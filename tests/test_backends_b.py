@@ -18,11 +18,11 @@ import pytest
 
 from tests.backend_harness import execute_request, run_ours
 from tests.test_backends_b_calls import CATEGORIES, GROUP_B, group_b_turns, load_docs, load_entries, normalize_result, scenarios
-from tests.test_backends_b_sequences import generate_sequence
+from tests.test_backends_b_sequences import generate_sequence, varied_scenario
 
 pytestmark = pytest.mark.oracle
 
-SEQUENCES_PER_CLASS = 120
+SEQUENCES_PER_CLASS = 160
 CALLS_PER_SEQUENCE = 30
 
 
@@ -72,7 +72,7 @@ def perturbed_runs(bfcl_dir, class_name: str, seed: int) -> list[tuple[str, dict
     configs = scenarios(bfcl_dir, class_name)
     runs = []
     for index in range(SEQUENCES_PER_CLASS):
-        config = rng.choice(configs + [{}])
+        config = varied_scenario(class_name, rng.choice(configs + [{}]), rng)
         long_context = rng.random() < 0.35
         calls = generate_sequence(class_name, docs, config, long_context, CALLS_PER_SEQUENCE, rng)
         run = {"involved_classes": [class_name], "initial_config": {class_name: config}, "calls": calls, "long_context": long_context}

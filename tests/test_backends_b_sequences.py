@@ -174,6 +174,97 @@ def _vehicle_hints(scenario: dict) -> list[dict]:
     ]
 
 
+def _mutate_ticket(config: dict, rng: random.Random) -> None:
+    choice = rng.randrange(5)
+    if choice == 0:
+        config["current_user"] = rng.choice([None, "", " ", "Michael Thompson", "tester"])
+    elif choice == 1:
+        config["ticket_counter"] = rng.choice([0, -1, 10**9, 3])
+    elif choice == 2:
+        config["ticket_queue"] = [
+            {"id": 1, "title": "a", "status": "Open", "created_by": "tester", "priority": 2},
+            {"id": 2, "created_by": "tester"},
+            {"id": "3", "status": "Closed", "created_by": "other"},
+        ]
+    elif choice == 3:
+        config.pop("ticket_queue", None)
+    else:
+        config["ticket_queue"] = [{"id": 1, "title": "t", "status": rng.choice(["Closed", "Resolved", "OPEN"]), "created_by": "tester"}]
+        config["current_user"] = "tester"
+
+
+def _mutate_trading(config: dict, rng: random.Random) -> None:
+    choice = rng.randrange(6)
+    if choice == 0:
+        config["authenticated"] = not config.get("authenticated", False)
+    elif choice == 1:
+        config["market_status"] = rng.choice(["Open", "Closed", "open"])
+    elif choice == 2:
+        config["account_info"] = {"account_id": 1, "balance": rng.choice([0, 0.5, 10**7, -100.0]), "binding_card": 1}
+    elif choice == 3:
+        config["random_seed"] = rng.randrange(10**6)
+    elif choice == 4:
+        config["orders"] = {"1": {"id": 1, "order_type": "Sell", "symbol": "TSLA", "price": 1.0, "amount": 1, "status": rng.choice(["Open", "Pending", "Completed", "Cancelled"])}}
+        config["order_counter"] = rng.choice([1, 2, 12446])
+    else:
+        config["transaction_history"] = [{"type": "deposit", "amount": 5, "timestamp": "2024-09-01 00:00:01"},
+                                         {"type": "withdrawal", "amount": 2, "timestamp": "2024-08-31 23:59:59"}]  # fmt: skip
+        config["watch_list"] = rng.choice([[], ["AAPL", "ZZZ"]])
+
+
+def _mutate_travel(config: dict, rng: random.Random) -> None:
+    choice = rng.randrange(6)
+    if choice == 0:
+        config["token_expires_in"] = rng.choice([0, None, -1, 1])
+    elif choice == 1:
+        config["access_token"] = rng.choice([None, "", "abc123xyz"])
+    elif choice == 2:
+        config["budget_limit"] = rng.choice([None, 0, 100.0, 10**9])
+    elif choice == 3:
+        config["random_seed"] = rng.randrange(10**6)
+    elif choice == 4:
+        config["credit_card_list"] = {"c1": {"card_number": "4111", "balance": rng.choice([0, 250.0, 10**6])}, "c2": {"card_number": "4222"}}
+    else:
+        config["booking_record"] = {"b1": {"card_id": "c1", "travel_date": "2026-01-02", "travel_from": "SFO", "travel_to": "LAX",
+                                           "travel_class": "economy", "travel_cost": 200.0, "transaction_id": "t1"}}  # fmt: skip
+        config["credit_card_list"] = {"c1": {"card_number": "4111", "balance": 500.0}}
+
+
+def _mutate_vehicle(config: dict, rng: random.Random) -> None:
+    choice = rng.randrange(6)
+    if choice == 0:
+        config["engineState"] = rng.choice(["running", "stopped"])
+    elif choice == 1:
+        config["brakePedalStatus"] = "pressed"
+        config["brakePedalForce"] = rng.choice([1000.0, 500.0, 1000, 0.0])
+    elif choice == 2:
+        config["fuelLevel"] = rng.choice([-1.0, 0.0, 50.0, 49.5, 0.1])
+    elif choice == 3:
+        config["doorStatus"] = {door: rng.choice(["locked", "unlocked", "LOCKED"]) for door in DOORS}
+    elif choice == 4:
+        for key in ("frontLeftTirePressure", "frontRightTirePressure", "rearLeftTirePressure", "rearRightTirePressure"):
+            config[key] = rng.choice([28.0, 30.0, 35.0, 36.5, 40.0])
+    else:
+        config["remainingUnlockedDoors"] = rng.choice([0, 2, 4])
+        config["parkingBrakeStatus"] = rng.choice(["engaged", "released"])
+
+
+MUTATORS: dict[str, Callable[[dict, random.Random], None]] = {
+    "TicketAPI": _mutate_ticket,
+    "TradingBot": _mutate_trading,
+    "TravelAPI": _mutate_travel,
+    "VehicleControlAPI": _mutate_vehicle,
+}
+
+
+def varied_scenario(class_name: str, config: dict, rng: random.Random) -> dict:
+    """A copy of ``config`` with, at random, one or two fields set to odd but possible values."""
+    config = copy.deepcopy(config)
+    for _ in range(rng.choice([0, 0, 1, 2])):
+        MUTATORS[class_name](config, rng)
+    return config
+
+
 POOLS: dict[str, Callable[[dict], dict[str, list]]] = {
     "TicketAPI": _ticket_pools,
     "TradingBot": _trading_pools,

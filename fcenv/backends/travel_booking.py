@@ -61,7 +61,8 @@ _AIRPORTS = [
     "RMS", "SBK", "MPC", "SVP", "SHD", "CDG", "LHR", "SSV", "OKD", "WLB", "PEK", "HND",
     "HKG", "CIA", "CRH", "ATV", "PHV", "GFD", "SFO", "LAX", "JFK", "ORD", "BOS",
 ]  # fmt: skip
-_CLASS_FACTORS = {"economy": 1, "business": 2, "first": 5}
+# Fare multiplier per class; compared rather than hashed, as the reference does.
+_CLASS_FACTORS = (("economy", 1), ("business", 2), ("first", 5))
 # A set on purpose: the reference prints one, so its order follows string hashing.
 _TRAVEL_CLASSES = {"economy", "business", "first"}
 # Units of each currency per US dollar; only conversions to or from USD exist. Ints stay
@@ -137,9 +138,14 @@ def _times(value: Any, rate: Any) -> Any:
     return value * rate
 
 
-def _date_factor(travel_date: str) -> int:
-    """Fares double when the date's digits add up to an even number (0 included)."""
-    return 2 if sum(int(char) for char in travel_date if char.isdigit()) % 2 == 0 else 1
+def _fare_multiplier(travel_class: str, travel_date: str) -> float:
+    """Class factor, doubled when the date's digits add up to an even number (0 included)."""
+    factor = next((f for name, f in _CLASS_FACTORS if travel_class == name), None)
+    if factor is None:
+        raise ValueError("Invalid travel class. Options are: economy, business, first.")
+    if sum(int(char) for char in travel_date if char.isdigit()) % 2 == 0:
+        factor *= 2
+    return float(factor)
 
 
 class TravelAPI:
@@ -185,9 +191,7 @@ class TravelAPI:
         fare = _ROUTE_FARES.get((travel_from, travel_to))
         if fare is None:
             raise ValueError("No available route for the given airports.")
-        if travel_class not in _CLASS_FACTORS:
-            raise ValueError("Invalid travel class. Options are: economy, business, first.")
-        return float(fare) * _CLASS_FACTORS[travel_class] * _date_factor(travel_date)
+        return fare * _fare_multiplier(travel_class, travel_date)
 
     def authenticate_travel(
         self,
@@ -212,7 +216,7 @@ class TravelAPI:
         }
 
     def travel_get_login_status(self) -> dict:
-        return {"status": self.access_token is not None}
+        return {"status": bool(self.token_expires_in)}
 
     def get_budget_fiscal_year(self, lastModifiedAfter: Optional[str] = None, includeRemoved: Optional[str] = None) -> dict:
         return {"budget_fiscal_year": "2018"}
@@ -247,8 +251,8 @@ class TravelAPI:
         cost = self._flight_cost(travel_from, travel_to, travel_date, travel_class)
         if self.long_context:
             # The reference then lists the fare of every route it knows, in its table order.
-            factor = _CLASS_FACTORS[travel_class] * _date_factor(travel_date)
-            return {"travel_cost_list": [float(fare) * factor for _, _, fare in _ROUTES]}
+            multiplier = _fare_multiplier(travel_class, travel_date)
+            return {"travel_cost_list": [fare * multiplier for _, _, fare in _ROUTES]}
         return {"travel_cost_list": [cost]}
 
     def get_credit_card_balance(self, access_token: str, card_id: str) -> dict:
@@ -275,6 +279,9 @@ class TravelAPI:
             return {"booking_status": False, "error": "Invalid access token"}
         if card_id not in self.credit_card_list:
             return {"booking_status": False, "error": "Card not registered"}
+        card = self.credit_card_list[card_id]
+        if "balance" not in card:
+            return {"booking_status": False, "error": "Balance not found"}
         if travel_from not in _AIRPORTS:
             return {"booking_status": False, "error": f"Invalid departure airport code: {travel_from}"}
         if travel_to not in _AIRPORTS:
@@ -285,9 +292,6 @@ class TravelAPI:
             return {"booking_status": False, "error": "Invalid date format. Use YYYY-MM-DD."}
         if travel_class not in _TRAVEL_CLASSES:
             return {"booking_status": False, "error": f"Invalid travel class. Must be one of {_TRAVEL_CLASSES}"}
-        card = self.credit_card_list[card_id]
-        if "balance" not in card:
-            return {"booking_status": False, "error": "Balance not found"}
         try:
             cost = self._flight_cost(travel_from, travel_to, travel_date, travel_class)
         except ValueError as exc:
@@ -368,12 +372,13 @@ class TravelAPI:
         raise ValueError("No available exchange rate for the given currencies.")
 
     def verify_traveler_information(self, first_name: str, last_name: str, date_of_birth: str, passport_number: str) -> dict:
-        expected = f"{self.user_first_name} {self.user_last_name}"
-        given = f"{first_name} {last_name}"
-        if given != expected:
+        if first_name != self.user_first_name or last_name != self.user_last_name:
+            expected = f"{self.user_first_name} {self.user_last_name}"
             return {
                 "verification_status": False,
-                "verification_failure": f"Cannot book flight information for another user.Expected {expected}, got {given}",
+                "verification_failure": (
+                    f"Cannot book flight information for another user.Expected {expected}, got {first_name} {last_name}"
+                ),
             }
         try:
             born = datetime.strptime(date_of_birth, "%Y-%m-%d")

@@ -151,6 +151,8 @@ class VehicleControlAPI:
             return {"error": "Fuel amount cannot be negative."}
         if self.fuelLevel + fuelAmount > _MAX_FUEL_LEVEL:
             return {"error": "Cannot fill gas above the tank capacity."}
+        if self.fuelLevel + fuelAmount < _MIN_FUEL_LEVEL:
+            return {"error": "Fuel tank is empty. Min fuel level is 0 gallons."}
         self.fuelLevel += fuelAmount
         return {"fuelLevel": self.fuelLevel}
 
