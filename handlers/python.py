@@ -31,13 +31,16 @@ from typing import Any
 
 from handlers import register_handler
 from handlers.base import Call, DecodeError
+from handlers.bfcl_text import bracketed
 from handlers.bounded_eval import evaluate
 
 
 @register_handler("python")
 def decode(text: str) -> list[Call]:
     """Decode BFCL's Python prompting format into calls (DecodeError on failure)."""
-    body = parse_expression(bracketed(text))
+    # BFCL also strips whitespace and single quotes after adding the brackets; the text
+    # then starts with "[" and ends with "]", so that never changes anything.
+    body = parse_expression(bracketed(text).strip().strip("'"))
     if isinstance(body, ast.Call):
         nodes = [body]
     elif isinstance(body, (ast.List, ast.Tuple)) and all(isinstance(e, ast.Call) for e in body.elts):
@@ -50,20 +53,6 @@ def decode(text: str) -> list[Call]:
         raise
     except (RecursionError, MemoryError) as exc:
         raise DecodeError(f"{type(exc).__name__}: {exc}") from None
-
-
-def bracketed(text: str) -> str:
-    """BFCL's clean-up before parsing: trim, then make sure the text is one ``[...]``."""
-    if not isinstance(text, str):
-        raise DecodeError(f"expected text, got {type(text).__name__}")
-    text = text.strip("`\n ")
-    if not text.startswith("["):
-        text = "[" + text
-    if not text.endswith("]"):
-        text = text + "]"
-    # BFCL also strips whitespace and single quotes here; after the brackets above this
-    # never changes anything, but it is kept so the steps read like the reference.
-    return text.strip().strip("'")
 
 
 def parse_expression(source: str) -> ast.expr:
