@@ -17,7 +17,15 @@ import random
 import pytest
 
 from tests.backend_harness import execute_request, run_ours
-from tests.test_backends_b_calls import CATEGORIES, GROUP_B, group_b_turns, load_docs, load_entries, normalize_result, scenarios
+from tests.test_backends_b_calls import (
+    CATEGORIES,
+    GROUP_B,
+    group_b_turns,
+    load_docs,
+    load_entries,
+    normalize_result,
+    scenarios,
+)
 from tests.test_backends_b_sequences import generate_sequence, varied_scenario
 
 pytestmark = pytest.mark.oracle
@@ -42,10 +50,13 @@ def _same(ours: dict, theirs: dict) -> list[str]:
     for name in sorted(set(ours_state) | set(theirs_state)):
         mine, ref = ours_state.get(name), theirs_state.get(name)
         if mine != ref:
-            keys = sorted(set(mine or {}) | set(ref or {}))
-            differing = [k for k in keys if (mine or {}).get(k) != (ref or {}).get(k)]
-            problems.append(f"state of {name} differs in {differing}: ours {str({k: (mine or {}).get(k) for k in differing})[:400]} "
-                            f"reference {str({k: (ref or {}).get(k) for k in differing})[:400]}")  # fmt: skip
+            mine, ref = mine or {}, ref or {}
+            differing = [k for k in sorted(set(mine) | set(ref)) if mine.get(k) != ref.get(k)]
+            ours_part = str({k: mine.get(k) for k in differing})[:400]
+            ref_part = str({k: ref.get(k) for k in differing})[:400]
+            problems.append(
+                f"state of {name} differs in {differing}: ours {ours_part} reference {ref_part}"
+            )
     return problems
 
 
@@ -61,7 +72,12 @@ def ground_truth_runs(bfcl_dir) -> list[tuple[str, dict]]:
             calls: list[dict] = []
             for turn_index, turn in enumerate(turns):
                 calls = calls + turn
-                run = {"involved_classes": classes, "initial_config": entry["initial_config"], "calls": calls, "long_context": long_context}
+                run = {
+                    "involved_classes": classes,
+                    "initial_config": entry["initial_config"],
+                    "calls": calls,
+                    "long_context": long_context,
+                }
                 runs.append((f"{entry['id']} turn {turn_index}", run))
     return runs
 
@@ -75,8 +91,15 @@ def perturbed_runs(bfcl_dir, class_name: str, seed: int) -> list[tuple[str, dict
         config = varied_scenario(class_name, rng.choice(configs + [{}]), rng)
         long_context = rng.random() < 0.35
         calls = generate_sequence(class_name, docs, config, long_context, CALLS_PER_SEQUENCE, rng)
-        run = {"involved_classes": [class_name], "initial_config": {class_name: config}, "calls": calls, "long_context": long_context}
-        runs.append((f"{class_name} sequence {index} (seed {seed}, long_context={long_context})", run))
+        run = {
+            "involved_classes": [class_name],
+            "initial_config": {class_name: config},
+            "calls": calls,
+            "long_context": long_context,
+        }
+        runs.append(
+            (f"{class_name} sequence {index} (seed {seed}, long_context={long_context})", run)
+        )
     return runs
 
 

@@ -11,13 +11,18 @@ import json
 import random
 import re
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from fcenv.backends import FUNC_DOC_FILES
 from tests.backend_harness import parse_call
 
 GROUP_B = ("TicketAPI", "TradingBot", "TravelAPI", "VehicleControlAPI")
-CATEGORIES = ("multi_turn_base", "multi_turn_miss_func", "multi_turn_miss_param", "multi_turn_long_context")
+CATEGORIES = (
+    "multi_turn_base",
+    "multi_turn_miss_func",
+    "multi_turn_miss_param",
+    "multi_turn_long_context",
+)
 
 
 def load_docs(bfcl_dir: Path, class_name: str) -> list[dict]:
@@ -27,9 +32,15 @@ def load_docs(bfcl_dir: Path, class_name: str) -> list[dict]:
 
 def load_entries(bfcl_dir: Path, category: str) -> list[dict]:
     """Questions of one multi-turn category with their ground truth joined in."""
-    questions = [json.loads(line) for line in (Path(bfcl_dir) / f"BFCL_v4_{category}.json").read_text().splitlines() if line.strip()]
+    questions = [
+        json.loads(line)
+        for line in (Path(bfcl_dir) / f"BFCL_v4_{category}.json").read_text().splitlines()
+        if line.strip()
+    ]
     answers_path = Path(bfcl_dir) / "possible_answer" / f"BFCL_v4_{category}.json"
-    answers = {a["id"]: a["ground_truth"] for a in map(json.loads, answers_path.read_text().splitlines())}
+    answers = {
+        a["id"]: a["ground_truth"] for a in map(json.loads, answers_path.read_text().splitlines())
+    }
     return [{**q, "ground_truth": answers[q["id"]]} for q in questions]
 
 
@@ -74,18 +85,54 @@ _SET_ORDER_PATTERNS = [
 
 def normalize_result(text: str) -> str:
     for pattern in _SET_ORDER_PATTERNS:
-        text = pattern.sub(lambda m: m.group(1) + ", ".join(sorted(m.group(2).split(", "))) + m.group(3), text)
+        text = pattern.sub(
+            lambda m: m.group(1) + ", ".join(sorted(m.group(2).split(", "))) + m.group(3), text
+        )
     return text
 
 
 # ---------------------------------------------------------------------------------------
 # Perturbed calls
 
-WEIRD_STRINGS = ["", " ", "ünïcødé ✓", "None", "\n", "x" * 300, "0", "-1", "1e3", "{symbol}", "{}", "'", "%s"]
+WEIRD_STRINGS = [
+    "",
+    " ",
+    "ünïcødé ✓",
+    "None",
+    "\n",
+    "x" * 300,
+    "0",
+    "-1",
+    "1e3",
+    "{symbol}",
+    "{}",
+    "'",
+    "%s",
+]
 WEIRD_VALUES: list[Any] = [
-    None, 0, -1, 1, 2, 5, 10**12, -(10**12), 0.5, -0.0, 3.75, float("inf"), float("nan"),
-    True, False, [], {}, ["a"], {"k": 1}, (1, 2), "", "ünïcødé",
-]  # fmt: skip
+    None,
+    0,
+    -1,
+    1,
+    2,
+    5,
+    10**12,
+    -(10**12),
+    0.5,
+    -0.0,
+    3.75,
+    float("inf"),
+    float("nan"),
+    True,
+    False,
+    [],
+    {},
+    ["a"],
+    {"k": 1},
+    (1, 2),
+    "",
+    "ünïcødé",
+]
 _TYPE_SAMPLES: dict[str, list[Any]] = {
     "string": ["", "abc", "ünïcødé ✓", "x" * 50],
     "integer": [0, 1, -1, 5, 10**15, -7],
@@ -120,7 +167,14 @@ class CallGenerator:
     own strings and numbers, from type samples, or (at ``weird_rate``) from hostile values.
     """
 
-    def __init__(self, docs: list[dict], scenario: dict, pools: dict[str, list], rng: random.Random, weird_rate: float = 0.12):
+    def __init__(
+        self,
+        docs: list[dict],
+        scenario: dict,
+        pools: dict[str, list],
+        rng: random.Random,
+        weird_rate: float = 0.12,
+    ):
         self.docs = docs
         self.rng = rng
         self.pools = pools

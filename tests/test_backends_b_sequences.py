@@ -12,25 +12,37 @@ from __future__ import annotations
 import copy
 import json
 import random
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from fcenv.backends import backend_class
 from tests.backend_harness import result_string
 from tests.test_backends_b_calls import CallGenerator
 
-DATES = ["2024-09-01", "2024-09-02", "2024-10-27", "2026-11-15", "2026-11-16", "2026-1-5", "2026-13-01", "bad", "", "2024-09-01 10:00:00"]
-CITIES = ["Rivermist", "Stonebrook", "San Francisco", "Silverpine", "Crescent Hollow", "Autumnville", "London", "Tokyo", "rivermist", "Nowhere"]
-ZIPCODES = ["83214", "94016", "74532", "62947", "56108", "47329", "52013", "69238", "51479", "71354", "83462", "08540", "94704", "00000", "99999"]
-AIRPORTS = ["SFO", "LAX", "JFK", "ORD", "BOS", "RMS", "SBK", "CRH", "PEK", "HND", "LHR", "CDG", "CIA", "GFD", "sfo", "XXX"]
-CURRENCIES = ["USD", "RMB", "EUR", "JPY", "GBP", "CAD", "AUD", "INR", "RUB", "BRL", "MXN", "usd", "XYZ"]
-SYMBOLS = ["AAPL", "GOOG", "TSLA", "MSFT", "NVDA", "ALPH", "OMEG", "QUAS", "NEPT", "SYNX", "ZETA", "AMZN", "aapl", "ZZZ"]
-COMPANIES = ["Apple", "Google", "Tesla", "Microsoft", "Nvidia", "Zeta Corp", "Alpha Tech", "Omega Industries",
-             "Quasar Ltd.", "Neptune Systems", "Synex Solutions", "Amazon", "Gorilla", "apple", "Apple Inc", "Nobody"]  # fmt: skip
+# fmt: off
+DATES = ["2024-09-01", "2024-09-02", "2024-10-27", "2026-11-15", "2026-11-16", "2026-1-5",
+         "2026-13-01", "bad", "", "2024-09-01 10:00:00"]
+CITIES = ["Rivermist", "Stonebrook", "San Francisco", "Silverpine", "Crescent Hollow",
+          "Autumnville", "London", "Tokyo", "rivermist", "Nowhere"]
+ZIPCODES = ["83214", "94016", "74532", "62947", "56108", "47329", "52013", "69238", "51479",
+            "71354", "83462", "08540", "94704", "00000", "99999"]
+AIRPORTS = ["SFO", "LAX", "JFK", "ORD", "BOS", "RMS", "SBK", "CRH", "PEK", "HND", "LHR", "CDG",
+            "CIA", "GFD", "sfo", "XXX"]
+CURRENCIES = ["USD", "RMB", "EUR", "JPY", "GBP", "CAD", "AUD", "INR", "RUB", "BRL", "MXN", "usd",
+              "XYZ"]
+SYMBOLS = ["AAPL", "GOOG", "TSLA", "MSFT", "NVDA", "ALPH", "OMEG", "QUAS", "NEPT", "SYNX", "ZETA",
+           "AMZN", "aapl", "ZZZ"]
+COMPANIES = ["Apple", "Google", "Tesla", "Microsoft", "Nvidia", "Zeta Corp", "Alpha Tech",
+             "Omega Industries", "Quasar Ltd.", "Neptune Systems", "Synex Solutions", "Amazon",
+             "Gorilla", "apple", "Apple Inc", "Nobody"]
 DOORS = ["driver", "passenger", "rear_left", "rear_right"]
+# fmt: on
 
 
 def _ticket_pools(scenario: dict) -> dict[str, list]:
-    ids = [t.get("id") for t in scenario.get("ticket_queue", []) if isinstance(t, dict) and "id" in t]
+    ids = [
+        t.get("id") for t in scenario.get("ticket_queue", []) if isinstance(t, dict) and "id" in t
+    ]
     counter = scenario.get("ticket_counter", 1)
     return {
         "ticket_id": ids + [counter, counter + 1, 1, 2, 999, str(counter)],
@@ -39,8 +51,15 @@ def _ticket_pools(scenario: dict) -> dict[str, list]:
         "priority": [1, 2, 3, 4, 5, 6, 0, -1, 2.5, "3"],
         "status": ["Open", "open", "Closed", "Resolved", "In Progress", "", None],
         "resolution": ["Fixed", "", None],
-        "updates": [{"title": "New"}, {"priority": 5, "status": "Closed"}, {"description": None}, {}, {"bogus": 1},
-                    {"status": "Resolved", "title": "x", "description": "d"}, {"priority": "high"}],  # fmt: skip
+        "updates": [
+            {"title": "New"},
+            {"priority": 5, "status": "Closed"},
+            {"description": None},
+            {},
+            {"bogus": 1},
+            {"status": "Resolved", "title": "x", "description": "d"},
+            {"priority": "high"},
+        ],
         "username": [scenario.get("current_user") or "Michael Thompson", "tester", "", None],
         "password": ["secret", "", None],
     }
@@ -48,17 +67,29 @@ def _ticket_pools(scenario: dict) -> dict[str, list]:
 
 def _ticket_hints(scenario: dict) -> list[dict]:
     return [
-        {"name": "ticket_login", "args": [scenario.get("current_user") or "tester", "pw"], "kwargs": {}},
-        {"name": "create_ticket", "args": [], "kwargs": {"title": "Generated", "description": "d", "priority": 3}},
+        {
+            "name": "ticket_login",
+            "args": [scenario.get("current_user") or "tester", "pw"],
+            "kwargs": {},
+        },
+        {
+            "name": "create_ticket",
+            "args": [],
+            "kwargs": {"title": "Generated", "description": "d", "priority": 3},
+        },
         {"name": "get_user_tickets", "args": [], "kwargs": {}},
     ]
 
 
 def _trading_pools(scenario: dict) -> dict[str, list]:
     stocks = list(scenario.get("stocks", {})) or SYMBOLS[:11]
-    orders = [int(k) if isinstance(k, str) and k.isdigit() else k for k in scenario.get("orders", {})]
+    orders = [
+        int(k) if isinstance(k, str) and k.isdigit() else k for k in scenario.get("orders", {})
+    ]
     counter = scenario.get("order_counter", 12446)
-    prices = [s.get("price") for s in scenario.get("stocks", {}).values() if isinstance(s, dict)] or [227.16]
+    prices = [
+        s.get("price") for s in scenario.get("stocks", {}).values() if isinstance(s, dict)
+    ] or [227.16]
     return {
         "symbol": stocks + SYMBOLS,
         "stock": stocks + SYMBOLS,
@@ -82,7 +113,11 @@ def _trading_pools(scenario: dict) -> dict[str, list]:
 def _trading_hints(scenario: dict) -> list[dict]:
     return [
         {"name": "trading_login", "args": ["user", "pw"], "kwargs": {}},
-        {"name": "place_order", "args": [], "kwargs": {"order_type": "Buy", "symbol": "AAPL", "price": 227.16, "amount": 5}},
+        {
+            "name": "place_order",
+            "args": [],
+            "kwargs": {"order_type": "Buy", "symbol": "AAPL", "price": 227.16, "amount": 5},
+        },
         {"name": "fund_account", "args": [500.0], "kwargs": {}},
         {"name": "get_transaction_history", "args": [], "kwargs": {}},
     ]
@@ -131,11 +166,33 @@ def _travel_hints(scenario: dict) -> list[dict]:
     token = scenario.get("access_token")
     card = next(iter(scenario.get("credit_card_list", {})), "nocard")
     return [
-        {"name": "book_flight", "args": [token, card, "2026-11-15", "SFO", "LAX", "economy"], "kwargs": {}},
-        {"name": "book_flight", "args": [token, card, "2026-11-16", "RMS", "SBK", "business"], "kwargs": {}},
-        {"name": "authenticate_travel", "args": ["cid", "secret", "refresh", "read_write",
-                                                 scenario.get("user_first_name"), scenario.get("user_last_name")], "kwargs": {}},  # fmt: skip
-        {"name": "register_credit_card", "args": [token, "4111111111111111", "12/2027", "Ann Lee", 321], "kwargs": {}},
+        {
+            "name": "book_flight",
+            "args": [token, card, "2026-11-15", "SFO", "LAX", "economy"],
+            "kwargs": {},
+        },
+        {
+            "name": "book_flight",
+            "args": [token, card, "2026-11-16", "RMS", "SBK", "business"],
+            "kwargs": {},
+        },
+        {
+            "name": "authenticate_travel",
+            "args": [
+                "cid",
+                "secret",
+                "refresh",
+                "read_write",
+                scenario.get("user_first_name"),
+                scenario.get("user_last_name"),
+            ],
+            "kwargs": {},
+        },
+        {
+            "name": "register_credit_card",
+            "args": [token, "4111111111111111", "12/2027", "Ann Lee", 321],
+            "kwargs": {},
+        },
     ]
 
 
@@ -143,14 +200,32 @@ def _vehicle_pools(scenario: dict) -> dict[str, list]:
     return {
         "ignitionMode": ["START", "START", "STOP", "start", ""],
         "unlock": [True, False, False, 0, "yes"],
-        "door": [DOORS, ["driver"], ["passenger", "rear_left"], [], ["driver", "driver"], ["trunk"], "driver"],
+        "door": [
+            DOORS,
+            ["driver"],
+            ["passenger", "rear_left"],
+            [],
+            ["driver", "driver"],
+            ["trunk"],
+            "driver",
+        ],
         "pedalPosition": [0, 0.5, 1, 1.0, 1.5, -0.1, 0.25],
         "fuelAmount": [0, 5, 10.5, 30, 60, -1, 39.5],
         "temperature": [20, 22.5, 68, -5, 100],
         "unit": ["celsius", "fahrenheit", "Fahrenheit", "kelvin"],
         "fanSpeed": [0, 50, 100, 101, -1, 70],
         "mode": ["auto", "cool", "heat", "defrost", "engage", "release", "on", "off", "bogus"],
-        "option": ["fuel", "battery", "doors", "climate", "headlights", "parkingBrake", "brakePedal", "engine", "tires"],
+        "option": [
+            "fuel",
+            "battery",
+            "doors",
+            "climate",
+            "headlights",
+            "parkingBrake",
+            "brakePedal",
+            "engine",
+            "tires",
+        ],
         "speed": [0, 5, 50, 65, 120, 125, 52, -5, "60", 57.5],
         "activate": [True, False, 1, 0],
         "distanceToNextVehicle": [30, 50.5, 0, -10, "100"],
@@ -189,7 +264,14 @@ def _mutate_ticket(config: dict, rng: random.Random) -> None:
     elif choice == 3:
         config.pop("ticket_queue", None)
     else:
-        config["ticket_queue"] = [{"id": 1, "title": "t", "status": rng.choice(["Closed", "Resolved", "OPEN"]), "created_by": "tester"}]
+        config["ticket_queue"] = [
+            {
+                "id": 1,
+                "title": "t",
+                "status": rng.choice(["Closed", "Resolved", "OPEN"]),
+                "created_by": "tester",
+            }
+        ]
         config["current_user"] = "tester"
 
 
@@ -200,15 +282,30 @@ def _mutate_trading(config: dict, rng: random.Random) -> None:
     elif choice == 1:
         config["market_status"] = rng.choice(["Open", "Closed", "open"])
     elif choice == 2:
-        config["account_info"] = {"account_id": 1, "balance": rng.choice([0, 0.5, 10**7, -100.0]), "binding_card": 1}
+        config["account_info"] = {
+            "account_id": 1,
+            "balance": rng.choice([0, 0.5, 10**7, -100.0]),
+            "binding_card": 1,
+        }
     elif choice == 3:
         config["random_seed"] = rng.randrange(10**6)
     elif choice == 4:
-        config["orders"] = {"1": {"id": 1, "order_type": "Sell", "symbol": "TSLA", "price": 1.0, "amount": 1, "status": rng.choice(["Open", "Pending", "Completed", "Cancelled"])}}
+        config["orders"] = {
+            "1": {
+                "id": 1,
+                "order_type": "Sell",
+                "symbol": "TSLA",
+                "price": 1.0,
+                "amount": 1,
+                "status": rng.choice(["Open", "Pending", "Completed", "Cancelled"]),
+            }
+        }
         config["order_counter"] = rng.choice([1, 2, 12446])
     else:
-        config["transaction_history"] = [{"type": "deposit", "amount": 5, "timestamp": "2024-09-01 00:00:01"},
-                                         {"type": "withdrawal", "amount": 2, "timestamp": "2024-08-31 23:59:59"}]  # fmt: skip
+        config["transaction_history"] = [
+            {"type": "deposit", "amount": 5, "timestamp": "2024-09-01 00:00:01"},
+            {"type": "withdrawal", "amount": 2, "timestamp": "2024-08-31 23:59:59"},
+        ]
         config["watch_list"] = rng.choice([[], ["AAPL", "ZZZ"]])
 
 
@@ -223,10 +320,22 @@ def _mutate_travel(config: dict, rng: random.Random) -> None:
     elif choice == 3:
         config["random_seed"] = rng.randrange(10**6)
     elif choice == 4:
-        config["credit_card_list"] = {"c1": {"card_number": "4111", "balance": rng.choice([0, 250.0, 10**6])}, "c2": {"card_number": "4222"}}
+        config["credit_card_list"] = {
+            "c1": {"card_number": "4111", "balance": rng.choice([0, 250.0, 10**6])},
+            "c2": {"card_number": "4222"},
+        }
     else:
-        config["booking_record"] = {"b1": {"card_id": "c1", "travel_date": "2026-01-02", "travel_from": "SFO", "travel_to": "LAX",
-                                           "travel_class": "economy", "travel_cost": 200.0, "transaction_id": "t1"}}  # fmt: skip
+        config["booking_record"] = {
+            "b1": {
+                "card_id": "c1",
+                "travel_date": "2026-01-02",
+                "travel_from": "SFO",
+                "travel_to": "LAX",
+                "travel_class": "economy",
+                "travel_cost": 200.0,
+                "transaction_id": "t1",
+            }
+        }
         config["credit_card_list"] = {"c1": {"card_number": "4111", "balance": 500.0}}
 
 
@@ -240,9 +349,16 @@ def _mutate_vehicle(config: dict, rng: random.Random) -> None:
     elif choice == 2:
         config["fuelLevel"] = rng.choice([-1.0, 0.0, 50.0, 49.5, 0.1])
     elif choice == 3:
-        config["doorStatus"] = {door: rng.choice(["locked", "unlocked", "LOCKED"]) for door in DOORS}
+        config["doorStatus"] = {
+            door: rng.choice(["locked", "unlocked", "LOCKED"]) for door in DOORS
+        }
     elif choice == 4:
-        for key in ("frontLeftTirePressure", "frontRightTirePressure", "rearLeftTirePressure", "rearRightTirePressure"):
+        for key in (
+            "frontLeftTirePressure",
+            "frontRightTirePressure",
+            "rearLeftTirePressure",
+            "rearRightTirePressure",
+        ):
             config[key] = rng.choice([28.0, 30.0, 35.0, 36.5, 40.0])
     else:
         config["remainingUnlockedDoors"] = rng.choice([0, 2, 4])
@@ -278,8 +394,14 @@ HINTS: dict[str, Callable[[dict], list[dict]]] = {
     "VehicleControlAPI": _vehicle_hints,
 }
 # Result keys whose values later calls may refer to, and the parameter pool they feed.
-_HANDED_OUT = {"booking_id": "booking_id", "card_id": "card_id", "access_token": "access_token",
-               "order_id": "order_id", "id": "ticket_id", "insurance_id": "insurance_id"}  # fmt: skip
+_HANDED_OUT = {
+    "booking_id": "booking_id",
+    "card_id": "card_id",
+    "access_token": "access_token",
+    "order_id": "order_id",
+    "id": "ticket_id",
+    "insurance_id": "insurance_id",
+}
 
 
 def _harvest(result: str, pools: dict[str, list]) -> None:
@@ -293,7 +415,14 @@ def _harvest(result: str, pools: dict[str, list]) -> None:
                 pools.setdefault(pool, []).extend([value[key]] * 3)
 
 
-def generate_sequence(class_name: str, docs: list[dict], scenario: dict, long_context: bool, count: int, rng: random.Random) -> list[dict]:
+def generate_sequence(
+    class_name: str,
+    docs: list[dict],
+    scenario: dict,
+    long_context: bool,
+    count: int,
+    rng: random.Random,
+) -> list[dict]:
     """``count`` calls for one instance of ``class_name``, generated while running on ours."""
     pools = POOLS[class_name](scenario)
     hints = HINTS[class_name](scenario)
@@ -305,8 +434,10 @@ def generate_sequence(class_name: str, docs: list[dict], scenario: dict, long_co
         call = copy.deepcopy(rng.choice(hints)) if rng.random() < 0.2 else generator.call()
         calls.append(call)
         try:
-            result: Any = result_string(getattr(instance, call["name"])(*call["args"], **call["kwargs"]))
-        except Exception as exc:  # errors are results too; nothing to harvest
+            result: Any = result_string(
+                getattr(instance, call["name"])(*call["args"], **call["kwargs"])
+            )
+        except Exception as exc:  # noqa: BLE001 - errors are results too; nothing to harvest
             result = f"Error during execution: {exc}"
         _harvest(result, pools)
     return calls

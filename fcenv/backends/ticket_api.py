@@ -8,7 +8,7 @@ hand them in that shape and BFCL compares ``ticket_queue`` with ``==``.
 from __future__ import annotations
 
 import copy
-from typing import Any, Optional
+from typing import Any
 
 _API_DESCRIPTION = (
     "This tool belongs to the ticketing system that is part of a company, which allows users to "
@@ -28,7 +28,7 @@ class TicketAPI:
         self.ticket_counter = scenario.get("ticket_counter", defaults["ticket_counter"])
         self.current_user = scenario.get("current_user", defaults["current_user"])
 
-    def _find_ticket(self, ticket_id: int) -> Optional[dict]:
+    def _find_ticket(self, ticket_id: int) -> dict | None:
         # Scenario tickets may lack "id"; the lookup then fails with KeyError, like the reference.
         for ticket in self.ticket_queue:
             if ticket["id"] == ticket_id:
@@ -91,7 +91,7 @@ class TicketAPI:
                 ticket[key] = value
         return {"status": f"Ticket {ticket_id} has been updated successfully."}
 
-    def get_user_tickets(self, status: Optional[str] = None) -> list:
+    def get_user_tickets(self, status: str | None = None) -> list:
         if not self.current_user:
             return [{"error": "User not authenticated. Please log in to view tickets."}]
         return [

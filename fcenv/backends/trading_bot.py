@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 import random
 from datetime import datetime, timedelta
-from typing import Any, Optional
+from typing import Any
 
 from fcenv.backends.long_context import filler
 
@@ -26,13 +26,33 @@ _DATE_FORMAT = "%Y-%m-%d"
 
 
 def _stock(price, percent_change, volume, ma5, ma20) -> dict:
-    return {"price": price, "percent_change": percent_change, "volume": volume, "MA(5)": ma5, "MA(20)": ma20}
+    return {
+        "price": price,
+        "percent_change": percent_change,
+        "volume": volume,
+        "MA(5)": ma5,
+        "MA(20)": ma20,
+    }
 
 
 _DEFAULT_STATE: dict[str, Any] = {
     "orders": {
-        12345: {"id": 12345, "order_type": "Buy", "symbol": "AAPL", "price": 210.65, "amount": 10, "status": "Completed"},
-        12446: {"id": 12446, "order_type": "Sell", "symbol": "GOOG", "price": 2840.56, "amount": 5, "status": "Pending"},
+        12345: {
+            "id": 12345,
+            "order_type": "Buy",
+            "symbol": "AAPL",
+            "price": 210.65,
+            "amount": 10,
+            "status": "Completed",
+        },
+        12446: {
+            "id": 12446,
+            "order_type": "Sell",
+            "symbol": "GOOG",
+            "price": 2840.56,
+            "amount": 5,
+            "status": "Pending",
+        },
     },
     "account_info": {"account_id": 12345, "balance": 10000.0, "binding_card": 1974202140965533},
     "authenticated": False,
@@ -95,7 +115,9 @@ class TradingBot:
         self.order_counter = scenario.get("order_counter", defaults["order_counter"])
         self.stocks = scenario.get("stocks", defaults["stocks"])
         self.watch_list = scenario.get("watch_list", defaults["watch_list"])
-        self.transaction_history = scenario.get("transaction_history", defaults["transaction_history"])
+        self.transaction_history = scenario.get(
+            "transaction_history", defaults["transaction_history"]
+        )
         self.long_context = long_context
         self._random = random.Random(scenario.get("random_seed", defaults["random_seed"]))
 
@@ -178,7 +200,10 @@ class TradingBot:
             required = price * int(amount)
             balance = self.account_info["balance"]
             if required > balance:
-                return {"error": f"Insufficient funds: required ${required:.2f} but only ${balance:.2f} available."}
+                return {
+                    "error": f"Insufficient funds: required ${required:.2f} "
+                    f"but only ${balance:.2f} available."
+                }
         order_id = self.order_counter
         self.orders[order_id] = {
             "id": order_id,
@@ -190,16 +215,28 @@ class TradingBot:
         }
         self.order_counter += 1
         # The caller is told "Pending" although the stored order says "Open" (reference quirk).
-        return {"order_id": order_id, "order_type": order_type, "status": "Pending", "price": price, "amount": amount}
+        return {
+            "order_id": order_id,
+            "order_type": order_type,
+            "status": "Pending",
+            "price": price,
+            "amount": amount,
+        }
 
     def get_order_details(self, order_id: int) -> dict:
         if order_id not in self.orders:
-            return {"error": f"Order with ID {order_id} not found.Here is the list of orders_id: {list(self.orders.keys())}"}
+            return {
+                "error": f"Order with ID {order_id} not found."
+                f"Here is the list of orders_id: {list(self.orders.keys())}"
+            }
         order = self.orders[order_id]
         if self.long_context:
             details = order.copy()
             symbol = order["symbol"]
-            details["metadata"] = {key: text.replace("{symbol}", symbol) for key, text in filler("ORDER_DETAIL_EXTENSION").items()}
+            details["metadata"] = {
+                key: text.replace("{symbol}", symbol)
+                for key, text in filler("ORDER_DETAIL_EXTENSION").items()
+            }
             return details
         return order
 
@@ -228,9 +265,16 @@ class TradingBot:
             return {"error": "Funding amount must be positive."}
         self.account_info["balance"] += amount
         self.transaction_history.append(
-            {"type": "deposit", "amount": amount, "timestamp": self._generate_transaction_timestamp()}
+            {
+                "type": "deposit",
+                "amount": amount,
+                "timestamp": self._generate_transaction_timestamp(),
+            }
         )
-        return {"status": "Account funded successfully", "new_balance": self.account_info["balance"]}
+        return {
+            "status": "Account funded successfully",
+            "new_balance": self.account_info["balance"],
+        }
 
     def withdraw_funds(self, amount: float) -> dict:
         if not self.authenticated:
@@ -243,11 +287,17 @@ class TradingBot:
             return {"error": "Insufficient funds for withdrawal."}
         self.account_info["balance"] -= amount
         self.transaction_history.append(
-            {"type": "withdrawal", "amount": amount, "timestamp": self._generate_transaction_timestamp()}
+            {
+                "type": "withdrawal",
+                "amount": amount,
+                "timestamp": self._generate_transaction_timestamp(),
+            }
         )
         return {"status": "Withdrawal successful", "new_balance": self.account_info["balance"]}
 
-    def get_transaction_history(self, start_date: Optional[str] = None, end_date: Optional[str] = None) -> Any:
+    def get_transaction_history(
+        self, start_date: str | None = None, end_date: str | None = None
+    ) -> Any:
         if not self.authenticated:
             return [{"error": "User not authenticated. Please log in to view transaction history."}]
         start = datetime.strptime(start_date, _DATE_FORMAT) if start_date else datetime.min

@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 import random
 from datetime import datetime
-from typing import Any, Optional
+from typing import Any
 
 from fcenv.backends.long_context import filler
 
@@ -57,10 +57,12 @@ _CITY_AIRPORTS = {
     "Rome": "CIA",
     "Tokyo": "HND",
 }
+# fmt: off
 _AIRPORTS = [
     "RMS", "SBK", "MPC", "SVP", "SHD", "CDG", "LHR", "SSV", "OKD", "WLB", "PEK", "HND",
     "HKG", "CIA", "CRH", "ATV", "PHV", "GFD", "SFO", "LAX", "JFK", "ORD", "BOS",
-]  # fmt: skip
+]
+# fmt: on
 # Fare multiplier per class; compared rather than hashed, as the reference does.
 _CLASS_FACTORS = (("economy", 1), ("business", 2), ("first", 5))
 # A set on purpose: the reference prints one, so its order follows string hashing.
@@ -68,13 +70,22 @@ _TRAVEL_CLASSES = {"economy", "business", "first"}
 # Units of each currency per US dollar; only conversions to or from USD exist. Ints stay
 # ints: the reference's error messages and string arithmetic show which rates are ints.
 _USD_RATES = (
-    ("RMB", 7), ("EUR", 0.8), ("JPY", 110), ("GBP", 0.7), ("CAD", 1.3), ("AUD", 1.4),
-    ("INR", 70), ("RUB", 60), ("BRL", 3.8), ("MXN", 20),
-)  # fmt: skip
+    ("RMB", 7),
+    ("EUR", 0.8),
+    ("JPY", 110),
+    ("GBP", 0.7),
+    ("CAD", 1.3),
+    ("AUD", 1.4),
+    ("INR", 70),
+    ("RUB", 60),
+    ("BRL", 3.8),
+    ("MXN", 20),
+)
 # Longest text that "value * rate" may build (a str or list value is repeated by int rates).
 _MAX_REPEAT = 1_000_000
 # Economy base fares (USD) of every route, in the reference's own order, which its
 # long-context answers expose; read off its get_flight_cost answers. One-way routes.
+# fmt: off
 _ROUTES: tuple[tuple[str, str, int], ...] = (
     ("SFO", "LAX", 200), ("SFO", "JFK", 500), ("SFO", "ORD", 400), ("SFO", "BOS", 450),
     ("SFO", "RMS", 300), ("SFO", "SBK", 350), ("SFO", "MPC", 370), ("SFO", "SVP", 320),
@@ -123,7 +134,8 @@ _ROUTES: tuple[tuple[str, str, int], ...] = (
     ("PHV", "GFD", 220),
     ("LHR", "CDG", 100),
     ("OKD", "LAX", 220),
-)  # fmt: skip
+)
+# fmt: on
 _ROUTE_FARES = {(origin, destination): fare for origin, destination, fare in _ROUTES}
 _SUPPORT_REPLY = (
     "Thank you for contacting customer support. Your message has been received and we will get "
@@ -133,7 +145,11 @@ _SUPPORT_REPLY = (
 
 def _times(value: Any, rate: Any) -> Any:
     """``value * rate``, refusing to build a repeated sequence beyond ``_MAX_REPEAT`` items."""
-    if isinstance(value, (str, list, tuple)) and isinstance(rate, int) and len(value) * rate > _MAX_REPEAT:
+    if (
+        isinstance(value, (str, list, tuple))
+        and isinstance(rate, int)
+        and len(value) * rate > _MAX_REPEAT
+    ):
         raise ValueError("value too large to convert")
     return value * rate
 
@@ -156,7 +172,9 @@ class TravelAPI:
         if not isinstance(value, TravelAPI):
             return False
         return all(
-            getattr(value, name) == mine for name, mine in vars(self).items() if not name.startswith("_")
+            getattr(value, name) == mine
+            for name, mine in vars(self).items()
+            if not name.startswith("_")
         )
 
     __hash__ = None  # type: ignore[assignment]
@@ -187,7 +205,9 @@ class TravelAPI:
         for booking_id, booking in filler("BOOKING_RECORD_EXTENSION").items():
             self.booking_record.setdefault(booking_id, copy.deepcopy(booking))
 
-    def _flight_cost(self, travel_from: str, travel_to: str, travel_date: str, travel_class: str) -> float:
+    def _flight_cost(
+        self, travel_from: str, travel_to: str, travel_date: str, travel_class: str
+    ) -> float:
         fare = _ROUTE_FARES.get((travel_from, travel_to))
         if fare is None:
             raise ValueError("No available route for the given airports.")
@@ -218,7 +238,9 @@ class TravelAPI:
     def travel_get_login_status(self) -> dict:
         return {"status": bool(self.token_expires_in)}
 
-    def get_budget_fiscal_year(self, lastModifiedAfter: Optional[str] = None, includeRemoved: Optional[str] = None) -> dict:
+    def get_budget_fiscal_year(
+        self, lastModifiedAfter: str | None = None, includeRemoved: str | None = None
+    ) -> dict:
         return {"budget_fiscal_year": "2018"}
 
     def register_credit_card(
@@ -247,7 +269,9 @@ class TravelAPI:
         }
         return {"card_id": card_id}
 
-    def get_flight_cost(self, travel_from: str, travel_to: str, travel_date: str, travel_class: str) -> dict:
+    def get_flight_cost(
+        self, travel_from: str, travel_to: str, travel_date: str, travel_class: str
+    ) -> dict:
         cost = self._flight_cost(travel_from, travel_to, travel_date, travel_class)
         if self.long_context:
             # The reference then lists the fare of every route it knows, in its table order.
@@ -261,7 +285,10 @@ class TravelAPI:
         if access_token != self.access_token:
             return {"error": "Invalid access token"}
         if card_id not in self.credit_card_list:
-            return {"error": f"Card not registered. Here are a list of card_id's: {list(self.credit_card_list.keys())}"}
+            return {
+                "error": "Card not registered. Here are a list of card_id's: "
+                f"{list(self.credit_card_list.keys())}"
+            }
         return {"card_balance": self.credit_card_list[card_id]["balance"]}
 
     def book_flight(
@@ -283,15 +310,24 @@ class TravelAPI:
         if "balance" not in card:
             return {"booking_status": False, "error": "Balance not found"}
         if travel_from not in _AIRPORTS:
-            return {"booking_status": False, "error": f"Invalid departure airport code: {travel_from}"}
+            return {
+                "booking_status": False,
+                "error": f"Invalid departure airport code: {travel_from}",
+            }
         if travel_to not in _AIRPORTS:
-            return {"booking_status": False, "error": f"Invalid destination airport code: {travel_to}"}
+            return {
+                "booking_status": False,
+                "error": f"Invalid destination airport code: {travel_to}",
+            }
         try:
             datetime.strptime(travel_date, "%Y-%m-%d")
         except ValueError:
             return {"booking_status": False, "error": "Invalid date format. Use YYYY-MM-DD."}
         if travel_class not in _TRAVEL_CLASSES:
-            return {"booking_status": False, "error": f"Invalid travel class. Must be one of {_TRAVEL_CLASSES}"}
+            return {
+                "booking_status": False,
+                "error": f"Invalid travel class. Must be one of {_TRAVEL_CLASSES}",
+            }
         try:
             cost = self._flight_cost(travel_from, travel_to, travel_date, travel_class)
         except ValueError as exc:
@@ -327,7 +363,12 @@ class TravelAPI:
             return {"error": "Invalid access token"}
         return {"booking_history": self.booking_record}
 
-    def retrieve_invoice(self, access_token: str, booking_id: Optional[str] = None, insurance_id: Optional[str] = None) -> dict:
+    def retrieve_invoice(
+        self,
+        access_token: str,
+        booking_id: str | None = None,
+        insurance_id: str | None = None,
+    ) -> dict:
         if self.token_expires_in == 0:
             return {"error": "Token expired"}
         if access_token != self.access_token:
@@ -371,25 +412,37 @@ class TravelAPI:
                 return {"exchanged_value": round(value / rate, 2)}
         raise ValueError("No available exchange rate for the given currencies.")
 
-    def verify_traveler_information(self, first_name: str, last_name: str, date_of_birth: str, passport_number: str) -> dict:
+    def verify_traveler_information(
+        self, first_name: str, last_name: str, date_of_birth: str, passport_number: str
+    ) -> dict:
         if first_name != self.user_first_name or last_name != self.user_last_name:
             expected = f"{self.user_first_name} {self.user_last_name}"
             return {
                 "verification_status": False,
                 "verification_failure": (
-                    f"Cannot book flight information for another user.Expected {expected}, got {first_name} {last_name}"
+                    "Cannot book flight information for another user."
+                    f"Expected {expected}, got {first_name} {last_name}"
                 ),
             }
         try:
             born = datetime.strptime(date_of_birth, "%Y-%m-%d")
         except ValueError:
-            return {"verification_status": False, "verification_failure": "Invalid date of birth format. Please use YYYY-MM-DD."}
+            return {
+                "verification_status": False,
+                "verification_failure": "Invalid date of birth format. Please use YYYY-MM-DD.",
+            }
         today = datetime.now()
         age = today.year - born.year - ((today.month, today.day) < (born.month, born.day))
         if age < 18:
-            return {"verification_status": False, "verification_failure": "Traveler must be at least 18 years old."}
+            return {
+                "verification_status": False,
+                "verification_failure": "Traveler must be at least 18 years old.",
+            }
         if not passport_number.startswith("US"):
-            return {"verification_status": False, "verification_failure": "Passport must be issued by the United States."}
+            return {
+                "verification_status": False,
+                "verification_failure": "Passport must be issued by the United States.",
+            }
         return {"verification_status": True}
 
     def set_budget_limit(self, access_token: str, budget_limit: float) -> dict:
@@ -422,7 +475,10 @@ class TravelAPI:
         if card_id not in self.credit_card_list:
             return {"insurance_status": False, "error": "Credit card not registered"}
         self.credit_card_list[card_id]["balance"] -= insurance_cost
-        return {"insurance_id": str(self._random.randint(100000000, 999999999)), "insurance_status": True}
+        return {
+            "insurance_id": str(self._random.randint(100000000, 999999999)),
+            "insurance_status": True,
+        }
 
     def contact_customer_support(self, booking_id: str, message: str) -> dict:
         if booking_id not in self.booking_record:

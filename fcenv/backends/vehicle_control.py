@@ -16,8 +16,8 @@ from typing import Any
 from fcenv.backends.long_context import filler
 
 _API_DESCRIPTION = (
-    "This tool belongs to the vehicle control system, which allows users to control various aspects "
-    "of the car such as engine, doors, climate control, lights, and more."
+    "This tool belongs to the vehicle control system, which allows users to control various "
+    "aspects of the car such as engine, doors, climate control, lights, and more."
 )
 _MAX_FUEL_LEVEL = 50
 _MIN_FUEL_LEVEL = 0.0
@@ -31,7 +31,12 @@ _DEFAULT_STATE: dict[str, Any] = {
     "fuelLevel": 0.0,
     "batteryVoltage": 12.6,
     "engineState": "stopped",
-    "doorStatus": {"driver": "unlocked", "passenger": "unlocked", "rear_left": "unlocked", "rear_right": "unlocked"},
+    "doorStatus": {
+        "driver": "unlocked",
+        "passenger": "unlocked",
+        "rear_left": "unlocked",
+        "rear_right": "unlocked",
+    },
     "acTemperature": 25.0,
     "fanSpeed": 50,
     "acMode": "auto",
@@ -79,7 +84,16 @@ _DISTANCES: tuple[tuple[str, str, float], ...] = (
     ("94704", "08540", 2550.0),
 )
 _TIRE_SHOP = "456 Oakwood Avenue, Rivermist, 83214"
-_DISPLAY_OPTIONS = ("fuel", "battery", "doors", "climate", "headlights", "parkingBrake", "brakePedal", "engine")
+_DISPLAY_OPTIONS = (
+    "fuel",
+    "battery",
+    "doors",
+    "climate",
+    "headlights",
+    "parkingBrake",
+    "brakePedal",
+    "engine",
+)
 
 
 class VehicleControlAPI:
@@ -90,7 +104,9 @@ class VehicleControlAPI:
         if not isinstance(value, VehicleControlAPI):
             return False
         return all(
-            getattr(value, name) == mine for name, mine in vars(self).items() if not name.startswith("_")
+            getattr(value, name) == mine
+            for name, mine in vars(self).items()
+            if not name.startswith("_")
         )
 
     __hash__ = None  # type: ignore[assignment]
@@ -107,7 +123,9 @@ class VehicleControlAPI:
         self.engine_state = pick("engineState")
         self.doorStatus = pick("doorStatus")
         # Derived from the doors; a "remainingUnlockedDoors" in the scenario is ignored.
-        self.remainingUnlockedDoors = 4 - sum(1 for status in self.doorStatus.values() if status == "locked")
+        self.remainingUnlockedDoors = 4 - sum(
+            1 for status in self.doorStatus.values() if status == "locked"
+        )
         self.acTemperature = pick("acTemperature")
         self.fanSpeed = pick("fanSpeed")
         self.acMode = pick("acMode")
@@ -133,8 +151,13 @@ class VehicleControlAPI:
         if ignitionMode == "STOP":
             self.engine_state = "stopped"
         if self.remainingUnlockedDoors > 0:
-            unlocked = ", ".join(door for door, status in self.doorStatus.items() if status == "unlocked")
-            return {"error": f"All doors must be locked before starting the engine. Here are the unlocked doors: {unlocked}"}
+            unlocked = ", ".join(
+                door for door, status in self.doorStatus.items() if status == "unlocked"
+            )
+            return {
+                "error": "All doors must be locked before starting the engine. "
+                f"Here are the unlocked doors: {unlocked}"
+            }
         if self.brakePedalStatus != "pressed":
             return {"error": "Brake pedal needs to be pressed when starting the engine."}
         if self._brakePedalForce != _MAX_BRAKE_FORCE:
@@ -144,7 +167,11 @@ class VehicleControlAPI:
         if ignitionMode != "START":
             return {"error": "Invalid ignition mode."}
         self.engine_state = "running"
-        return {"engineState": self.engine_state, "fuelLevel": self.fuelLevel, "batteryVoltage": self.batteryVoltage}
+        return {
+            "engineState": self.engine_state,
+            "fuelLevel": self.fuelLevel,
+            "batteryVoltage": self.batteryVoltage,
+        }
 
     def fillFuelTank(self, fuelAmount: float) -> dict:
         if fuelAmount < 0:
@@ -167,9 +194,14 @@ class VehicleControlAPI:
             elif self.doorStatus[name] != "locked":
                 self.doorStatus[name] = "locked"
                 self.remainingUnlockedDoors -= 1
-        return {"lockStatus": "unlocked" if unlock else "locked", "remainingUnlockedDoors": self.remainingUnlockedDoors}
+        return {
+            "lockStatus": "unlocked" if unlock else "locked",
+            "remainingUnlockedDoors": self.remainingUnlockedDoors,
+        }
 
-    def adjustClimateControl(self, temperature: float, unit: str = "celsius", fanSpeed: int = 50, mode: str = "auto") -> dict:
+    def adjustClimateControl(
+        self, temperature: float, unit: str = "celsius", fanSpeed: int = 50, mode: str = "auto"
+    ) -> dict:
         if not (0 <= fanSpeed <= 100):
             return {"error": "Fan speed must be between 0 and 100."}
         # Stored as given first, so a failed conversion leaves the raw value behind.
@@ -179,12 +211,19 @@ class VehicleControlAPI:
         self.fanSpeed = fanSpeed
         self.acMode = mode
         # The reply echoes the temperature as given, not the stored Celsius value.
-        return {"currentACTemperature": temperature, "climateMode": self.acMode, "humidityLevel": self.humidityLevel}
+        return {
+            "currentACTemperature": temperature,
+            "climateMode": self.acMode,
+            "humidityLevel": self.humidityLevel,
+        }
 
     def get_outside_temperature_from_google(self) -> dict:
         temperature = self._random.uniform(-10.0, 40.0)
         if self.long_context:
-            return {**copy.deepcopy(filler("LONG_WEATHER_EXTENSION")), "outsideTemperature": temperature}
+            return {
+                **copy.deepcopy(filler("LONG_WEATHER_EXTENSION")),
+                "outsideTemperature": temperature,
+            }
         return {"outsideTemperature": temperature}
 
     def get_outside_temperature_from_weather_com(self) -> dict:
@@ -277,7 +316,11 @@ class VehicleControlAPI:
             self.cruiseStatus = "active"
         else:
             self.cruiseStatus = "inactive"
-        return {"cruiseStatus": self.cruiseStatus, "currentSpeed": speed, "distanceToNextVehicle": distanceToNextVehicle}
+        return {
+            "cruiseStatus": self.cruiseStatus,
+            "currentSpeed": speed,
+            "distanceToNextVehicle": distanceToNextVehicle,
+        }
 
     def get_current_speed(self) -> dict:
         return {"currentSpeed": self._random.uniform(0.0, 120.0)}
@@ -298,7 +341,11 @@ class VehicleControlAPI:
         reply: dict[str, Any] = {}
         # Compared, not hashed: the reference answers "not found" for any odd argument.
         distance = next(
-            (km for a, b, km in _DISTANCES if (cityA == a and cityB == b) or (cityA == b and cityB == a)),
+            (
+                km
+                for a, b, km in _DISTANCES
+                if (cityA == a and cityB == b) or (cityA == b and cityB == a)
+            ),
             None,
         )
         if distance is None:
