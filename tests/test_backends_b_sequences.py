@@ -17,7 +17,7 @@ from typing import Any
 
 from fcenv.backends import backend_class
 from tests.backend_harness import result_string
-from tests.test_backends_b_calls import CallGenerator
+from tests.test_backends_b_calls import WEIRD_STRINGS, WEIRD_VALUES, CallGenerator
 
 # fmt: off
 DATES = ["2024-09-01", "2024-09-02", "2024-10-27", "2026-11-15", "2026-11-16", "2026-1-5",
@@ -44,6 +44,7 @@ def _ticket_pools(scenario: dict) -> dict[str, list]:
         t.get("id") for t in scenario.get("ticket_queue", []) if isinstance(t, dict) and "id" in t
     ]
     counter = scenario.get("ticket_counter", 1)
+    counter = counter if type(counter) is int else 1
     return {
         "ticket_id": ids + [counter, counter + 1, 1, 2, 999, str(counter)],
         "title": ["Login issue", "Refund", "", "ünïcødé"],
@@ -87,6 +88,7 @@ def _trading_pools(scenario: dict) -> dict[str, list]:
         int(k) if isinstance(k, str) and k.isdigit() else k for k in scenario.get("orders", {})
     ]
     counter = scenario.get("order_counter", 12446)
+    counter = counter if type(counter) is int else 12446
     prices = [
         s.get("price") for s in scenario.get("stocks", {}).values() if isinstance(s, dict)
     ] or [227.16]
@@ -373,11 +375,30 @@ MUTATORS: dict[str, Callable[[dict, random.Random], None]] = {
 }
 
 
+# Scenario fields that may hold any value without breaking _load_scenario itself; a
+# wrong-typed one shows in which order each method reads and combines its state.
+CHAOS_FIELDS = {
+    "TicketAPI": ["ticket_counter", "current_user"],
+    "TradingBot": ["authenticated", "market_status", "order_counter", "watch_list", "account_info"],
+    "TravelAPI": ["access_token", "token_expires_in", "budget_limit", "user_first_name", "user_last_name"],
+    "VehicleControlAPI": [
+        "fuelLevel", "batteryVoltage", "engineState", "acTemperature", "fanSpeed", "headLightStatus",
+        "parkingBrakeStatus", "brakePedalStatus", "brakePedalForce", "distanceToNextVehicle",
+        "cruiseStatus", "frontLeftTirePressure", "rearRightTirePressure",
+    ],
+}  # fmt: skip
+
+
 def varied_scenario(class_name: str, config: dict, rng: random.Random) -> dict:
-    """A copy of ``config`` with, at random, one or two fields set to odd but possible values."""
+    """A copy of ``config`` with, at random, one or two fields set to odd but possible values,
+    and now and then one field set to a value of the wrong type."""
     config = copy.deepcopy(config)
     for _ in range(rng.choice([0, 0, 1, 2])):
         MUTATORS[class_name](config, rng)
+    if rng.random() < 0.1:
+        # No tuples: the scenario travels to the oracle as plain JSON, which has none.
+        odd = [v for v in WEIRD_VALUES + WEIRD_STRINGS if not isinstance(v, tuple)]
+        config[rng.choice(CHAOS_FIELDS[class_name])] = rng.choice(odd)
     return config
 
 

@@ -184,7 +184,9 @@ class TradingBot:
             return ["Error: User not authenticated. Please log in to view the watchlist."]
         if self.long_context:
             # The reference returns a bare list here (not a dict), filler included.
-            return self.watch_list + copy.deepcopy(filler("WATCH_LIST_EXTENSION"))
+            watch = self.watch_list.copy()
+            watch.extend(copy.deepcopy(filler("WATCH_LIST_EXTENSION")))
+            return watch
         return {"watchlist": self.watch_list}
 
     def place_order(self, order_type: str, symbol: str, price: float, amount: int) -> dict:
@@ -198,7 +200,7 @@ class TradingBot:
         if order_type.lower() == "buy":
             # Whole shares only when checking funds; the order keeps the amount as given.
             required = price * int(amount)
-            balance = self.account_info["balance"]
+            balance = self.account_info.get("balance", 0)
             if required > balance:
                 return {
                     "error": f"Insufficient funds: required ${required:.2f} "

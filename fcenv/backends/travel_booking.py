@@ -236,7 +236,8 @@ class TravelAPI:
         }
 
     def travel_get_login_status(self) -> dict:
-        return {"status": bool(self.token_expires_in)}
+        # Logged in means a token was issued and has not expired (expiry is the value 0).
+        return {"status": self.token_expires_in is not None and self.token_expires_in != 0}
 
     def get_budget_fiscal_year(
         self, lastModifiedAfter: str | None = None, includeRemoved: str | None = None

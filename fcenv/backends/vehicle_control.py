@@ -371,7 +371,12 @@ class VehicleControlAPI:
             "rearLeftTirePressure": self.rearLeftTirePressure,
             "rearRightTirePressure": self.rearRightTirePressure,
         }
-        average = sum(pressures.values()) / 4
+        average = (
+            self.frontLeftTirePressure
+            + self.frontRightTirePressure
+            + self.rearLeftTirePressure
+            + self.rearRightTirePressure
+        ) / 4
         return {
             **pressures,
             "healthy_tire_pressure": 30 <= average <= 35,
