@@ -53,7 +53,7 @@ class Oracle:
             capture_output=True,
             text=True,
             timeout=timeout,
-            env={"PYTHONDONTWRITEBYTECODE": "1", "PATH": "/usr/bin:/bin"},
+            env={"PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0", "PATH": "/usr/bin:/bin"},
         )
         if proc.returncode != 0:
             raise RuntimeError(f"oracle driver failed ({proc.returncode}):\n{proc.stderr[-4000:]}")

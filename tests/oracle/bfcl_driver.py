@@ -300,6 +300,54 @@ def op_time_single(req):
     return {"seconds": time.perf_counter() - start, "calls": len(items) * req.get("repeat", 1)}
 
 
+def op_multi(req):
+    """BFCL's evaluation of one multi-turn trajectory of raw step texts, plus, for differential
+    tests, every call's result string and each class's public state after every turn."""
+    from bfcl_eval.eval_checker.multi_turn_eval import multi_turn_utils
+    from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker import multi_turn_checker
+    from bfcl_eval.model_handler.utils import default_decode_execute_prompting
+
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    from tests.oracle.state import public_state
+
+    entry = req["entry"]
+    category = entry["id"].rsplit("_", 1)[0]
+    long_context = "long_context" in category or "composite" in category
+
+    def decode(text):
+        try:
+            return default_decode_execute_prompting(text)
+        except Exception:
+            return []
+
+    decoded = [[d for d in map(decode, steps) if d] for steps in req["turns"]]
+    tag = f"oracle{next(_counter)}"
+    try:
+        if len(req["turns"]) != len(req["ground_truth"]):
+            verdict = {"valid": False, "error_type": "multi_turn:force_terminated"}
+        else:
+            verdict = multi_turn_checker(decoded, req["ground_truth"], entry, category, tag + "_check")
+        results, states = [], []
+        for steps in decoded:
+            instances = {}
+            for calls in steps:
+                out, instances = multi_turn_utils.execute_multi_turn_func_call(
+                    calls, entry["initial_config"], entry["involved_classes"], tag + "_replay", entry["id"],
+                    long_context=long_context, is_evaL_run=True)
+                results.append(out)
+            if not instances:  # no call this turn: look the instances up without running anything
+                _, instances = multi_turn_utils.execute_multi_turn_func_call(
+                    [], entry["initial_config"], entry["involved_classes"], tag + "_replay", entry["id"],
+                    long_context=long_context, is_evaL_run=True)
+            states.append({name: public_state(inst) for name, inst in instances.items()})
+    finally:
+        # BFCL caches instances in module globals by name; drop this request's.
+        for key in [k for k in vars(multi_turn_utils) if tag in k]:
+            delattr(multi_turn_utils, key)
+    return {"valid": bool(verdict["valid"]), "error_type": None if verdict["valid"] else verdict.get("error_type"),
+            "decoded": decoded, "results": results, "states": states}
+
+
 def op_time_ast(req):
     """Seconds to run BFCL's ast_checker alone over already-decoded ``items``, ``repeat`` times."""
     import time
@@ -316,7 +364,7 @@ def op_time_ast(req):
     return {"seconds": time.perf_counter() - start, "calls": len(items) * req.get("repeat", 1)}
 
 
-HANDLERS = {"prompt": op_prompt, "decode": op_decode, "single": op_single, "ast": op_ast, "execute": op_execute}
+HANDLERS = {"multi": op_multi, "prompt": op_prompt, "decode": op_decode, "single": op_single, "ast": op_ast, "execute": op_execute}
 HANDLERS.update(convert=op_convert, ast_safe=op_ast_safe, single_safe=op_single_safe, time_single=op_time_single,
                 time_ast=op_time_ast)
 HANDLERS.update(decode_exact=op_decode_exact, time_decode=op_time_decode)
