@@ -9,6 +9,7 @@ import pytest
 
 from fcenv.backends import backend_class
 from fcenv.backends.long_context import filler
+from fcenv.backends.travel_booking import share_long_context_cards
 from tests.test_backends_b_calls import GROUP_B, load_docs
 
 
@@ -147,6 +148,27 @@ def test_travel_long_context_filler_is_copied_per_instance():
     api.credit_card_list[card_id]["balance"] -= 123
     assert filler("CREDIT_CARD_EXTENSION")[card_id] == before
     assert _loaded("TravelAPI", {}, long_context=True).credit_card_list[card_id] == before
+
+
+def test_shared_long_context_cards_reproduce_bfcl_state_check():
+    scenario = {
+        "access_token": "tok",
+        "token_expires_in": 5,
+        "credit_card_list": {"own": {"balance": 9.0}},
+    }
+    model, truth = _loaded("TravelAPI", scenario, True), _loaded("TravelAPI", scenario, True)
+    share_long_context_cards(model, truth)
+    card_id = next(iter(filler("CREDIT_CARD_EXTENSION")))
+    assert model.book_flight("tok", card_id, "2026-11-15", "SFO", "LAX", "economy")[
+        "booking_status"
+    ]
+    assert model.credit_card_list[card_id] is truth.credit_card_list[card_id]
+    assert model.credit_card_list["own"] is not truth.credit_card_list["own"]
+    assert card_id in _loaded("TravelAPI", {}, True).credit_card_list  # others keep fresh copies
+    assert (
+        _loaded("TravelAPI", {}, True).credit_card_list[card_id]
+        == filler("CREDIT_CARD_EXTENSION")[card_id]
+    )
 
 
 def test_exchange_rates_convert_to_and_from_usd_only():

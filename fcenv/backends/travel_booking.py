@@ -192,6 +192,7 @@ class TravelAPI:
         self.user_last_name = scenario.get("user_last_name", defaults["user_last_name"])
         self.budget_limit = scenario.get("budget_limit", defaults["budget_limit"])
         self.long_context = long_context
+        self._filler_card_ids: list[str] = []
         if long_context:
             self._add_credit_cards()
             self._add_booking_records()
@@ -199,7 +200,9 @@ class TravelAPI:
     def _add_credit_cards(self) -> None:
         # Scenario entries win over filler entries with the same id.
         for card_id, card in filler("CREDIT_CARD_EXTENSION").items():
-            self.credit_card_list.setdefault(card_id, copy.deepcopy(card))
+            if card_id not in self.credit_card_list:
+                self.credit_card_list[card_id] = copy.deepcopy(card)
+                self._filler_card_ids.append(card_id)
 
     def _add_booking_records(self) -> None:
         for booking_id, booking in filler("BOOKING_RECORD_EXTENSION").items():
@@ -488,3 +491,23 @@ class TravelAPI:
 
     def get_all_credit_cards(self) -> dict:
         return {"credit_card_list": self.credit_card_list}
+
+
+def share_long_context_cards(*instances: TravelAPI) -> None:
+    """Make long-context instances hold one dict per filler credit card, as BFCL's do.
+
+    BFCL pads every long-context TravelAPI with the same card dicts (its module constants),
+    so the model's and the ground truth's instances of an episode see each other's spending
+    on those cards, and BFCL's state check cannot tell them apart. Ours copy the filler per
+    instance; a checker that wants BFCL's exact verdicts calls this on the two instances of
+    an episode right after loading them.
+    """
+    if not instances:
+        return
+    first = instances[0]
+    shared = set(first._filler_card_ids)
+    for other in instances[1:]:
+        shared &= set(other._filler_card_ids)
+    for other in instances[1:]:
+        for card_id in shared:
+            other.credit_card_list[card_id] = first.credit_card_list[card_id]
