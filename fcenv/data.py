@@ -111,7 +111,11 @@ def _schema_problems(validator, value, file, line, entry_id, prefix="") -> list[
         detail = err
         if err.context:
             detail = min(err.context, key=lambda e: len(list(e.absolute_path)) * -1)
-        field = _field([*([prefix] if prefix else []), *detail.absolute_path])
+        path = [*([prefix] if prefix else []), *detail.absolute_path]
+        if detail.validator == "required" and isinstance(detail.instance, dict):
+            # Name the missing key itself, not the object that lacks it.
+            path.append(next(k for k in detail.validator_value if k not in detail.instance))
+        field = _field(path)
         problems.append(Problem(file, line, entry_id, field or None, detail.message))
     return problems
 
@@ -282,7 +286,7 @@ def load_tasks(
         if task is not None:
             tasks.append(task)
     if problems:
-        raise DatasetError(problems)
+        raise DatasetError(sorted(problems, key=lambda p: (p.file != file, p.file, p.line or 0)))
     if not tasks:
         raise DatasetError([Problem(file, None, None, None, "the file holds no entries")])
     return tasks
