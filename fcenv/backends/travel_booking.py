@@ -146,7 +146,7 @@ _SUPPORT_REPLY = (
 def _times(value: Any, rate: Any) -> Any:
     """``value * rate``, refusing to build a repeated sequence beyond ``_MAX_REPEAT`` items."""
     if (
-        isinstance(value, (str, list, tuple))
+        isinstance(value, (str, bytes, list, tuple))
         and isinstance(rate, int)
         and len(value) * rate > _MAX_REPEAT
     ):
@@ -261,6 +261,7 @@ class TravelAPI:
             return {"error": "Token expired"}
         if access_token != self.access_token:
             return {"error": "Invalid access token"}
+        # The reference looks the number up among the card ids, so only an id-like number clashes.
         if card_number in self.credit_card_list:
             return {"error": "Card already registered"}
         card_id = str(self._random.randint(100000000000, 999999999999))

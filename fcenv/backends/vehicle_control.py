@@ -84,16 +84,6 @@ _DISTANCES: tuple[tuple[str, str, float], ...] = (
     ("94704", "08540", 2550.0),
 )
 _TIRE_SHOP = "456 Oakwood Avenue, Rivermist, 83214"
-_DISPLAY_OPTIONS = (
-    "fuel",
-    "battery",
-    "doors",
-    "climate",
-    "headlights",
-    "parkingBrake",
-    "brakePedal",
-    "engine",
-)
 
 
 class VehicleControlAPI:
