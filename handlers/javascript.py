@@ -9,6 +9,10 @@ bfcl-eval 2026.3.23 (docs/bfcl_reference.md section 3.1), on the current tree-si
   finds ``f``; ``var a = f(a=1)``, ``await f()``, ``(f())`` or ``{f()}`` are not calls at the
   top level); none gives BFCL's ``None``, which its runner reports as
   ``decoder_wrong_output_format``;
+- statements are split the way BFCL's grammar (tree-sitter-javascript 0.21) split them: a
+  template literal on a new line starts a new statement there, while the current grammar
+  reads ``f(a=1)\n`x``` as the tagged template ``f(a=1)`x```. This matters for texts
+  with stray Markdown fences (two fenced blocks, say);
 - the name is the source text of the callee (``a.b``, ``f(x=1)`` for ``f(x=1)(y=2)``); the
   arguments are the children of the node right after the callee, so ``f?.(x=1)`` has none;
 - arguments: ``name=value`` (plain ``=`` only; the key is the first child's text, the value
@@ -25,7 +29,7 @@ from typing import Any
 from handlers import register_handler
 from handlers.base import Call, DecodeError
 from handlers.bfcl_text import bracketed
-from handlers.tree_sitter_support import encode_source, has_error_node, parse
+from handlers.tree_sitter_support import encode_source, has_error_node, parse, preorder
 
 _UNNAMED_ARGUMENTS = {"identifier", "true"}
 
@@ -34,20 +38,113 @@ _UNNAMED_ARGUMENTS = {"identifier", "true"}
 def decode(text: str) -> list[Call]:
     """Decode BFCL's JavaScript prompting format into (at most) one call."""
     root = parse(encode_source(bracketed(text)[1:-1]), "javascript")
-    if has_error_node(root):
+    if has_error_node(root) or old_grammar_rejects(root):
         raise DecodeError("Error js parsing the source code.")
-    call = first_call(root)
-    if call is None:
-        raise DecodeError("no call statement in the text", kind="decoder_wrong_output_format")
-    callee, arguments = call.children[0], call.children[1]
-    return [Call(node_text(callee), call_arguments(arguments))]
-
-
-def first_call(root: Any) -> Any:
+    source = root.text
     for statement in root.children:
-        if statement.type == "expression_statement" and statement.children[0].type == "call_expression":
-            return statement.children[0]
-    return None
+        if statement.type != "expression_statement":
+            continue
+        for name, arguments in bfcl_statements(statement.children[0], source):
+            if arguments is not None:
+                return [Call(name, call_arguments(arguments))]
+    raise DecodeError("no call statement in the text", kind="decoder_wrong_output_format")
+
+
+def old_grammar_rejects(root: Any) -> bool:
+    """Where the old grammar's error recovery failed but the current one invents a ``)``.
+
+    When a call lacks its closing parenthesis, both grammars usually insert a MISSING ``)``.
+    The old one instead reported an ERROR when the last argument could also begin an arrow
+    function's parameter list: an arrow function, ``[]``, ``{}`` or ``{x}`` (alone or as the
+    value of ``name=``), or a chained assignment ``a=b=...``. Found by differential testing
+    against BFCL (tests/test_handlers_parity_java_js.py); other recovery differences remain.
+    """
+    if not root.has_error:
+        return False
+    for node in preorder(root, prune=True):
+        if not (node.is_missing and node.type == ")" and node.parent is not None
+                and node.parent.type == "arguments"):
+            continue
+        last = node.prev_named_sibling
+        depth = 0
+        while last is not None and last.type == "assignment_expression":
+            last = last.child_by_field_name("right")
+            depth += 1
+        if last is None:
+            continue
+        if depth >= 2 or last.type == "arrow_function" or _empty_or_shorthand(last):
+            return True
+    return False
+
+
+def _empty_or_shorthand(node: Any) -> bool:
+    if node.type == "array":
+        return node.named_child_count == 0
+    if node.type == "object":
+        children = node.named_children
+        return not children or (len(children) == 1 and children[0].type == "shorthand_property_identifier")
+    return False
+
+
+def bfcl_statements(expression: Any, source: bytes) -> list[tuple[str, Any]]:
+    """The statements BFCL's grammar saw in one statement of ours, as (callee text,
+    arguments node) for calls and (text, None) for anything else.
+
+    The current grammar continues an expression into a template literal on the next line
+    (``f(a=1)\n`x``` is one tagged-template call); the old one ended the statement at the
+    line break. So the chain of tagged templates is cut at every template that follows a
+    line break: the first piece is a node of our tree, a later piece is a run of templates,
+    a call (tagged template) when it holds more than one.
+    """
+    links = []  # (call node, template) pairs, innermost first once reversed
+    node = expression
+    while node.type == "call_expression":
+        template = node.child_by_field_name("arguments")
+        if template is None or template.type != "template_string":
+            break
+        links.append((node, template))
+        node = node.child_by_field_name("function")
+    links.reverse()
+    previous_end = node.end_byte
+    cuts = []
+    for index, (_, template) in enumerate(links):
+        if _has_line_break(source[previous_end:template.start_byte]):
+            cuts.append(index)
+        previous_end = template.end_byte
+    if not cuts:
+        return [_as_statement(expression)]
+    pieces = [_as_statement(node if cuts[0] == 0 else links[cuts[0] - 1][0])]
+    for start, stop in zip(cuts, cuts[1:] + [len(links)]):
+        templates = [template for _, template in links[start:stop]]
+        if len(templates) == 1:
+            pieces.append((node_text(templates[0]), None))
+        else:
+            callee = source[templates[0].start_byte:templates[-2].end_byte].decode("utf-8")
+            pieces.append((callee, templates[-1]))
+    return pieces
+
+
+def _as_statement(node: Any) -> tuple[str, Any]:
+    if node.type == "call_expression":
+        return node_text(node.children[0]), node.children[1]
+    return node_text(node), None
+
+
+def _has_line_break(gap: bytes) -> bool:
+    """A line terminator between two tokens, not counting those inside /* */ comments."""
+    text = gap.decode("utf-8", errors="replace")
+    position = 0
+    while True:
+        comment = text.find("/*", position)
+        outside = text[position:comment if comment >= 0 else len(text)]
+        if any(mark in outside for mark in ("\n", "\r", "\u2028", "\u2029")):
+            return True
+        if comment < 0:
+            return False
+        end = text.find("*/", comment + 2)
+        if end < 0:
+            return False
+        position = end + 2
 
 
 def call_arguments(arguments: Any) -> dict[Any, str]:

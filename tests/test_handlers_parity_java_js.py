@@ -195,6 +195,22 @@ def js_text(name: str, arguments: dict[str, str], rng: random.Random) -> str:
     return text
 
 
+# Where the grammars BFCL pins and ours parse differently, and the decoders emulate BFCL's
+# (a skipped backslash in Java; in JavaScript a template literal on a new line, and a
+# missing ")" after an argument that could start an arrow function's parameters).
+JAVA_GRAMMAR_CASES = ["f(ke\\y=answer, value=Foo.BAR)", "f(a=(a, b)\\ -> { return a; })", "f(x=1)\\", "f(a=a.<\\T>b());"]
+JS_GRAMMAR_CASES = [
+    "f(a=1)\n`x`", "f(a=1)\r\n`x`", "f(a=1)/*\n*/`x`", "f(a=1)// c\n`x`", "f(a=1)\u2028`x`", "a\n`x`\n`y`",
+    "a\n`x` `y`", "a `x`\n`y`", "```javascript\nf(a=1)\n```\n\n```javascript\nf(a=1)\n```",
+    "```javascript\ngetUser(id=\"42\")\n```\n```js\ngetUser(id=\"43\")\n```",
+] + [
+    template.format(value)
+    for value in ["[]", "{}", "{x}", "[x]", "{x: y}", "x => x", "(x) => x", "async () => 1", "y=x", "y=[]", "y=z=1",
+                  "x", "1", "[1]", "a.b=1", "function(){}", "y=x=>x", "[x] = y", "() => 1"]
+    for template in ["f(a={};", "f({};", "f(q=1, {};", "f(a={};\ng(b=2)", "f(a={}"]
+]
+
+
 def texts_for(language: str, bfcl_dir: Path) -> list[str]:
     category = f"simple_{language}"
     types = parameter_types(bfcl_dir, category)
@@ -209,7 +225,7 @@ def texts_for(language: str, bfcl_dir: Path) -> list[str]:
                 texts.append(wrap(name, rendered, rng))
     exotic = JAVA_EXOTIC if language == "java" else JS_EXOTIC
     texts += [f"f(a={value})" for value in exotic] + [f"f(a={value});" for value in exotic]
-    return texts
+    return texts + (JAVA_GRAMMAR_CASES if language == "java" else JS_GRAMMAR_CASES)
 
 
 @pytest.mark.parametrize("language", ["java", "javascript"])
