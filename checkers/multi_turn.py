@@ -25,6 +25,7 @@ from typing import Any
 
 from checkers import register_checker
 from checkers.result import CheckResult
+from fcenv.backends.travel_booking import share_long_context_cards
 from fcenv.multi_turn.executor import ToolSession, is_error_result, parse_call_text
 from handlers import Call, DecodeError
 
@@ -64,6 +65,10 @@ class Trajectory:
         self.task = task
         self.model = ToolSession.for_task(task, backend_package)
         self.truth = ToolSession.for_task(task, backend_package)
+        if task.long_context and "TravelAPI" in self.model.instances and backend_package is None:
+            # BFCL pads both instances with the same card objects, so each sees the other's
+            # spending on them and its state check cannot tell them apart; do the same.
+            share_long_context_cards(self.model.instances["TravelAPI"], self.truth.instances["TravelAPI"])
         self.turn = 0
         self.model_results: list[str] = []  # every result of every turn so far
         self.turn_calls: list[Call] = []

@@ -300,6 +300,29 @@ def op_time_single(req):
     return {"seconds": time.perf_counter() - start, "calls": len(items) * req.get("repeat", 1)}
 
 
+_LONG_CONTEXT_SNAPSHOT = {}
+
+
+def fresh_long_context():
+    """Put BFCL's long-context constants back as they were at import, in place.
+
+    Its classes pad instances with these objects without copying them, so one evaluation's
+    calls would leak into the next in the same process. Restoring them makes every request
+    behave as in a fresh BFCL process.
+    """
+    from bfcl_eval.eval_checker.multi_turn_eval.func_source_code import long_context
+
+    if not _LONG_CONTEXT_SNAPSHOT:
+        _LONG_CONTEXT_SNAPSHOT.update({k: copy.deepcopy(v) for k, v in vars(long_context).items() if k.isupper()})
+    for name, value in _LONG_CONTEXT_SNAPSHOT.items():
+        current, fresh = getattr(long_context, name), copy.deepcopy(value)
+        if isinstance(current, dict):
+            current.clear()
+            current.update(fresh)
+        elif isinstance(current, list):
+            current[:] = fresh
+
+
 def op_multi(req):
     """BFCL's evaluation of one multi-turn trajectory of raw step texts, plus, for differential
     tests, every call's result string and each class's public state after every turn."""
@@ -313,6 +336,7 @@ def op_multi(req):
     entry = req["entry"]
     category = entry["id"].rsplit("_", 1)[0]
     long_context = "long_context" in category or "composite" in category
+    fresh_long_context()
 
     def decode(text):
         try:
@@ -327,6 +351,7 @@ def op_multi(req):
             verdict = {"valid": False, "error_type": "multi_turn:force_terminated"}
         else:
             verdict = multi_turn_checker(decoded, req["ground_truth"], entry, category, tag + "_check")
+        fresh_long_context()  # the check above spent on the shared filler objects
         results, states = [], []
         for steps in decoded:
             instances = {}
