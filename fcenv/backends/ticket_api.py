@@ -81,9 +81,10 @@ class TicketAPI:
         ticket = self._find_ticket(ticket_id)
         if not ticket:
             return {"error": f"Ticket with ID {ticket_id} not found."}
-        # A set, as in the reference: with several bad fields their order follows string
-        # hashing, which differs between processes (PYTHONHASHSEED).
-        invalid = set(updates.keys()) - _EDITABLE_FIELDS
+        # The reference joins a set, whose order changes with the process's hash seed; the
+        # model's own key order keeps our text the same in every run (and equal to the
+        # reference's whenever one field is bad).
+        invalid = [key for key in updates.keys() if key not in _EDITABLE_FIELDS]
         if invalid:
             return {"error": f"Invalid fields for update: {', '.join(invalid)}"}
         for key, value in updates.items():

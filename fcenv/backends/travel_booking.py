@@ -65,8 +65,10 @@ _AIRPORTS = [
 # fmt: on
 # Fare multiplier per class; compared rather than hashed, as the reference does.
 _CLASS_FACTORS = (("economy", 1), ("business", 2), ("first", 5))
-# A set on purpose: the reference prints one, so its order follows string hashing.
-_TRAVEL_CLASSES = {"economy", "business", "first"}
+# The reference prints a set here, whose order changes with the process's hash seed; we
+# print the order it shows under PYTHONHASHSEED=0 so that our text never varies.
+_TRAVEL_CLASSES = frozenset({"economy", "business", "first"})
+_TRAVEL_CLASSES_TEXT = "{'first', 'business', 'economy'}"
 # Units of each currency per US dollar; only conversions to or from USD exist. Ints stay
 # ints: the reference's error messages and string arithmetic show which rates are ints.
 _USD_RATES = (
@@ -331,7 +333,7 @@ class TravelAPI:
         if travel_class not in _TRAVEL_CLASSES:
             return {
                 "booking_status": False,
-                "error": f"Invalid travel class. Must be one of {_TRAVEL_CLASSES}",
+                "error": f"Invalid travel class. Must be one of {_TRAVEL_CLASSES_TEXT}",
             }
         try:
             cost = self._flight_cost(travel_from, travel_to, travel_date, travel_class)
