@@ -36,10 +36,10 @@ MAX_INT_BITS = 1 << 17
 # Logical size of any intermediate value: characters of a string, or elements of a
 # container counting shared references every time (``[[0]*1000]*1000`` weighs a million),
 # because comparing, hashing or printing it costs that much.
-MAX_WEIGHT = 4_000_000
+MAX_WEIGHT = 1_000_000
 # Total units of work for one expression, so that many medium-sized steps cannot add up
-# to a hang either.
-WORK_BUDGET = 40_000_000
+# to a hang either (a unit is roughly one element touched).
+WORK_BUDGET = 10_000_000
 
 _BINARY: dict[type, Callable[[Any, Any], Any]] = {
     ast.Add: operator.add,
@@ -172,10 +172,24 @@ class _Evaluator:
         left, left_weight = self.eval(node.left)
         right, right_weight = self.eval(node.right)
         self.charge(left_weight + right_weight)
-        self.check_growth(type(node.op), left, right, left_weight, right_weight)
-        result = _BINARY[type(node.op)](left, right)
+        op = type(node.op)
+        self.check_growth(op, left, right, left_weight, right_weight)
+        result = _BINARY[op](left, right)
         weight = _scalar_weight(result)
-        return result, weight if weight is not None else self.measure(result)
+        if weight is not None:
+            return result, weight
+        if isinstance(result, (list, tuple)):
+            # Sequence concatenation and repetition: known without walking the result.
+            if op is ast.Add:
+                weight = left_weight + right_weight - 1
+            elif op is ast.Mult:
+                seq_weight, count = (left_weight, right) if isinstance(left, (list, tuple)) else (right_weight, left)
+                weight = 1 + (seq_weight - 1) * max(int(count), 0)
+        if weight is None:
+            weight = self.measure(result)
+        if weight > MAX_WEIGHT:
+            raise DecodeError("expression value too large")
+        return result, weight
 
     def check_growth(self, op: type, left: Any, right: Any, left_weight: int, right_weight: int) -> None:
         """Refuse, before computing, the operations whose result or cost would explode."""
@@ -253,10 +267,9 @@ class _Evaluator:
         weight = 1
         for element in node.elts:
             if isinstance(element, ast.Starred):
-                value, _ = self.eval(element.value)
-                before = len(items)
+                value, value_weight = self.eval(element.value)
                 items.extend(value)
-                weight += self.measure(items[before:])
+                weight += value_weight  # an upper bound: the unpacked container's own weight
             else:
                 value, value_weight = self.eval(element)
                 items.append(value)
@@ -272,18 +285,23 @@ class _Evaluator:
 
     def mapping(self, node: ast.Dict) -> tuple[Any, int]:
         result: dict[Any, Any] = {}
+        weight = 1  # an upper bound: later duplicate keys replace earlier entries
         for key_node, value_node in zip(node.keys, node.values):
             if key_node is None:  # {**other}
-                value, _ = self.eval(value_node)
+                value, value_weight = self.eval(value_node)
                 if not isinstance(value, dict):
                     raise DecodeError(f"'{type(value).__name__}' object is not a mapping")
                 result.update(value)
             else:
                 key, key_weight = self.eval(key_node)
-                value, _ = self.eval(value_node)
+                value, value_weight = self.eval(value_node)
                 self.charge(key_weight)
                 result[key] = value
-        return result, self.measure(result)
+                value_weight += key_weight
+            weight += value_weight
+            if weight > MAX_WEIGHT:
+                raise DecodeError("expression value too large")
+        return result, weight
 
     def subscript(self, node: ast.Subscript) -> tuple[Any, int]:
         container, weight = self.eval(node.value)

@@ -18,6 +18,10 @@ the text:
   an operator expression (``3 + 4``) as its value, computed by ``handlers.bounded_eval``
   where BFCL calls ``eval``; anything else fails.
 
+Texts longer than ``MAX_PLAIN_CHARS`` with more than ``MAX_SYNTAX_MARKS`` brackets,
+separators and operators are refused before parsing: Python needs seconds to build the
+syntax tree of, say, 300,000 calls (BFCL would wait and decode them).
+
 Every failure is a ``DecodeError`` of kind ``decoder_failed``: BFCL's runner reports
 ``decoder_wrong_output_format`` only for output that is not a list of one-key dicts, and
 this decoder always produces such a list when it succeeds.
@@ -33,6 +37,12 @@ from handlers import register_handler
 from handlers.base import Call, DecodeError
 from handlers.bfcl_text import bracketed
 from handlers.bounded_eval import evaluate
+
+# Building a syntax tree costs a few microseconds per node, so the number of nodes a text
+# can produce is bounded before parsing, by counting the characters that create them.
+MAX_PLAIN_CHARS = 50_000
+MAX_SYNTAX_MARKS = 50_000
+_SYNTAX_MARKS = ",([{=:.+-*/%&|^<>~@"
 
 
 @register_handler("python")
@@ -56,6 +66,8 @@ def decode(text: str) -> list[Call]:
 
 
 def parse_expression(source: str) -> ast.expr:
+    if len(source) > MAX_PLAIN_CHARS and sum(map(source.count, _SYNTAX_MARKS)) > MAX_SYNTAX_MARKS:
+        raise DecodeError("text too large to parse")
     try:
         with warnings.catch_warnings():
             # Invalid escapes warn at parse time; the reference ignores that, and a
