@@ -1,0 +1,82 @@
+"""Pack (context, action) token lists into model inputs.
+
+Layout of one row: ``[pad .. pad][context][action][pad .. pad]``. Contexts are left-padded
+to a common length ``C`` so that action token ``j`` of every row sits at column ``C + j``;
+the logits and the critic's hidden state at column ``C - 1 + j`` then belong to the state
+before action token ``j``. Which positions are real is carried by masks, never by token
+ids, so a pad id that is also a real token (or id 0) changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+
+
+@dataclass
+class TokenBatch:
+    input_ids: torch.Tensor  # (B, C + K)
+    attention_mask: torch.Tensor  # (B, C + K), 1 on real tokens
+    position_ids: torch.Tensor  # (B, C + K), positions counted over real tokens only
+    action_ids: torch.Tensor  # (B, K)
+    action_mask: torch.Tensor  # (B, K) float, 1 on real action tokens
+    context_length: int  # C
+
+    @property
+    def action_width(self) -> int:
+        return self.action_ids.shape[1]
+
+
+def position_ids_for(attention_mask: torch.Tensor) -> torch.Tensor:
+    """Left padding must not shift positions: count real tokens only."""
+    return (attention_mask.long().cumsum(-1) - 1).clamp(min=0)
+
+
+def pack(
+    contexts: Sequence[Sequence[int]],
+    actions: Sequence[Sequence[int]] | None,
+    pad_id: int,
+    device: torch.device | str = "cpu",
+) -> TokenBatch:
+    """Build a ``TokenBatch``; ``actions=None`` (or empty actions) gives ``K = 0``."""
+    if not contexts:
+        raise ValueError("empty batch")
+    if any(len(c) == 0 for c in contexts):
+        raise ValueError("every context needs at least one token")
+    actions = actions if actions is not None else [[] for _ in contexts]
+    if len(actions) != len(contexts):
+        raise ValueError(f"{len(contexts)} contexts but {len(actions)} actions")
+    width_c = max(len(c) for c in contexts)
+    width_k = max((len(a) for a in actions), default=0)
+    rows = len(contexts)
+    input_ids = torch.full((rows, width_c + width_k), pad_id, dtype=torch.long)
+    attention = torch.zeros((rows, width_c + width_k), dtype=torch.long)
+    action_ids = torch.full((rows, width_k), pad_id, dtype=torch.long)
+    action_mask = torch.zeros((rows, width_k), dtype=torch.float32)
+    for row, (context, action) in enumerate(zip(contexts, actions)):
+        start = width_c - len(context)
+        input_ids[row, start:width_c] = torch.as_tensor(list(context), dtype=torch.long)
+        attention[row, start:width_c] = 1
+        if action:
+            tokens = torch.as_tensor(list(action), dtype=torch.long)
+            input_ids[row, width_c:width_c + len(action)] = tokens
+            attention[row, width_c:width_c + len(action)] = 1
+            action_ids[row, :len(action)] = tokens
+            action_mask[row, :len(action)] = 1.0
+    return TokenBatch(
+        input_ids=input_ids.to(device),
+        attention_mask=attention.to(device),
+        position_ids=position_ids_for(attention).to(device),
+        action_ids=action_ids.to(device),
+        action_mask=action_mask.to(device),
+        context_length=width_c,
+    )
+
+
+def truncate_left(tokens: Sequence[int], limit: int) -> list[int]:
+    """Keep the last ``limit`` tokens: the end of a chat (the question, the assistant
+    header) matters most, and sampling and scoring must see the very same tokens."""
+    tokens = list(tokens)
+    return tokens[-limit:] if len(tokens) > limit else tokens

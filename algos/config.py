@@ -1,0 +1,136 @@
+"""Command-line flags of ``train_fctncalling.py``, as one dataclass.
+
+Every flag is a field of ``TrainConfig`` with its default and help text; the parser is built
+from the fields, so the two cannot drift apart. Unknown flags are an error. The defaults
+train the embedded default (tiny model, bundled dataset, TPPO) on two CPU cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+EMBEDDED_MODEL = "tiny"
+
+
+def _flag(default: Any, help: str, **extra: Any) -> Any:
+    if isinstance(default, list):
+        return field(default_factory=lambda: list(default), metadata={"help": help, **extra})
+    return field(default=default, metadata={"help": help, **extra})
+
+
+@dataclass
+class TrainConfig:
+    # --- run ---------------------------------------------------------------------------
+    seed: int = _flag(1, "seed of everything random in the run")
+    env_name: str = _flag("fcenv/FunctionCalling-v0", "Gymnasium id of the environment")
+    algorithm_name: str = _flag("TPPO", "TPPO: token-level PPO with BAD; APPO: action-level PPO",
+                                choices=["TPPO", "APPO"])
+    experiment_name: str = _flag("default", "first folder of the results path")
+    results_dir: str = _flag("results", "root of the results layout")
+    resume: str = _flag("", "a run folder or one of its checkpoints to continue from")
+    # --- data and env --------------------------------------------------------------------
+    dataset_path: str = _flag("", "BFCL question file to train on (default: the bundled tiny dataset)")
+    dataset_name: str = _flag("", "dataset folder in the results path (default: the file's stem)")
+    eval_dataset_path: str = _flag("", "held-out question file (default: the bundled eval split for "
+                                       "the tiny dataset, else a held-out share of --dataset_path)")
+    eval_fraction: float = _flag(0.1, "share of --dataset_path held out when there is no eval file")
+    reward: str = _flag("shaped", "env reward: 'shaped' (weighted facets) or 'bfcl' (1 if valid)",
+                        choices=["shaped", "bfcl"])
+    system_prompt: str = _flag("", "system prompt template with '{functions}' (default: the short "
+                                   "prompt for the tiny model, BFCL's prompt otherwise)")
+    # --- model -------------------------------------------------------------------------
+    model_name_or_path: str = _flag(EMBEDDED_MODEL, "a local Hugging Face checkpoint folder, or "
+                                                    "'tiny' for the embedded default built offline")
+    cache_dir: str = _flag("", "where the tiny model is cached (default: .cache/fcenv in the repo)")
+    lora_r: int = _flag(8, "LoRA rank of both adapters")
+    lora_alpha: int = _flag(16, "LoRA alpha of both adapters")
+    lora_target_modules: list = _flag(["q_proj", "k_proj", "v_proj", "o_proj"], "modules that get LoRA",
+                                      nargs="+")
+    gradient_checkpointing: bool = _flag(False, "recompute activations in the backward pass")
+    context_window: int = _flag(1024, "most tokens of context plus action; contexts are cut from the left")
+    max_new_tokens: int = _flag(48, "most tokens of one action")
+    temperature: float = _flag(1.0, "sampling temperature, also used for every log-prob")
+    # --- rollout -----------------------------------------------------------------------
+    n_rollout_threads: int = _flag(16, "environments stepped in parallel (per process)")
+    episode_length: int = _flag(1, "actions per environment per iteration (episodes always finish)")
+    num_env_steps: int = _flag(1600, "total actions over the run (all processes); sets the iterations")
+    # --- PPO ---------------------------------------------------------------------------
+    lr: float = _flag(1e-3, "actor (LoRA) learning rate")
+    critic_lr: float = _flag(2e-3, "critic (LoRA and value head) learning rate")
+    ppo_epoch: int = _flag(2, "passes over each rollout")
+    num_mini_batch: int = _flag(1, "minibatches per pass (one optimizer step each)")
+    gradient_cp_steps: int = _flag(1, "chunks each minibatch is split into (gradient accumulation)")
+    gamma: float = _flag(0.99, "discount between actions")
+    gae_lambda: float = _flag(0.95, "GAE / BAD lambda")
+    clip_param: float = _flag(0.2, "PPO ratio clip")
+    value_clip: float = _flag(0.2, "value clip around the rollout value (0: no clipping)")
+    entropy_coef: float = _flag(0.0, "entropy bonus weight")
+    kl_coef: float = _flag(0.02, "weight of the KL penalty to the reference (base) policy")
+    value_loss_coef: float = _flag(1.0, "weight of the value loss")
+    use_huber_loss: bool = _flag(False, "Huber instead of squared error for the value loss")
+    huber_delta: float = _flag(10.0, "Huber delta")
+    max_grad_norm: float = _flag(1.0, "gradient norm clip for actor and critic (0: off)")
+    target_kl: float = _flag(0.0, "stop an iteration's epochs once the approximate KL exceeds it (0: off)")
+    critic_warmup_iters: int = _flag(0, "first iterations that train only the critic")
+    warmup_steps: int = _flag(0, "supervised steps on ground truth for the actor adapter before RL")
+    warmup_lr: float = _flag(1e-3, "learning rate of the supervised warm-up")
+    # --- logging, evaluation, checkpoints ---------------------------------------------
+    log_interval: int = _flag(1, "iterations between TensorBoard writes")
+    eval_interval: int = _flag(25, "iterations between evaluations on the held-out split (0: never)")
+    eval_episodes: int = _flag(64, "held-out tasks per evaluation (0: all)")
+    save_interval: int = _flag(50, "iterations between checkpoints (the last one is always saved)")
+    progress: bool = _flag(True, "show a progress bar")
+    torch_threads: int = _flag(1, "CPU threads for torch (0: torch's default). One thread is the fastest "
+                                  "for the tiny default, and robust on a shared machine")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="train_fctncalling.py",
+        description="Train a function-calling policy with token-level (TPPO) or action-level (APPO) PPO.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    for spec in dataclasses.fields(TrainConfig):
+        default = spec.default if spec.default is not dataclasses.MISSING else spec.default_factory()
+        extra = {k: v for k, v in spec.metadata.items() if k != "help"}
+        name = f"--{spec.name}"
+        if isinstance(default, bool):
+            parser.add_argument(name, action=argparse.BooleanOptionalAction, default=default,
+                                help=spec.metadata["help"])
+        elif isinstance(default, list):
+            parser.add_argument(name, default=default, help=spec.metadata["help"], **extra)
+        else:
+            parser.add_argument(name, type=type(default), default=default, help=spec.metadata["help"], **extra)
+    return parser
+
+
+def parse_config(argv: list[str] | None = None) -> TrainConfig:
+    args = build_parser().parse_args(argv)
+    config = TrainConfig(**vars(args))
+    problems = validate(config)
+    if problems:
+        build_parser().error("; ".join(problems))
+    return config
+
+
+def validate(config: TrainConfig) -> list[str]:
+    problems = []
+    positive = ["n_rollout_threads", "episode_length", "num_env_steps", "ppo_epoch", "num_mini_batch",
+                "gradient_cp_steps", "max_new_tokens", "context_window", "log_interval", "save_interval"]
+    problems += [f"--{name} must be positive" for name in positive if getattr(config, name) <= 0]
+    if config.temperature <= 0:
+        problems.append("--temperature must be positive")
+    if config.context_window <= config.max_new_tokens:
+        problems.append("--context_window must exceed --max_new_tokens")
+    if not 0 <= config.eval_fraction < 1:
+        problems.append("--eval_fraction must be in [0, 1)")
+    if not 0 <= config.gamma <= 1 or not 0 <= config.gae_lambda <= 1:
+        problems.append("--gamma and --gae_lambda must be in [0, 1]")
+    return problems
+
+
+def to_dict(config: TrainConfig) -> dict[str, Any]:
+    return dataclasses.asdict(config)

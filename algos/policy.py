@@ -1,0 +1,214 @@
+"""The policy: one frozen base causal LM, LoRA adapters "actor" and "critic", a value head.
+
+The reference policy is the same base with the adapters switched off, so actor, critic and
+reference share one copy of the base weights. Every distribution the trainer uses (sampling,
+old and new log-probs, reference log-probs, entropy) is the base distribution divided by one
+temperature, with no top-k, top-p or penalties, so PPO's ratios compare like with like.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import torch
+from peft import LoraConfig, get_peft_model
+
+from algos.batching import TokenBatch, pack, position_ids_for
+
+ACTOR = "actor"
+CRITIC = "critic"
+
+
+@dataclass
+class LoraSettings:
+    r: int = 8
+    alpha: int = 16
+    target_modules: list[str] = field(default_factory=lambda: ["q_proj", "v_proj"])
+    dropout: float = 0.0
+
+    def to_config(self) -> LoraConfig:
+        return LoraConfig(r=self.r, lora_alpha=self.alpha, target_modules=list(self.target_modules),
+                          lora_dropout=self.dropout, bias="none", task_type="CAUSAL_LM")
+
+
+def _switch_off_dropout(model: torch.nn.Module) -> None:
+    # PPO's first ratio must be exactly the sampling distribution's; dropout would make the
+    # scoring pass random, and it also lets us keep the model in train mode (which gradient
+    # checkpointing needs) without changing the distribution.
+    for module in model.modules():
+        if isinstance(module, torch.nn.Dropout):
+            module.p = 0.0
+    for name in ("attention_dropout", "hidden_dropout", "dropout", "resid_pdrop", "attn_pdrop", "embd_pdrop"):
+        if isinstance(getattr(model.config, name, None), float):
+            setattr(model.config, name, 0.0)
+
+
+def _hidden_size(model: torch.nn.Module) -> int:
+    config = model.config
+    text_config = config.get_text_config() if hasattr(config, "get_text_config") else config
+    return int(text_config.hidden_size)
+
+
+class Policy(torch.nn.Module):
+    def __init__(
+        self,
+        base: torch.nn.Module,
+        *,
+        pad_id: int,
+        stop_ids: Sequence[int],
+        actor_lora: LoraSettings,
+        critic_lora: LoraSettings | None = None,
+        temperature: float = 1.0,
+        gradient_checkpointing: bool = False,
+    ):
+        super().__init__()
+        if temperature <= 0:
+            raise ValueError("the training temperature must be positive (0 is greedy, for evaluation only)")
+        _switch_off_dropout(base)
+        base.requires_grad_(False)
+        if gradient_checkpointing:
+            base.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        self.model = get_peft_model(base, actor_lora.to_config(), adapter_name=ACTOR)
+        self.model.add_adapter(CRITIC, (critic_lora or actor_lora).to_config())
+        hidden = _hidden_size(base)
+        self.value_head = torch.nn.Linear(hidden, 1, dtype=torch.float32)
+        torch.nn.init.normal_(self.value_head.weight, std=1.0 / math.sqrt(hidden))
+        torch.nn.init.zeros_(self.value_head.bias)
+        self.pad_id = int(pad_id)
+        self.stop_ids = sorted({int(i) for i in stop_ids})
+        if not self.stop_ids:
+            raise ValueError("the tokenizer has no end-of-sequence token")
+        self.temperature = float(temperature)
+        self._adapter_params = {name: self._lora_parameters(name) for name in (ACTOR, CRITIC)}
+        self.train()
+
+    # ---- parameters -------------------------------------------------------------------
+    def _lora_parameters(self, adapter: str) -> list[torch.nn.Parameter]:
+        pattern = re.compile(rf"\.lora_[A-Za-z_]+\.{adapter}(\.|$)")
+        return [p for n, p in self.model.named_parameters() if pattern.search(n)]
+
+    def actor_parameters(self) -> list[torch.nn.Parameter]:
+        return list(self._adapter_params[ACTOR])
+
+    def critic_parameters(self) -> list[torch.nn.Parameter]:
+        return list(self._adapter_params[CRITIC]) + list(self.value_head.parameters())
+
+    def base_parameters(self) -> list[torch.nn.Parameter]:
+        trainable = {id(p) for p in self.actor_parameters() + self.critic_parameters()}
+        return [p for p in self.parameters() if id(p) not in trainable]
+
+    @property
+    def base(self) -> torch.nn.Module:
+        return self.model.get_base_model()
+
+    @property
+    def device(self) -> torch.device:
+        return self.value_head.weight.device
+
+    def _activate(self, adapter: str) -> None:
+        self.model.set_adapter(adapter)
+        # PEFT's set_adapter freezes the other adapter; both must stay trainable because
+        # each optimizer owns a fixed parameter list built once.
+        for params in self._adapter_params.values():
+            for p in params:
+                p.requires_grad_(True)
+
+    def _adapter_context(self, adapter: str | None):
+        if adapter is None:
+            return self.model.disable_adapter()
+        self._activate(adapter)
+        return contextlib.nullcontext()
+
+    # ---- scoring ----------------------------------------------------------------------
+    def _hidden(self, batch: TokenBatch, adapter: str | None) -> torch.Tensor:
+        """Last-layer hidden states at columns ``C-1 .. C+K-1``: the state before each
+        action token, plus the state after the last slot."""
+        decoder = self.base.get_decoder()
+        with self._adapter_context(adapter):
+            out = decoder(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
+                          position_ids=batch.position_ids, use_cache=False)
+        start = batch.context_length - 1
+        return out.last_hidden_state[:, start:start + batch.action_width + 1]
+
+    def _log_softmax(self, hidden: torch.Tensor) -> torch.Tensor:
+        logits = self.base.get_output_embeddings()(hidden).float()
+        return torch.log_softmax(logits / self.temperature, dim=-1)
+
+    def token_logprobs(
+        self, batch: TokenBatch, adapter: str | None = ACTOR, with_entropy: bool = False
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Log-probability of each action token (B, K) under ``adapter`` (None: the
+        reference), and the entropy of each token's distribution when asked."""
+        hidden = self._hidden(batch, adapter)[:, : batch.action_width]
+        logp_all = self._log_softmax(hidden)
+        logp = logp_all.gather(-1, batch.action_ids.unsqueeze(-1)).squeeze(-1)
+        entropy = -(logp_all.exp() * logp_all).sum(-1) if with_entropy else None
+        return logp * batch.action_mask, entropy
+
+    def reference_logprobs(self, batch: TokenBatch) -> torch.Tensor:
+        return self.token_logprobs(batch, adapter=None)[0]
+
+    def token_values(self, batch: TokenBatch) -> torch.Tensor:
+        """Critic values (B, K + 1): column j is the value of the state before action
+        token j (column 0: the context alone)."""
+        hidden = self._hidden(batch, CRITIC)
+        return self.value_head(hidden.float()).squeeze(-1)
+
+    @torch.no_grad()
+    def context_values(self, contexts: Sequence[Sequence[int]]) -> torch.Tensor:
+        return self.token_values(pack(contexts, None, self.pad_id, self.device))[:, 0]
+
+    # ---- sampling ---------------------------------------------------------------------
+    @torch.no_grad()
+    def sample(
+        self,
+        contexts: Sequence[Sequence[int]],
+        max_new_tokens: int,
+        generator: torch.Generator | None = None,
+        greedy: bool = False,
+    ) -> tuple[list[list[int]], list[list[float]]]:
+        """Sample one action per context with a KV cache; returns the action tokens (the
+        stop token included when one was produced) and their sampling log-probs."""
+        batch = pack(contexts, None, self.pad_id, self.device)
+        self._activate(ACTOR)
+        model = self.base
+        attention = batch.attention_mask
+        positions = batch.position_ids
+        out = model(input_ids=batch.input_ids, attention_mask=attention, position_ids=positions,
+                    use_cache=True, logits_to_keep=1)
+        rows = len(contexts)
+        stop = torch.tensor(self.stop_ids, device=self.device)
+        finished = torch.zeros(rows, dtype=torch.bool, device=self.device)
+        tokens: list[torch.Tensor] = []
+        logps: list[torch.Tensor] = []
+        alive: list[torch.Tensor] = []
+        for _ in range(max_new_tokens):
+            logp_all = torch.log_softmax(out.logits[:, -1].float() / self.temperature, dim=-1)
+            if greedy:
+                token = logp_all.argmax(-1)
+            else:
+                token = torch.multinomial(logp_all.exp(), 1, generator=generator).squeeze(-1)
+            alive.append(~finished)
+            tokens.append(token)
+            logps.append(logp_all.gather(-1, token.unsqueeze(-1)).squeeze(-1))
+            finished = finished | torch.isin(token, stop)
+            if bool(finished.all()):
+                break
+            attention = torch.cat([attention, torch.ones_like(attention[:, :1])], dim=1)
+            positions = positions[:, -1:] + 1
+            feed = torch.where(finished, torch.full_like(token, self.pad_id), token)
+            out = model(input_ids=feed.unsqueeze(-1), attention_mask=attention, position_ids=positions,
+                        past_key_values=out.past_key_values, use_cache=True)
+        token_grid = torch.stack(tokens, 1).tolist()
+        logp_grid = torch.stack(logps, 1).tolist()
+        alive_grid = torch.stack(alive, 1).tolist()
+        actions = [[t for t, a in zip(tr, ar) if a] for tr, ar in zip(token_grid, alive_grid)]
+        action_logps = [[v for v, a in zip(lr, ar) if a] for lr, ar in zip(logp_grid, alive_grid)]
+        return actions, action_logps
+
+
+__all__ = ["ACTOR", "CRITIC", "LoraSettings", "Policy", "position_ids_for"]

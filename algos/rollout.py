@@ -1,0 +1,150 @@
+"""Play episodes on a set of environments in lockstep, sampling actions from the policy.
+
+Each observation is the whole chat so far, rendered; its tokens (cut from the left to the
+context limit) are stored with the action as the exact context that produced it, so the
+trainer scores every action on the tokens it was sampled from. Tool results and prompts
+are context only; only action tokens are ever trained on. Episodes always run to their end
+within one call, so no environment state outlives an iteration (which makes resuming exact).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import gymnasium as gym
+import torch
+
+from algos.batching import truncate_left
+from algos.policy import Policy
+
+
+@dataclass
+class ActionRecord:
+    thread: int
+    context: list[int]
+    action: list[int]
+    sample_logprobs: list[float]
+    text: str
+    reward: float = 0.0
+    info: dict[str, Any] = field(default_factory=dict)
+    hit_length_limit: bool = False  # no stop token within max_new_tokens
+
+
+@dataclass
+class EpisodeRecord:
+    task_index: int
+    task_id: str
+    action_indices: list[int] = field(default_factory=list)
+    terminated: bool = False
+    # Set when the env cut the episode short: the critic's value of this context is the
+    # bootstrap after the last action.
+    bootstrap_context: list[int] | None = None
+
+    def total_reward(self, actions: Sequence[ActionRecord]) -> float:
+        return sum(actions[i].reward for i in self.action_indices)
+
+
+@dataclass
+class Rollout:
+    actions: list[ActionRecord]
+    episodes: list[EpisodeRecord]
+    seconds: float
+
+    @property
+    def generated_tokens(self) -> int:
+        return sum(len(a.action) for a in self.actions)
+
+
+class TextCodec:
+    """Observation text to context tokens, action tokens to action text."""
+
+    def __init__(self, tokenizer, context_limit: int):
+        self.tokenizer = tokenizer
+        self.context_limit = context_limit
+
+    def encode(self, observation: str) -> list[int]:
+        # The renderer already wrote any special tokens (chat template), so none are added.
+        ids = self.tokenizer(observation, add_special_tokens=False).input_ids
+        if not ids:  # an empty observation still needs one position to predict from
+            ids = [self.tokenizer.eos_token_id]
+        return truncate_left(ids, self.context_limit)
+
+    def decode(self, action: Sequence[int]) -> str:
+        return self.tokenizer.decode(list(action), skip_special_tokens=True)
+
+
+def play(
+    envs: Sequence[gym.Env],
+    policy: Policy,
+    codec: TextCodec,
+    next_task: Callable[[int], int | None],
+    *,
+    max_new_tokens: int,
+    actions_per_env: int | None = None,
+    generator: torch.Generator | None = None,
+    greedy: bool = False,
+) -> Rollout:
+    """Run episodes until every env is finished.
+
+    ``next_task(thread)`` gives the dataset index of a thread's next episode, or None to
+    stop that thread. With ``actions_per_env``, a thread also stops starting episodes once
+    it has taken that many actions (the running episode still finishes).
+    """
+    start = time.perf_counter()
+    actions: list[ActionRecord] = []
+    episodes: list[EpisodeRecord] = []
+    current: list[EpisodeRecord | None] = [None] * len(envs)
+    observations: list[str | None] = [None] * len(envs)
+    taken = [0] * len(envs)
+    stopped = [False] * len(envs)
+    while True:
+        for thread, env in enumerate(envs):
+            if current[thread] is not None or stopped[thread]:
+                continue
+            if actions_per_env is not None and taken[thread] >= actions_per_env:
+                stopped[thread] = True
+                continue
+            index = next_task(thread)
+            if index is None:
+                stopped[thread] = True
+                continue
+            observation, info = env.reset(options={"index": int(index)})
+            current[thread] = EpisodeRecord(task_index=int(index), task_id=str(info.get("id", index)))
+            observations[thread] = observation
+        live = [t for t in range(len(envs)) if current[t] is not None]
+        if not live:
+            break
+        contexts = [codec.encode(observations[t]) for t in live]
+        sampled, logps = policy.sample(contexts, max_new_tokens, generator=generator, greedy=greedy)
+        for thread, context, action, logp in zip(live, contexts, sampled, logps):
+            text = codec.decode(action)
+            observation, reward, terminated, truncated, info = envs[thread].step(text)
+            record = ActionRecord(thread=thread, context=context, action=action, sample_logprobs=logp,
+                                  text=text, reward=float(reward), info=_summary(info),
+                                  hit_length_limit=not action or action[-1] not in policy.stop_ids)
+            episode = current[thread]
+            episode.action_indices.append(len(actions))
+            actions.append(record)
+            taken[thread] += 1
+            observations[thread] = observation
+            if terminated or truncated:
+                episode.terminated = bool(terminated)
+                if not terminated:
+                    episode.bootstrap_context = codec.encode(observation)
+                episodes.append(episode)
+                current[thread] = None
+    return Rollout(actions=actions, episodes=episodes, seconds=time.perf_counter() - start)
+
+
+def _summary(info: dict[str, Any]) -> dict[str, Any]:
+    """The parts of a step's info the trainer logs (the chat itself is not kept)."""
+    return {
+        "id": info.get("id"),
+        "category": info.get("category"),
+        "valid": bool(info.get("valid", False)),
+        "error_type": info.get("error_type"),
+        "facets": dict(info.get("facets") or {}),
+    }

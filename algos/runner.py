@@ -1,0 +1,306 @@
+"""The training run: set up model, envs and trainer, then iterate rollout -> update -> log.
+
+One ``Runner`` per process. Under ``accelerate launch`` every process holds a full replica,
+plays its own environments (its own task draws and sampling seed) and averages gradients
+with the others in the PPO update; only the main process writes results.
+"""
+
+from __future__ import annotations
+
+import math
+import resource
+import time
+from collections import deque
+from collections.abc import Callable
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+import torch
+
+import fcenv  # noqa: F401  (registers the environment id)
+from algos import checkpoint as ckpt
+from algos.buffer import bootstrap_values, compute_advantages, score_rollout
+from algos.config import TrainConfig, to_dict
+from algos.loading import is_embedded, load_model
+from algos.policy import LoraSettings, Policy
+from algos.results import append_metrics, new_run_dir, run_parent, truncate_metrics, write_args
+from algos.rollout import TextCodec, play
+from algos.stats import explained_variance, explained_variance_sums, means, rollout_stats
+from algos.tiny import TINY_EVAL, TINY_TRAIN
+from algos.trainer import PPOSettings, PPOTrainer, make_optimizers
+from algos.warmup import ground_truth_examples, supervised_steps
+
+# Flags that must match between a run and its resumption.
+_RESUME_FIXED = ("algorithm_name", "model_name_or_path", "dataset_path", "seed", "n_rollout_threads",
+                 "episode_length", "lora_r", "lora_alpha", "lora_target_modules", "max_new_tokens",
+                 "context_window", "temperature")
+
+
+def split_indices(count: int, eval_fraction: float, seed: int) -> tuple[list[int], list[int]]:
+    """A fixed held-out share of one file's entries (the same for every seed of a run)."""
+    order = np.random.default_rng(seed).permutation(count)
+    held = int(round(count * eval_fraction))
+    if held >= count:
+        raise ValueError("--eval_fraction leaves no training entries")
+    return sorted(order[held:].tolist()), sorted(order[:held].tolist())
+
+
+class Runner:
+    def __init__(self, config: TrainConfig, accelerator=None, log: Callable[[str], None] = print):
+        from accelerate import Accelerator
+        from accelerate.utils import set_seed
+
+        self.config = config
+        self.accelerator = accelerator or Accelerator()
+        self.rank = self.accelerator.process_index
+        self.world = self.accelerator.num_processes
+        self.is_main = self.accelerator.is_main_process
+        self.log = log if self.is_main else (lambda message: None)
+        device = self.accelerator.device
+        if config.torch_threads > 0:
+            torch.set_num_threads(config.torch_threads)
+
+        # The same seed on every process: identical adapters and value head at the start.
+        set_seed(config.seed)
+        with self.accelerator.main_process_first():
+            self.loaded = load_model(config.model_name_or_path, device, cache_dir=config.cache_dir,
+                                     system_prompt=config.system_prompt)
+        lora = LoraSettings(r=config.lora_r, alpha=config.lora_alpha, target_modules=list(config.lora_target_modules))
+        self.policy = Policy(self.loaded.base, pad_id=self.loaded.pad_id, stop_ids=self.loaded.stop_ids,
+                             actor_lora=lora, temperature=config.temperature,
+                             gradient_checkpointing=config.gradient_checkpointing).to(device)
+        self.codec = TextCodec(self.loaded.tokenizer, config.context_window - config.max_new_tokens)
+
+        self._set_up_data()
+        self.actor_optimizer, self.critic_optimizer = make_optimizers(self.policy, config.lr, config.critic_lr)
+        settings = PPOSettings(
+            algorithm=config.algorithm_name, ppo_epoch=config.ppo_epoch, num_mini_batch=config.num_mini_batch,
+            gradient_cp_steps=config.gradient_cp_steps, clip_param=config.clip_param, value_clip=config.value_clip,
+            entropy_coef=config.entropy_coef, kl_coef=config.kl_coef, value_loss_coef=config.value_loss_coef,
+            huber_delta=config.huber_delta if config.use_huber_loss else None,
+            max_grad_norm=config.max_grad_norm, target_kl=config.target_kl)
+        self.trainer = PPOTrainer(self.policy, settings, self.actor_optimizer, self.critic_optimizer,
+                                  reduce_mean=self._reduce_mean)
+        # Per-process randomness of the run: task draws and minibatch order, and sampling.
+        self.rng = np.random.default_rng([config.seed, self.rank])
+        self.sampling = torch.Generator(device=device)
+        self.sampling.manual_seed(config.seed * 100_003 + self.rank)
+        self.iteration = 0
+        self.samples = 0
+        self.writer = None
+        if config.resume:
+            self._resume(config.resume)
+        else:
+            self.run_dir = self._new_run_dir()
+            self._warm_up()
+
+    # ---- set-up -------------------------------------------------------------------------
+    def _set_up_data(self) -> None:
+        c = self.config
+        embedded_data = not c.dataset_path
+        self.train_path = Path(c.dataset_path) if c.dataset_path else TINY_TRAIN
+        eval_path = Path(c.eval_dataset_path) if c.eval_dataset_path else (TINY_EVAL if embedded_data else None)
+        self.envs = [self._make_env(self.train_path) for _ in range(c.n_rollout_threads)]
+        count = len(self.envs[0].unwrapped.tasks)
+        if eval_path is not None:
+            self.train_indices = list(range(count))
+            self.eval_path = eval_path
+            self.eval_indices = list(range(len(self._make_env(eval_path).unwrapped.tasks)))
+        else:
+            self.train_indices, self.eval_indices = split_indices(count, c.eval_fraction, seed=0)
+            self.eval_path = self.train_path
+        if c.eval_episodes > 0:
+            self.eval_indices = self.eval_indices[: c.eval_episodes]
+        self.eval_envs: list[gym.Env] = []
+
+    def _make_env(self, path: Path) -> gym.Env:
+        return gym.make(self.config.env_name, dataset_path=str(path), reward=self.config.reward,
+                        renderer=self.loaded.renderer, system_prompt=self.loaded.system_prompt)
+
+    def _new_run_dir(self) -> Path:
+        from accelerate.utils import broadcast_object_list
+
+        c = self.config
+        holder = [None]
+        if self.is_main:
+            dataset = c.dataset_name or self.train_path.stem
+            parent = run_parent(c.results_dir, c.experiment_name, self.loaded.label, dataset, c.algorithm_name)
+            run_dir = new_run_dir(parent)
+            write_args(run_dir, {**to_dict(c), "world_size": self.world})
+            holder = [str(run_dir)]
+        if self.world > 1:
+            broadcast_object_list(holder)
+        return Path(holder[0])
+
+    def _warm_up(self) -> None:
+        c = self.config
+        if c.warmup_steps <= 0:
+            return
+        examples = ground_truth_examples(self.train_path, self.loaded.tokenizer, self.loaded.renderer,
+                                         self.loaded.system_prompt, self.codec.context_limit, self.train_indices)
+        batch = max(1, math.ceil(c.n_rollout_threads / c.gradient_cp_steps))
+        losses = supervised_steps(lambda b: self.policy.token_logprobs(b)[0], self.policy.actor_parameters(),
+                                  examples, steps=c.warmup_steps, batch_size=batch, lr=c.warmup_lr,
+                                  pad_id=self.policy.pad_id, device=self.policy.device, seed=c.seed)
+        if losses:
+            self.log(f"actor warm-up: {len(losses)} steps, loss {losses[0]:.3f} -> {losses[-1]:.3f}")
+
+    def _resume(self, path: str) -> None:
+        import json
+
+        checkpoint = ckpt.latest_checkpoint(path)
+        if checkpoint is None:
+            raise FileNotFoundError(f"no checkpoint found at {path}")
+        self.run_dir = ckpt.run_dir_of(checkpoint)
+        saved = json.loads((self.run_dir / "args.json").read_text())
+        changed = [k for k in _RESUME_FIXED if k in saved and saved[k] != getattr(self.config, k)]
+        if changed:
+            raise ValueError(f"--resume: these flags differ from the run's args.json: {changed}")
+        state = ckpt.load_model_state(checkpoint, self.policy, self.actor_optimizer, self.critic_optimizer)
+        self.iteration, self.samples = int(state["iteration"]), int(state["samples"])
+        extra = ckpt.load_rng(checkpoint, self.rank)
+        self.rng.bit_generator.state = extra["tasks"]
+        self.sampling.set_state(extra["sampling"].to(self.sampling.device) if self.sampling.device.type != "cpu"
+                                else extra["sampling"])
+        if self.is_main:
+            truncate_metrics(self.run_dir, self.iteration)
+        self.log(f"resumed from {checkpoint} at iteration {self.iteration}")
+
+    # ---- distributed helpers ------------------------------------------------------------
+    def _reduce_mean(self, tensor: torch.Tensor) -> torch.Tensor:
+        if self.world == 1:
+            return tensor
+        return self.accelerator.reduce(tensor, reduction="mean")
+
+    def _merge(self, sums: dict[str, float]) -> dict[str, float]:
+        """Add up per-process sums (keys may differ between processes)."""
+        if self.world == 1:
+            return sums
+        from accelerate.utils import gather_object
+
+        merged: dict[str, float] = {}
+        for part in gather_object([sums]):
+            for key, value in part.items():
+                merged[key] = merged.get(key, 0.0) + value
+        return merged
+
+    # ---- the loop -----------------------------------------------------------------------
+    @property
+    def total_iterations(self) -> int:
+        c = self.config
+        return max(1, c.num_env_steps // (c.n_rollout_threads * c.episode_length * self.world))
+
+    def run(self) -> Path:
+        from tqdm.auto import tqdm
+
+        c = self.config
+        total = self.total_iterations
+        bar = tqdm(total=total, initial=self.iteration, disable=not (self.is_main and c.progress),
+                   desc=f"{c.algorithm_name}", unit="it", dynamic_ncols=True)
+        while self.iteration < total:
+            metrics = self.train_iteration()
+            if c.eval_interval > 0 and (self.iteration % c.eval_interval == 0 or self.iteration == total):
+                metrics.update(self.evaluate())
+            if self.iteration % c.log_interval == 0 or self.iteration == total:
+                self._log(metrics)
+            if self.iteration % c.save_interval == 0 or self.iteration == total:
+                self.save()
+            bar.update(1)
+            bar.set_postfix(reward=f"{metrics['rollout/reward']:.3f}",
+                            **({"eval": f"{metrics['eval/reward']:.3f}"} if "eval/reward" in metrics else {}))
+        bar.close()
+        if self.writer is not None:
+            self.writer.close()
+        return self.run_dir
+
+    def _next_task(self, thread: int) -> int:
+        return int(self.train_indices[int(self.rng.integers(len(self.train_indices)))])
+
+    def train_iteration(self) -> dict[str, float]:
+        c = self.config
+        started = time.perf_counter()
+        rollout = play(self.envs, self.policy, self.codec, self._next_task, max_new_tokens=c.max_new_tokens,
+                       actions_per_env=c.episode_length, generator=self.sampling)
+        chunk = max(1, math.ceil(len(rollout.actions) / (c.num_mini_batch * c.gradient_cp_steps)))
+        scoring_started = time.perf_counter()
+        buffer = score_rollout(self.policy, rollout, chunk)
+        last_values = bootstrap_values(self.policy, rollout, chunk)
+        compute_advantages(buffer, rollout, last_values, c.algorithm_name, c.gamma, c.gae_lambda)
+        update_started = time.perf_counter()
+        train_actor = self.iteration >= c.critic_warmup_iters
+        update = self.trainer.update(buffer, self.rng, train_actor=train_actor)
+        finished = time.perf_counter()
+
+        sums = rollout_stats(rollout, "rollout")
+        sums.update(explained_variance_sums(buffer))
+        sums["perf/generated_tokens"] = float(rollout.generated_tokens)
+        merged = self._merge(sums)
+        metrics = means(merged)
+        metrics.update({f"train/{k}": v for k, v in update.items()})
+        metrics["train/explained_variance"] = explained_variance(merged)
+        seconds = finished - started
+        samples = int(merged["rollout/reward:n"])  # actions taken by all processes
+        self.samples += samples
+        self.iteration += 1
+        metrics.update({
+            "perf/iteration_seconds": seconds,
+            "perf/rollout_seconds": scoring_started - started,
+            "perf/update_seconds": finished - update_started,
+            "perf/samples_per_second": samples / seconds,
+            "perf/generated_tokens_per_second": merged["perf/generated_tokens"] / max(scoring_started - started, 1e-9),
+            "perf/memory_mb": _memory_mb(self.policy.device),
+            "progress/samples": float(self.samples),
+        })
+        return metrics
+
+    @torch.no_grad()
+    def evaluate(self) -> dict[str, float]:
+        """Greedy answers on the held-out tasks (split across processes)."""
+        if not self.eval_indices:
+            return {}
+        mine = deque(self.eval_indices[self.rank::self.world])
+        needed = min(self.config.n_rollout_threads, max(1, len(mine)))
+        while len(self.eval_envs) < needed:
+            self.eval_envs.append(self._make_env(self.eval_path))
+        rollout = play(self.eval_envs[:needed], self.policy, self.codec,
+                       lambda thread: mine.popleft() if mine else None,
+                       max_new_tokens=self.config.max_new_tokens, greedy=True)
+        return means(self._merge(rollout_stats(rollout, "eval")))
+
+    def _log(self, metrics: dict[str, float]) -> None:
+        if not self.is_main:
+            return
+        if self.writer is None:
+            from torch.utils.tensorboard import SummaryWriter
+
+            # purge_step drops events a crashed run wrote after the checkpoint we resumed from.
+            self.writer = SummaryWriter(str(self.run_dir / "logs"), purge_step=self.samples if self.config.resume else None)
+        for key, value in metrics.items():
+            if isinstance(value, float) and math.isfinite(value):
+                self.writer.add_scalar(key, value, self.samples)
+        self.writer.flush()
+        append_metrics(self.run_dir, {"iteration": self.iteration, "samples": self.samples, **metrics})
+
+    def save(self) -> Path:
+        checkpoints = self.run_dir / "checkpoints"
+        stage = ckpt.staging_dir(checkpoints, self.iteration)
+        if self.is_main:
+            state = {"iteration": self.iteration, "samples": self.samples, "world_size": self.world,
+                     "algorithm": self.config.algorithm_name}
+            ckpt.write_model_state(stage, self.policy, self.actor_optimizer, self.critic_optimizer, state)
+        self.accelerator.wait_for_everyone()
+        ckpt.write_rng(stage, self.rank, {"tasks": self.rng.bit_generator.state,
+                                          "sampling": self.sampling.get_state()})
+        self.accelerator.wait_for_everyone()
+        final = checkpoints / ckpt.checkpoint_name(self.iteration)
+        if self.is_main:
+            ckpt.publish(stage, self.iteration)
+        self.accelerator.wait_for_everyone()
+        return final
+
+
+def _memory_mb(device: torch.device) -> float:
+    if device.type == "cuda":
+        return torch.cuda.max_memory_allocated(device) / 2**20
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # Linux reports KiB

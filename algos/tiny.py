@@ -1,0 +1,185 @@
+"""The embedded default model: a tiny Qwen2-shaped LM and its tokenizer, built offline.
+
+Nothing is downloaded. The tokenizer is a byte-level BPE trained with ``tokenizers`` on the
+bundled dataset's prompts and answers; the model is a Qwen2 config built in code, then given
+a short supervised pretraining on the bundled training split's ground truth so that it is
+partly right before RL starts. Both are cached (``.cache/fcenv/tiny-<key>/`` in the
+repository by default) under a key that covers every input, so a second run loads them in
+a second and any change to the data, prompt or settings builds afresh. The build is
+deterministic: fixed seeds, a fixed data order.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+TINY_DATA_DIR = REPO_ROOT / "datasets" / "tiny"
+TINY_TRAIN = TINY_DATA_DIR / "tiny_train.json"
+TINY_EVAL = TINY_DATA_DIR / "tiny_eval.json"
+DEFAULT_CACHE_DIR = REPO_ROOT / ".cache" / "fcenv"
+TINY_MODEL_NAME = "tiny-qwen2"
+BUILD_VERSION = 1
+
+# A short prompt keeps contexts small enough for CPU training; "{functions}" is where the
+# env puts the JSON docs.
+TINY_SYSTEM_PROMPT = "Answer with function calls, like [f(x=1)].\nFunctions:\n{functions}"
+END, PAD = "<|end|>", "<|pad|>"
+SPECIAL_TOKENS = [END, PAD, "<|system|>", "<|user|>", "<|assistant|>", "<|tool|>"]
+CHAT_TEMPLATE = (
+    "{% for message in messages %}"
+    "{{ '<|' + message['role'] + '|>' + message['content'] + '<|end|>' }}"
+    "{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<|assistant|>' }}{% endif %}"
+)
+
+
+@dataclass(frozen=True)
+class TinySpec:
+    vocab_size: int = 2048
+    hidden_size: int = 128
+    intermediate_size: int = 384
+    num_layers: int = 4
+    num_heads: int = 4
+    num_kv_heads: int = 2
+    max_positions: int = 1024
+    pretrain_steps: int = 150
+    pretrain_batch: int = 16
+    pretrain_lr: float = 3e-3
+    seed: int = 1234
+
+
+def tokenizer_corpus(dataset_path: Path = TINY_TRAIN) -> list[str]:
+    """The texts the tokenizer learns from: every prompt and answer of the training split,
+    written the way the env writes them."""
+    from fcenv.data import load_tasks
+    from fcenv.prompts import hinted_functions, system_prompt
+
+    from algos.warmup import answer_text
+
+    texts = []
+    for task in load_tasks(dataset_path):
+        texts.append(system_prompt(hinted_functions(task.functions, task.language), TINY_SYSTEM_PROMPT))
+        texts += [m["content"] for turn in task.question for m in turn]
+        if task.kind == "ast":
+            texts.append(answer_text(task.ground_truth))
+    return texts
+
+
+def train_tokenizer(corpus: list[str], vocab_size: int):
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    core = Tokenizer(models.BPE())
+    # Words (an optional leading space, underscores kept so function names stay whole),
+    # single digits (numbers are copied digit by digit from question to call) and runs of
+    # everything else (JSON punctuation and indentation become a handful of tokens).
+    words_digits_rest = Regex(r"\s?[\p{L}_]+|\p{N}|[^\p{L}\p{N}_]+")
+    core.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(words_digits_rest, behavior="isolated"),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+    ])
+    core.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, min_frequency=2, special_tokens=SPECIAL_TOKENS,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    core.train_from_iterator(corpus, trainer=trainer)
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=core, eos_token=END, pad_token=PAD,
+                                        padding_side="left")
+    tokenizer.chat_template = CHAT_TEMPLATE
+    return tokenizer
+
+
+def tiny_config(tokenizer, spec: TinySpec):
+    from transformers import Qwen2Config
+
+    return Qwen2Config(
+        vocab_size=len(tokenizer),
+        hidden_size=spec.hidden_size,
+        intermediate_size=spec.intermediate_size,
+        num_hidden_layers=spec.num_layers,
+        num_attention_heads=spec.num_heads,
+        num_key_value_heads=spec.num_kv_heads,
+        max_position_embeddings=spec.max_positions,
+        tie_word_embeddings=True,
+        attention_dropout=0.0,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=None,
+    )
+
+
+def chat_renderer(tokenizer) -> Callable[[list[dict]], str]:
+    """The env's ``renderer``: the tokenizer's own chat template, ending where the model answers."""
+
+    def render(messages: list[dict]) -> str:
+        return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+
+    return render
+
+
+def cache_key(corpus: list[str], spec: TinySpec) -> str:
+    digest = hashlib.sha256()
+    payload = {"version": BUILD_VERSION, "spec": asdict(spec), "prompt": TINY_SYSTEM_PROMPT,
+               "template": CHAT_TEMPLATE, "torch": torch.__version__.split("+")[0]}
+    digest.update(json.dumps(payload, sort_keys=True).encode())
+    for text in corpus:
+        digest.update(text.encode())
+        digest.update(b"\0")
+    return digest.hexdigest()[:16]
+
+
+def build_tiny(
+    cache_dir: Path | str = DEFAULT_CACHE_DIR,
+    spec: TinySpec = TinySpec(),
+    dataset_path: Path = TINY_TRAIN,
+    log: Callable[[str], None] = print,
+) -> Path:
+    """Return the folder of the cached tiny model and tokenizer, building it if needed."""
+    corpus = tokenizer_corpus(dataset_path)
+    target = Path(cache_dir) / f"tiny-{cache_key(corpus, spec)}"
+    if (target / "config.json").exists():
+        return target
+    log(f"building the embedded tiny model in {target} (once; later runs load it)")
+    tokenizer = train_tokenizer(corpus, spec.vocab_size)
+    model = _pretrained_model(tokenizer, spec, dataset_path, log)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".tiny-", dir=target.parent))
+    try:
+        tokenizer.save_pretrained(staging)
+        model.save_pretrained(staging)
+        try:
+            staging.rename(target)  # atomic: a reader sees a complete folder or none
+        except OSError:
+            if not (target / "config.json").exists():  # not a concurrent build that won
+                raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
+def _pretrained_model(tokenizer, spec: TinySpec, dataset_path: Path, log: Callable[[str], None]):
+    from transformers import Qwen2ForCausalLM
+
+    from algos.warmup import ground_truth_examples, plain_logprobs, supervised_steps
+
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(spec.seed)
+        model = Qwen2ForCausalLM(tiny_config(tokenizer, spec))
+        examples = ground_truth_examples(dataset_path, tokenizer, chat_renderer(tokenizer), TINY_SYSTEM_PROMPT,
+                                         spec.max_positions - 64)
+        model.train()
+        losses = supervised_steps(
+            lambda batch: plain_logprobs(model, batch), list(model.parameters()), examples,
+            steps=spec.pretrain_steps, batch_size=spec.pretrain_batch, lr=spec.pretrain_lr,
+            pad_id=tokenizer.pad_token_id, device="cpu", seed=spec.seed)
+    if losses:
+        log(f"tiny model pretrained: {len(losses)} steps, loss {losses[0]:.3f} -> {losses[-1]:.3f}")
+    return model.eval()

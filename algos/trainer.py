@@ -1,0 +1,195 @@
+"""The PPO update: epochs over the buffer, minibatches, gradient accumulation, clipping.
+
+TPPO's surrogate is per token (ratio of token probabilities, BAD advantage of the token);
+APPO's is per action (ratio of whole-action probabilities, one GAE advantage per action).
+Both add the entropy bonus and the KL penalty to the reference policy per token, and train
+the critic with a clipped value loss on the entries that have a target. Advantages are
+whitened once per iteration over the real entries of every process's buffer.
+
+With several processes each one updates on its own buffer; gradients are averaged across
+processes (``reduce_mean``) before clipping, so the replicas stay identical.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from algos.batching import pack
+from algos.buffer import Buffer
+from algos.losses import (approx_kl, clipped_policy_loss, clipped_value_loss, masked_sum, normalize,
+                          reference_kl)
+from algos.policy import Policy
+
+ReduceFn = Callable[[torch.Tensor], torch.Tensor]
+
+
+@dataclass
+class PPOSettings:
+    algorithm: str = "TPPO"
+    ppo_epoch: int = 2
+    num_mini_batch: int = 1
+    gradient_cp_steps: int = 1
+    clip_param: float = 0.2
+    value_clip: float = 0.2
+    entropy_coef: float = 0.0
+    kl_coef: float = 0.02
+    value_loss_coef: float = 1.0
+    huber_delta: float | None = None
+    max_grad_norm: float = 1.0
+    target_kl: float = 0.0
+
+
+def _local(t: torch.Tensor) -> torch.Tensor:
+    return t
+
+
+def make_optimizers(policy: Policy, lr: float, critic_lr: float) -> tuple[torch.optim.Optimizer, torch.optim.Optimizer]:
+    # One optimizer per role, over parameter lists fixed at construction: which adapter
+    # PEFT has active never changes what each optimizer owns.
+    actor = torch.optim.AdamW(policy.actor_parameters(), lr=lr, eps=1e-5, weight_decay=0.0)
+    critic = torch.optim.AdamW(policy.critic_parameters(), lr=critic_lr, eps=1e-5, weight_decay=0.0)
+    return actor, critic
+
+
+class PPOTrainer:
+    def __init__(
+        self,
+        policy: Policy,
+        settings: PPOSettings,
+        actor_optimizer: torch.optim.Optimizer,
+        critic_optimizer: torch.optim.Optimizer,
+        reduce_mean: ReduceFn = _local,
+    ):
+        self.policy = policy
+        self.settings = settings
+        self.actor_optimizer = actor_optimizer
+        self.critic_optimizer = critic_optimizer
+        self.reduce_mean = reduce_mean
+
+    # ---- statistics across processes ----------------------------------------------------
+    def _global_moments(self, values: torch.Tensor, mask: torch.Tensor) -> tuple[float, float]:
+        sums = torch.stack([masked_sum(values, mask), masked_sum(values.pow(2), mask), mask.sum()]).double()
+        total, squares, count = (self.reduce_mean(sums.to(self.policy.device)).cpu()).tolist()
+        if count <= 0:
+            return 0.0, 1.0
+        mean = total / count
+        return mean, max(squares / count - mean * mean, 0.0) ** 0.5
+
+    def _sync_and_clip(self, params: list[torch.nn.Parameter]) -> float:
+        grads = [p.grad if p.grad is not None else torch.zeros_like(p) for p in params]
+        flat = torch.cat([g.reshape(-1) for g in grads])
+        flat = self.reduce_mean(flat)
+        offset = 0
+        for p, g in zip(params, grads):
+            p.grad = flat[offset:offset + g.numel()].view_as(p).to(p.dtype)
+            offset += g.numel()
+        limit = self.settings.max_grad_norm if self.settings.max_grad_norm > 0 else float("inf")
+        return float(torch.nn.utils.clip_grad_norm_(params, limit))
+
+    # ---- the update -------------------------------------------------------------------
+    def update(self, buffer: Buffer, rng: np.random.Generator, train_actor: bool = True) -> dict[str, float]:
+        s = self.settings
+        per_token = s.algorithm == "TPPO"
+        adv_mask = buffer.action_mask if per_token else buffer.value_mask
+        mean, std = self._global_moments(buffer.advantages, adv_mask)
+        advantages = normalize(buffer.advantages, buffer.action_mask, mean, std)
+        totals: dict[str, float] = defaultdict(float)
+        weights: dict[str, float] = defaultdict(float)
+        for _ in range(s.ppo_epoch):
+            epoch_kl, epoch_count = 0.0, 0.0
+            order = rng.permutation(len(buffer))
+            for minibatch in np.array_split(order, s.num_mini_batch):
+                stats = self._critic_step(buffer, minibatch)
+                if train_actor:
+                    stats.update(self._actor_step(buffer, advantages, minibatch))
+                    epoch_kl += stats["approx_kl"] * stats["_tokens"]
+                    epoch_count += stats["_tokens"]
+                for key, value in stats.items():
+                    if not key.startswith("_"):
+                        weight = stats["_tokens"] if key in ("approx_kl", "clip_fraction", "entropy", "kl_ref") else 1.0
+                        totals[key] += value * weight
+                        weights[key] += weight
+            if train_actor and s.target_kl > 0:
+                pair = self.reduce_mean(torch.tensor([epoch_kl, epoch_count], dtype=torch.float64,
+                                                     device=self.policy.device)).tolist()
+                if pair[1] > 0 and pair[0] / pair[1] > s.target_kl:
+                    break
+        return {k: totals[k] / weights[k] for k in totals if weights[k] > 0}
+
+    def _chunks(self, minibatch: np.ndarray) -> list[np.ndarray]:
+        return [c for c in np.array_split(minibatch, self.settings.gradient_cp_steps) if len(c)]
+
+    def _batch(self, buffer: Buffer, rows: np.ndarray):
+        return pack([buffer.contexts[i] for i in rows], [buffer.actions[i] for i in rows],
+                    self.policy.pad_id, self.policy.device)
+
+    def _critic_step(self, buffer: Buffer, minibatch: np.ndarray) -> dict[str, float]:
+        s = self.settings
+        params = self.policy.critic_parameters()
+        self.critic_optimizer.zero_grad(set_to_none=True)
+        denominator = float(buffer.value_mask[minibatch].sum().clamp(min=1.0))
+        loss_total = 0.0
+        for rows in self._chunks(minibatch):
+            batch = self._batch(buffer, rows)
+            k = batch.action_width
+            device = self.policy.device
+            values = self.policy.token_values(batch)[:, :k]
+            per_entry = clipped_value_loss(values, buffer.values[rows, :k].to(device), buffer.returns[rows, :k].to(device),
+                                           s.value_clip, s.huber_delta)
+            loss = s.value_loss_coef * masked_sum(per_entry, buffer.value_mask[rows, :k].to(device)) / denominator
+            loss.backward()
+            loss_total += float(loss.detach())
+        grad_norm = self._sync_and_clip(params)
+        self.critic_optimizer.step()
+        return {"value_loss": loss_total, "critic_grad_norm": grad_norm}
+
+    def _actor_step(self, buffer: Buffer, advantages: torch.Tensor, minibatch: np.ndarray) -> dict[str, float]:
+        s = self.settings
+        params = self.policy.actor_parameters()
+        self.actor_optimizer.zero_grad(set_to_none=True)
+        tokens = float(buffer.action_mask[minibatch].sum().clamp(min=1.0))
+        actions = float(max(len(minibatch), 1))
+        sums = defaultdict(float)
+        for rows in self._chunks(minibatch):
+            batch = self._batch(buffer, rows)
+            k = batch.action_width
+            device = self.policy.device
+            mask = batch.action_mask
+            logp, entropy = self.policy.token_logprobs(batch, with_entropy=True)
+            old = buffer.old_logprobs[rows, :k].to(device)
+            ref = buffer.ref_logprobs[rows, :k].to(device)
+            adv = advantages[rows, :k].to(device)
+            if s.algorithm == "TPPO":
+                surrogate, clipped = clipped_policy_loss(logp, old, adv, s.clip_param)
+                policy_loss = masked_sum(surrogate, mask) / tokens
+                sums["clip_fraction"] += float(masked_sum(clipped, mask))
+            else:
+                # One ratio per action: the product of its token ratios.
+                surrogate, clipped = clipped_policy_loss((logp * mask).sum(1), (old * mask).sum(1), adv[:, 0],
+                                                         s.clip_param)
+                policy_loss = surrogate.sum() / actions
+                sums["clip_fraction"] += float((clipped[:, None] * mask).sum())
+            entropy_mean = masked_sum(entropy, mask) / tokens
+            kl_ref = masked_sum(reference_kl(logp, ref), mask) / tokens
+            loss = policy_loss - s.entropy_coef * entropy_mean + s.kl_coef * kl_ref
+            loss.backward()
+            sums["policy_loss"] += float(policy_loss.detach())
+            sums["entropy"] += float(entropy_mean.detach()) * tokens
+            sums["kl_ref"] += float(kl_ref.detach()) * tokens
+            sums["approx_kl"] += float(masked_sum(approx_kl(logp.detach(), old), mask))
+        grad_norm = self._sync_and_clip(params)
+        self.actor_optimizer.step()
+        return {
+            "policy_loss": sums["policy_loss"],
+            "actor_grad_norm": grad_norm,
+            "entropy": sums["entropy"] / tokens,
+            "kl_ref": sums["kl_ref"] / tokens,
+            "approx_kl": sums["approx_kl"] / tokens,
+            "clip_fraction": sums["clip_fraction"] / tokens,
+            "_tokens": tokens,
+        }

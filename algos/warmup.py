@@ -1,0 +1,122 @@
+"""Supervised warm-up on ground truth: the answer text of a task and a few SFT steps.
+
+Used twice: to pretrain the embedded tiny model (all its weights) and, on request, to warm
+up the actor adapter of any model before RL. The loss is the mean negative log-likelihood
+of the answer tokens (the end-of-turn token included) given the prompt the env renders.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+
+from algos.batching import TokenBatch, pack
+
+LogprobFn = Callable[[TokenBatch], torch.Tensor]
+Example = tuple[list[int], list[int]]  # (context tokens, answer tokens)
+
+
+def _value_text(value: Any) -> str:
+    return repr(value)
+
+
+def answer_text(ground_truth: list[dict[str, dict[str, list[Any]]]]) -> str:
+    """A single-turn BFCL possible answer as the call list a model should write: the first
+    acceptable value of each parameter, parameters whose first choice is "" left out."""
+    calls = []
+    for call in ground_truth:
+        for name, params in call.items():
+            args = [f"{key}={_value_text(choices[0])}" for key, choices in params.items()
+                    if choices and choices[0] != ""]
+            calls.append(f"{name}({', '.join(args)})")
+    return "[" + ", ".join(calls) + "]"
+
+
+def plain_logprobs(model: torch.nn.Module, batch: TokenBatch) -> torch.Tensor:
+    """Answer-token log-probs of a plain causal LM (no adapters, temperature 1)."""
+    out = model(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
+                position_ids=batch.position_ids, use_cache=False)
+    start = batch.context_length - 1
+    logits = out.logits[:, start:start + batch.action_width].float()
+    logp = torch.log_softmax(logits, -1).gather(-1, batch.action_ids.unsqueeze(-1)).squeeze(-1)
+    return logp * batch.action_mask
+
+
+def supervised_steps(
+    logprob_fn: LogprobFn,
+    params: Sequence[torch.nn.Parameter],
+    examples: Sequence[Example],
+    *,
+    steps: int,
+    batch_size: int,
+    lr: float,
+    pad_id: int,
+    device: torch.device | str,
+    seed: int,
+    max_grad_norm: float = 1.0,
+    on_step: Callable[[int, float], None] | None = None,
+) -> list[float]:
+    """Run ``steps`` AdamW steps of answer-token NLL; returns the loss of each step.
+
+    The learning rate warms up linearly over the first tenth of the steps, then decays
+    linearly to a tenth of ``lr``: a short run still ends on a small step size.
+    """
+    if steps <= 0 or not examples:
+        return []
+    optimizer = torch.optim.AdamW(params, lr=lr, weight_decay=0.0)
+    warm = max(1, steps // 10)
+
+    def scale(step: int) -> float:
+        if step < warm:
+            return (step + 1) / warm
+        return 1.0 - 0.9 * (step - warm) / max(1, steps - warm)
+
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, scale)
+    order = random.Random(seed)
+    pool: list[int] = []
+    losses = []
+    for step in range(steps):
+        if len(pool) < batch_size:
+            fresh = list(range(len(examples)))
+            order.shuffle(fresh)
+            pool += fresh
+        chosen, pool = pool[:batch_size], pool[batch_size:]
+        batch = pack([examples[i][0] for i in chosen], [examples[i][1] for i in chosen], pad_id, device)
+        logp = logprob_fn(batch)
+        loss = -(logp.sum() / batch.action_mask.sum().clamp(min=1.0))
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, max_grad_norm)
+        optimizer.step()
+        schedule.step()
+        losses.append(float(loss.detach()))
+        if on_step is not None:
+            on_step(step, losses[-1])
+    return losses
+
+
+def ground_truth_examples(dataset_path, tokenizer, renderer: Callable | None, system_prompt: str | None,
+                          context_limit: int, indices: Sequence[int] | None = None) -> list[Example]:
+    """(prompt tokens, answer tokens + end token) for the single-turn AST tasks of a file,
+    with the prompt exactly as the env renders it and cut from the left as in rollouts."""
+    import gymnasium as gym
+
+    import fcenv
+    from algos.rollout import TextCodec
+
+    codec = TextCodec(tokenizer, context_limit)
+    env = gym.make(fcenv.ENV_ID, dataset_path=str(dataset_path), renderer=renderer, system_prompt=system_prompt)
+    tasks = env.unwrapped.tasks
+    examples = []
+    for index in indices if indices is not None else range(len(tasks)):
+        task = tasks[index]
+        if task.kind != "ast" or not task.ground_truth:
+            continue
+        observation, _ = env.reset(options={"index": int(index)})
+        answer = tokenizer(answer_text(task.ground_truth), add_special_tokens=False).input_ids
+        examples.append((codec.encode(observation), answer + [tokenizer.eos_token_id]))
+    env.close()
+    return examples
