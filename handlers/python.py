@@ -69,9 +69,16 @@ def parse_expression(source: str) -> ast.expr:
     if len(source) > MAX_PLAIN_CHARS and sum(map(source.count, _SYNTAX_MARKS)) > MAX_SYNTAX_MARKS:
         raise DecodeError("text too large to parse")
     try:
+        if "\\" not in source:
+            return ast.parse(source, mode="eval").body
+    except SyntaxError:
+        pass  # maybe a parse-time warning turned into an error: retried below
+    except (ValueError, RecursionError, MemoryError) as exc:
+        raise DecodeError(f"{type(exc).__name__}: {exc}") from None
+    try:
         with warnings.catch_warnings():
-            # Invalid escapes warn at parse time; the reference ignores that, and a
-            # warnings-as-errors setting must not turn it into a failure here.
+            # Invalid escapes (and a few odd literals) warn while parsing; the reference
+            # ignores that, and a warnings-as-errors setting must not turn it into a failure.
             warnings.simplefilter("ignore")
             return ast.parse(source, mode="eval").body
     except (SyntaxError, ValueError, UnicodeError, RecursionError, MemoryError) as exc:
