@@ -37,7 +37,7 @@ from typing import Any
 
 from checkers import register_checker
 from checkers._bfcl_rules import Failure, check_type, check_value, resolve_type
-from checkers.result import CheckResult
+from checkers.result import CheckResult, LazyFacets
 from handlers.base import Call, DecodeError
 
 FACETS = ("decodable", "function_name", "required_args", "types", "values", "count")
@@ -58,12 +58,13 @@ def check(task: Any, decoded: list[Call] | DecodeError, *, underscore_to_dot: bo
     try:
         ast_check(task.functions, calls, task.ground_truth, language, task.category, underscore_to_dot)
     except Failure as failure:
-        return CheckResult(False, failure.error_type, failure.errors,
-                           facets(task.functions, calls, task.ground_truth, language, underscore_to_dot))
+        error_type, errors = failure.error_type, failure.errors
     except Exception as exc:  # BFCL's runner crashes here; no BFCL verdict exists
-        return CheckResult(False, f"checker_error:{type(exc).__name__}", [str(exc)],
-                           facets(task.functions, calls, task.ground_truth, language, underscore_to_dot))
-    return CheckResult(True, None, [], {name: 1.0 for name in FACETS})
+        error_type, errors = f"checker_error:{type(exc).__name__}", [str(exc)]
+    else:
+        return CheckResult(True, None, [], {name: 1.0 for name in FACETS})
+    return CheckResult(False, error_type, errors,
+                       LazyFacets(lambda: facets(task.functions, calls, task.ground_truth, language, underscore_to_dot)))
 
 
 def ast_check(functions: list[dict], calls: list[Call], answers: list[dict], language: str,

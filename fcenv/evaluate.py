@@ -82,7 +82,7 @@ def verdict(task: Task, result: Any, settings: EpisodeSettings, reward_fn: Rewar
         "valid": outcome.valid,
         "error_type": outcome.error_type,
         "reward": float(reward_fn(outcome)),
-        "facets": outcome.facets,
+        "facets": dict(outcome.facets),
     }
 
 
