@@ -13,8 +13,9 @@ the text:
 - values: constants as they are (``...`` becomes ``"..."``); a unary operator on a
   constant negates it, whatever the operator (BFCL's quirk: ``+1`` and ``~1`` give -1,
   ``not True`` gives -1); lists, dicts and tuples recursively (tuples stay tuples); names
-  as their identifier; a call without keyword arguments, and a subscript, as their source
-  text (``ast.unparse``); a call with keyword arguments as a nested ``{name: {...}}``;
+  as their identifier; a call without keyword arguments as its source text
+  (``ast.unparse``), a subscript as the source texts of its two parts (``x[(1, 2)]``); a call
+  with keyword arguments as a nested ``{name: {...}}``;
   an operator expression (``3 + 4``) as its value, computed by ``handlers.bounded_eval``
   where BFCL calls ``eval``; anything else fails.
 
@@ -30,6 +31,7 @@ this decoder always produces such a list when it succeeds.
 from __future__ import annotations
 
 import ast
+import re
 import warnings
 from typing import Any
 
@@ -43,6 +45,9 @@ from handlers.bounded_eval import evaluate
 MAX_PLAIN_CHARS = 50_000
 MAX_SYNTAX_MARKS = 50_000
 _SYNTAX_MARKS = ",([{=:.+-*/%&|^<>~@"
+# Parsing warns about invalid escapes (a backslash) and about a number run into a word
+# ("1if", "0x1for"); only texts that may do so pay for silencing warnings.
+_WARNING_PRONE = re.compile(r"[0-9][A-Za-z_]")
 
 
 @register_handler("python")
@@ -69,7 +74,7 @@ def parse_expression(source: str) -> ast.expr:
     if len(source) > MAX_PLAIN_CHARS and sum(map(source.count, _SYNTAX_MARKS)) > MAX_SYNTAX_MARKS:
         raise DecodeError("text too large to parse")
     try:
-        if "\\" not in source:
+        if "\\" not in source and not _WARNING_PRONE.search(source):
             return ast.parse(source, mode="eval").body
     except SyntaxError:
         pass  # maybe a parse-time warning turned into an error: retried below
@@ -128,7 +133,9 @@ def to_value(node: ast.expr) -> Any:
             return {call_name(node): call_arguments(node)}
         return source_text(node)
     if isinstance(node, ast.Subscript):
-        return source_text(node)
+        # BFCL prints the two parts separately, so ``x[1, 2]`` becomes ``x[(1, 2)]`` and
+        # ``(a + b)[0]`` loses its parentheses: ``a + b[0]``.
+        return f"{source_text(node.value)}[{source_text(node.slice)}]"
     raise DecodeError(f"Unsupported AST type: {type(node).__name__}")
 
 
