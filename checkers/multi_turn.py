@@ -21,10 +21,11 @@ ground-truth calls the model made with the same arguments).
 from __future__ import annotations
 
 from collections import Counter
+from functools import partial
 from typing import Any
 
 from checkers import register_checker
-from checkers.result import CheckResult
+from checkers.result import CheckResult, LazyFacets
 from fcenv.backends.travel_booking import share_long_context_cards
 from fcenv.multi_turn.executor import ToolSession, is_error_result, parse_call_text
 from handlers import Call, DecodeError
@@ -34,6 +35,7 @@ STATE_MISMATCH = "multi_turn:instance_state_mismatch"
 RESPONSE_MISMATCH = "multi_turn:execution_response_mismatch"
 FORCE_TERMINATED = "multi_turn:force_terminated"
 INFERENCE_ERROR = "multi_turn:inference_error"
+TURN_FACETS = ("executed", "matches_ground_truth", "state", "response")
 
 
 def state_mismatches(model: ToolSession, truth: ToolSession) -> list[dict[str, Any]]:
@@ -99,7 +101,7 @@ class Trajectory:
 
     def verdict(self, force_terminated: bool = False) -> CheckResult:
         """The entry's verdict so far: BFCL's, once every turn has ended."""
-        facets = _mean_facets(self.turn_verdicts)
+        facets = LazyFacets(partial(_mean_facets, list(self.turn_verdicts)))
         if force_terminated and self.turn < self.turns:
             return CheckResult(False, FORCE_TERMINATED, ["Model was force-terminated during inference phase."], facets)
         for index, turn in enumerate(self.turn_verdicts):
@@ -111,21 +113,13 @@ class Trajectory:
 
     def _judge(self, truth_calls: list[str], truth_results: list[str]) -> CheckResult:
         turn = self.turn
-        facets = {
-            "executed": _share(not is_error_result(r) for r in self.turn_results),
-            "matches_ground_truth": self._matched_share(truth_calls),
-            "state": 1.0,
-            "response": 1.0,
-        }
+        checked = bool(truth_calls and self.turn_calls)
+        mismatch = state_mismatches(self.model, self.truth) if checked else []
+        missing = missing_results(self.model_results, truth_results) if checked else []
+        facets = LazyFacets(partial(self._turn_facets, list(self.turn_calls), list(self.turn_results), truth_calls,
+                                    state=not mismatch, response=not missing))
         if truth_calls and not self.turn_calls:
-            facets.update(state=0.0, response=0.0)
             return CheckResult(False, EMPTY_TURN, [f"Model response list is empty for turn {turn}"], facets)
-        if not truth_calls:
-            return CheckResult(True, None, [], facets)
-        mismatch = state_mismatches(self.model, self.truth)
-        missing = missing_results(self.model_results, truth_results)
-        facets["state"] = 0.0 if mismatch else 1.0
-        facets["response"] = 0.0 if missing else 1.0
         if mismatch:
             name = mismatch[0]["class"]
             message = f"Model instance for {name} does not match the state with ground truth instance."
@@ -136,10 +130,21 @@ class Trajectory:
             return CheckResult(False, RESPONSE_MISMATCH, [message, {"missing_items": missing}], facets)
         return CheckResult(True, None, [], facets)
 
-    def _matched_share(self, truth_calls: list[str]) -> float:
+    def _turn_facets(self, calls: list[Call], results: list[str], truth_calls: list[str], *, state: bool,
+                     response: bool) -> dict[str, float]:
+        if truth_calls and not calls:  # the turn needed calls and got none: nothing is right
+            return dict.fromkeys(TURN_FACETS, 0.0)
+        return {
+            "executed": _share(not is_error_result(r) for r in results),
+            "matches_ground_truth": self._matched_share(calls, truth_calls),
+            "state": float(state),
+            "response": float(response),
+        }
+
+    def _matched_share(self, calls: list[Call], truth_calls: list[str]) -> float:
         if not truth_calls:
             return 1.0
-        made = Counter(self.model.canonical(c.name, [], dict(c.arguments)) for c in self.turn_calls)
+        made = Counter(self.model.canonical(c.name, [], dict(c.arguments)) for c in calls)
         matched = 0
         for text in truth_calls:
             key = self.truth.canonical(*parse_call_text(text))

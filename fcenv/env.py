@@ -189,7 +189,8 @@ class FunctionCallingEnv(gym.Env[str, str]):
         info: dict[str, Any] = {
             "id": task.id,
             "category": task.category,
-            "messages": copy.deepcopy(self._episode.messages),
+            # Messages hold only strings, so copying each dict is a full copy.
+            "messages": [dict(m) for m in self._episode.messages],
         }
         if outcome is not None:
             result: CheckResult = outcome.result

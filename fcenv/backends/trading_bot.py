@@ -13,7 +13,7 @@ import random
 from datetime import datetime, timedelta
 from typing import Any
 
-from fcenv.backends.long_context import filler
+from fcenv.backends.long_context import filler, filler_copy
 
 _API_DESCRIPTION = (
     "This tool belongs to the trading system, which allows users to trade stocks, manage their "
@@ -136,15 +136,15 @@ class TradingBot:
             return {"error": f"Stock with symbol '{symbol}' not found."}
         if self.long_context:
             info = self.stocks[symbol].copy()
-            info["MA(5)"] = copy.deepcopy(filler("MA_5_EXTENSION"))
-            info["MA(20)"] = copy.deepcopy(filler("MA_20_EXTENSION"))
+            info["MA(5)"] = filler_copy("MA_5_EXTENSION")
+            info["MA(20)"] = filler_copy("MA_20_EXTENSION")
             return info
         return self.stocks[symbol]
 
     def get_available_stocks(self, sector: str) -> dict:
         stocks = list(_SECTORS.get(sector, []))
         if self.long_context and sector in _SECTOR_FILLER:
-            stocks = stocks + copy.deepcopy(filler(_SECTOR_FILLER[sector]))
+            stocks = stocks + filler_copy(_SECTOR_FILLER[sector])
         return {"stock_list": stocks}
 
     def filter_stocks_by_price(self, stocks: list, min_price: float, max_price: float) -> dict:
@@ -185,7 +185,7 @@ class TradingBot:
         if self.long_context:
             # The reference returns a bare list here (not a dict), filler included.
             watch = self.watch_list.copy()
-            watch.extend(copy.deepcopy(filler("WATCH_LIST_EXTENSION")))
+            watch.extend(filler_copy("WATCH_LIST_EXTENSION"))
             return watch
         return {"watchlist": self.watch_list}
 
@@ -311,7 +311,7 @@ class TradingBot:
         ]
         if self.long_context:
             # The filler's timestamps carry microseconds; it is appended unfiltered.
-            history = history + copy.deepcopy(filler("TRANSACTION_HISTORY_EXTENSION"))
+            history = history + filler_copy("TRANSACTION_HISTORY_EXTENSION")
         return {"transaction_history": history}
 
     def trading_login(self, username: str, password: str) -> dict:

@@ -13,7 +13,7 @@ import copy
 import random
 from typing import Any
 
-from fcenv.backends.long_context import filler
+from fcenv.backends.long_context import filler, filler_copy
 
 _API_DESCRIPTION = (
     "This tool belongs to the vehicle control system, which allows users to control various "
@@ -211,7 +211,7 @@ class VehicleControlAPI:
         temperature = self._random.uniform(-10.0, 40.0)
         if self.long_context:
             return {
-                **copy.deepcopy(filler("LONG_WEATHER_EXTENSION")),
+                **filler_copy("LONG_WEATHER_EXTENSION"),
                 "outsideTemperature": temperature,
             }
         return {"outsideTemperature": temperature}
@@ -343,7 +343,7 @@ class VehicleControlAPI:
         else:
             reply["distance"] = distance
         if self.long_context:
-            reply["intermediaryCities"] = copy.deepcopy(filler("INTERMEDIARY_CITIES"))
+            reply["intermediaryCities"] = filler_copy("INTERMEDIARY_CITIES")
         return reply
 
     def get_zipcode_based_on_city(self, city: str) -> dict:

@@ -28,6 +28,7 @@ import inspect
 import json
 import math
 from collections.abc import Iterable
+from functools import lru_cache
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -78,8 +79,13 @@ def decode_step(text: str, handler: str = "python") -> list[Call]:
         return []
 
 
+@lru_cache(maxsize=8192)
 def parse_call_text(text: str) -> tuple[str, list[Any], dict[str, Any]]:
-    """A ground-truth call string (positional arguments allowed) as literal data."""
+    """A ground-truth call string (positional arguments allowed) as literal data.
+
+    Cached, since the same ground truth is run for every sample of an entry: callers must
+    not mutate what it returns (``ToolSession`` copies values before a method sees them).
+    """
     node = ast.parse(text.strip(), mode="eval").body
     if not isinstance(node, ast.Call):
         raise ValueError(f"not a call: {text!r}")
@@ -241,11 +247,18 @@ class ToolSession:
         if instance is None or any(isinstance(v, NestedCall) for v in kwargs.values()):
             return None
         try:
-            bound = inspect.signature(getattr(instance, name)).bind(*args, **kwargs)
+            bound = _signature(type(instance), name).bind(*args, **kwargs)
         except TypeError:
             return None
         bound.apply_defaults()
         return name, repr(sorted(bound.arguments.items(), key=lambda kv: kv[0]))
+
+
+@lru_cache(maxsize=None)
+def _signature(cls: type, name: str) -> inspect.Signature:
+    """A method's signature without ``self`` (inspect.signature is slow; methods never change)."""
+    parameters = list(inspect.signature(getattr(cls, name)).parameters.values())[1:]
+    return inspect.Signature(parameters)
 
 
 def _refused_name(name: str) -> str | None:

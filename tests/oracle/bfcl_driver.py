@@ -389,7 +389,37 @@ def op_time_ast(req):
     return {"seconds": time.perf_counter() - start, "calls": len(items) * req.get("repeat", 1)}
 
 
-HANDLERS = {"multi": op_multi, "prompt": op_prompt, "decode": op_decode, "single": op_single, "ast": op_ast, "execute": op_execute}
+def op_time_multi(req):
+    """Seconds BFCL's runner needs to evaluate the given multi-turn trajectories (decode every
+    step, then ``multi_turn_checker``), ``repeat`` times over."""
+    import time
+
+    from bfcl_eval.eval_checker.multi_turn_eval import multi_turn_utils
+    from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker import multi_turn_checker
+    from bfcl_eval.model_handler.utils import default_decode_execute_prompting
+
+    def decode(text):
+        try:
+            return default_decode_execute_prompting(text)
+        except Exception:
+            return []
+
+    elapsed = 0.0
+    for _ in range(req.get("repeat", 1)):
+        for item in req["items"]:
+            entry = item["entry"]
+            fresh_long_context()
+            tag = f"timed{next(_counter)}"
+            start = time.perf_counter()
+            decoded = [[d for d in map(decode, steps) if d] for steps in item["turns"]]
+            if len(decoded) == len(item["ground_truth"]):
+                multi_turn_checker(decoded, item["ground_truth"], entry, entry["id"].rsplit("_", 1)[0], tag)
+            elapsed += time.perf_counter() - start
+            for key in [k for k in vars(multi_turn_utils) if tag in k]:
+                delattr(multi_turn_utils, key)
+    return {"seconds": elapsed}
+
+HANDLERS = {"multi": op_multi, "time_multi": op_time_multi, "prompt": op_prompt, "decode": op_decode, "single": op_single, "ast": op_ast, "execute": op_execute}
 HANDLERS.update(convert=op_convert, ast_safe=op_ast_safe, single_safe=op_single_safe, time_single=op_time_single,
                 time_ast=op_time_ast)
 HANDLERS.update(decode_exact=op_decode_exact, time_decode=op_time_decode)
