@@ -14,10 +14,10 @@ the text:
   constant negates it, whatever the operator (BFCL's quirk: ``+1`` and ``~1`` give -1,
   ``not True`` gives -1); lists, dicts and tuples recursively (tuples stay tuples); names
   as their identifier; a call without keyword arguments as its source text
-  (``ast.unparse``), a subscript as the source texts of its two parts (``x[(1, 2)]``); a call
-  with keyword arguments as a nested ``{name: {...}}``;
-  an operator expression (``3 + 4``) as its value, computed by ``handlers.bounded_eval``
-  where BFCL calls ``eval``; anything else fails.
+  (``ast.unparse``); a subscript as the source texts of its two parts (``x[(1, 2)]``); a
+  call with keyword arguments as a nested ``{name: {...}}``; an operator expression
+  (``3 + 4``) as its value, computed by ``handlers.bounded_eval`` where BFCL calls ``eval``;
+  anything else fails.
 
 Texts longer than ``MAX_PLAIN_CHARS`` with more than ``MAX_SYNTAX_MARKS`` brackets,
 separators and operators are refused before parsing: Python needs seconds to build the
