@@ -112,7 +112,11 @@ class CallGenerator:
         for _ in range(100):
             call = self._draw(doc)
             if not reference_would_stall(call):
-                return call
+                break
+        # Names a call creates (files, contacts, ...) are worth reusing in later calls.
+        for value in list(call["args"]) + list(call["kwargs"].values()):
+            if isinstance(value, str) and 0 < len(value) < 60 and self.rng.random() < 0.5:
+                self.remember(value)
         return call
 
     def _draw(self, doc: dict | None) -> dict[str, Any]:

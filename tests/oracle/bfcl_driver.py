@@ -425,6 +425,76 @@ HANDLERS.update(convert=op_convert, ast_safe=op_ast_safe, single_safe=op_single_
 HANDLERS.update(decode_exact=op_decode_exact, time_decode=op_time_decode)
 
 
+_METHOD_DEFAULTS = {}
+
+
+def fresh_method_defaults():
+    """Put the reference classes' mutable default arguments back as they were at first use.
+
+    BFCL's TwitterAPI.post_tweet stores its default ``mentions`` list in the tweet, so a later
+    ``mention`` changes the default for every following call in the process. Restoring the
+    defaults makes every request behave as in a fresh BFCL process.
+    """
+    import importlib
+
+    for cls_name, module_name in BACKEND_MODULES.items():
+        cls = getattr(importlib.import_module(f"{FUNC_SOURCE}.{module_name}"), cls_name)
+        for attr, member in vars(cls).items():
+            defaults = getattr(member, "__defaults__", None)
+            if not defaults:
+                continue
+            key = (cls_name, attr)
+            if key not in _METHOD_DEFAULTS:
+                _METHOD_DEFAULTS[key] = copy.deepcopy(defaults)
+            member.__defaults__ = copy.deepcopy(_METHOD_DEFAULTS[key])
+
+
+def op_execute_turns(req):
+    """Like ``execute``, in a fresh-process state, with the calls split into turns:
+    {turns: [[call, ...], ...]} -> {results: [[str, ...] per turn], states: [{cls: state} per turn]}."""
+    import importlib
+    import inspect
+
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    from tests.oracle.state import public_state
+
+    fresh_long_context()
+    fresh_method_defaults()
+    instances = {}
+    for cls in req["involved_classes"]:
+        inst = getattr(importlib.import_module(f"{FUNC_SOURCE}.{BACKEND_MODULES[cls]}"), cls)()
+        if cls != "MathAPI":
+            inst._load_scenario(copy.deepcopy(req["initial_config"].get(cls, {})), long_context=req.get("long_context", False))
+        instances[cls] = inst
+    routes = {}
+    for inst in instances.values():
+        for name, _ in inspect.getmembers(inst, inspect.ismethod):
+            if not name.startswith("_"):
+                routes[name] = inst
+    results, states = [], []
+    for turn in req["turns"]:
+        turn_results = []
+        for call in turn:
+            inst = routes.get(call["name"])
+            if inst is None:
+                turn_results.append(f"Error during execution: name '{call['name']}' is not defined")
+                continue
+            try:
+                value = getattr(inst, call["name"])(*unjson(call.get("args", [])), **unjson(call.get("kwargs", {})))
+                turn_results.append(result_string(value))
+            except Exception as exc:
+                turn_results.append(f"Error during execution: {exc}")
+        results.append(turn_results)
+        try:
+            states.append({cls: public_state(inst) for cls, inst in instances.items()})
+        except RecursionError:  # a directory moved into itself: no finite state to report
+            states.append(None)
+    return {"results": results, "states": states}
+
+
+HANDLERS.update(execute_turns=op_execute_turns)
+
+
 def main():
     for line in sys.stdin:
         req = json.loads(line)
