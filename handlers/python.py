@@ -31,7 +31,6 @@ this decoder always produces such a list when it succeeds.
 from __future__ import annotations
 
 import ast
-import re
 import warnings
 from typing import Any
 
@@ -45,9 +44,6 @@ from handlers.bounded_eval import evaluate
 MAX_PLAIN_CHARS = 50_000
 MAX_SYNTAX_MARKS = 50_000
 _SYNTAX_MARKS = ",([{=:.+-*/%&|^<>~@"
-# Parsing warns about invalid escapes (a backslash) and about a number run into a word
-# ("1if", "0x1for"); only texts that may do so pay for silencing warnings.
-_WARNING_PRONE = re.compile(r"[0-9][A-Za-z_]")
 
 
 @register_handler("python")
@@ -74,16 +70,10 @@ def parse_expression(source: str) -> ast.expr:
     if len(source) > MAX_PLAIN_CHARS and sum(map(source.count, _SYNTAX_MARKS)) > MAX_SYNTAX_MARKS:
         raise DecodeError("text too large to parse")
     try:
-        if "\\" not in source and not _WARNING_PRONE.search(source):
-            return ast.parse(source, mode="eval").body
-    except SyntaxError:
-        pass  # maybe a parse-time warning turned into an error: retried below
-    except (ValueError, RecursionError, MemoryError) as exc:
-        raise DecodeError(f"{type(exc).__name__}: {exc}") from None
-    try:
         with warnings.catch_warnings():
-            # Invalid escapes (and a few odd literals) warn while parsing; the reference
-            # ignores that, and a warnings-as-errors setting must not turn it into a failure.
+            # Invalid escapes ("\d") and numbers run into keywords ("1if") warn while
+            # parsing; the reference ignores that, and a warnings-as-errors setting must not
+            # turn it into a failure (nor should model text print to stderr).
             warnings.simplefilter("ignore")
             return ast.parse(source, mode="eval").body
     except (SyntaxError, ValueError, UnicodeError, RecursionError, MemoryError) as exc:
