@@ -19,6 +19,12 @@ Behaves like ``default_decode_ast_prompting(text, ReturnFormat.JAVA)`` from bfcl
   without whitespace (``1 + 2`` gives ``1+2``); ``new T[n]`` without an initializer fails;
 - BFCL cuts every text out of the *decoded* string with tree-sitter's *byte* offsets, so
   after a non-ASCII character the texts shift; that is reproduced on purpose.
+
+Grammar versions differ (BFCL pins tree-sitter-java 0.21.0, ours is 0.23.5), but no
+difference in outcome was found on about 140,000 generated, corrupted and exotic texts once
+skipped characters (``ke\\y``) counted as errors (see ``tree_sitter_support``). Values nested
+more deeply than about 330 levels fail on both sides (Python's recursion limit), except
+``new A(new A(...))``, which BFCL renders up to about 990 levels.
 """
 
 from __future__ import annotations
