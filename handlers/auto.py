@@ -9,9 +9,9 @@ Rules, in order; the first that yields calls wins:
 3. BFCL's Python decoder on the whole text (``[f(a=1)]``, ``f(a=1)``, a plain ``` fence).
 4. The first fenced code block anywhere in the text (```` ```python ````, ```` ```json ````,
    or no tag), decoded as JSON if it is JSON, else as Python: prose around the fence is ignored.
-5. Python calls after prose: from the first line that starts like a call (``[`` or
-   ``name(``), the rest of the text, then that line alone; this is tried for the first
-   ``MAX_CANDIDATE_LINES`` such lines, so hostile text with many lines stays cheap.
+5. Python calls among lines of prose: for each line that starts like a call (``[`` or
+   ``name(``), the text from that line to the end, then that line alone; this is tried for
+   the first ``MAX_CANDIDATE_LINES`` such lines, so hostile text with many lines stays cheap.
 
 If nothing works, the failure of rule 3 is raised (BFCL's own verdict on the text).
 """
@@ -65,11 +65,12 @@ def _candidates(text: str):
     for index, line in enumerate(lines):
         if tried >= MAX_CANDIDATE_LINES:
             return
-        if index == 0 or not _CALL_START.match(line):
-            continue  # the first line starts the whole text, already tried
+        if not _CALL_START.match(line):
+            continue
         tried += 1
-        rest = "\n".join(lines[index:])
-        yield lambda rest=rest: decode_python(rest)
+        if index > 0:  # from the first line on, that is the whole text: already tried
+            rest = "\n".join(lines[index:])
+            yield lambda rest=rest: decode_python(rest)
         yield lambda line=line: decode_python(line)
 
 

@@ -208,6 +208,7 @@ def test_tool_call_blocks():
     ('Sure.\n```\n{"name": "f", "arguments": {"a": 1}}\n```', [("f", {"a": 1})]),
     ("I will call the tool now.\n[f(a=1), g(b=2)]", [("f", {"a": 1}), ("g", {"b": 2})]),
     ("Let me check.\nf(a=1)\nThat should do it.", [("f", {"a": 1})]),
+    ("[f(a=1)]\nThis looks up the weather.", [("f", {"a": 1})]),
 ])
 def test_auto_finds_the_calls(text, expected):
     assert calls(text, "auto") == expected
