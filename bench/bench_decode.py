@@ -3,8 +3,9 @@
 Run: ``python bench/bench_decode.py [--repeat 5]``. The reference is timed inside its own
 process by the oracle driver's ``time_decode`` op (``default_decode_ast_prompting`` on every
 text, failures included); ours is timed in this process through the registry
-(``handlers.decode``). Each side gets one warm-up pass, then ``--repeat`` timed passes of
-which the fastest counts (the machine is shared; the minimum is the least noisy figure).
+(``handlers.decode``). Each side gets one warm-up pass, then ``--repeat`` timed passes,
+the two sides taking turns, of which the fastest counts (on a shared machine the minimum is
+the least noisy figure, and taking turns exposes both sides to the same load).
 Prints one row per language: texts, share that decode, microseconds per text on each side,
 and the speed-up.
 """
@@ -26,25 +27,17 @@ from tests.test_handlers_parity import python_texts  # noqa: E402
 from tests.test_handlers_parity_java_js import texts_for  # noqa: E402
 
 
-def time_ours(texts: list[str], language: str, repeat: int) -> tuple[float, int]:
-    """Seconds of the fastest of ``repeat`` passes, and how many texts decode."""
+def one_pass(texts: list[str], language: str) -> tuple[float, int]:
+    """Seconds to decode every text once, and how many of them decode."""
     decoded = 0
-    for text in texts:  # warm-up, and the share of texts that decode
+    start = time.perf_counter()
+    for text in texts:
         try:
             decode(text, language)
             decoded += 1
         except DecodeError:
             pass
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        for text in texts:
-            try:
-                decode(text, language)
-            except DecodeError:
-                pass
-        best = min(best, time.perf_counter() - start)
-    return best, decoded
+    return time.perf_counter() - start, decoded
 
 
 def main() -> None:
@@ -63,9 +56,12 @@ def main() -> None:
     oracle = Oracle(args.oracle_python)
     print(f"{'language':<12}{'texts':>8}{'decoded':>9}{'ours us/text':>15}{'BFCL us/text':>15}{'speed-up':>10}")
     for language, texts in corpora.items():
-        one_pass = {"op": "time_decode", "language": language, "texts": texts, "repeat": 1}
-        reference = min(answer["seconds"] for answer in oracle.run([one_pass] * (args.repeat + 1))[1:])
-        ours, decoded = time_ours(texts, language, args.repeat)
+        request = {"op": "time_decode", "language": language, "texts": texts, "repeat": 1}
+        _, decoded = one_pass(texts, language)  # warm-up
+        ours = reference = float("inf")
+        for _ in range(args.repeat):
+            reference = min(reference, oracle.run([request, request])[1]["seconds"])
+            ours = min(ours, one_pass(texts, language)[0])
         per = 1e6 / len(texts)
         print(f"{language:<12}{len(texts):>8}{decoded / len(texts):>9.0%}"
               f"{ours * per:>15.1f}{reference * per:>15.1f}{reference / ours:>9.2f}x")
