@@ -1,0 +1,118 @@
+"""`python -m fcenv evaluate` (contract C3) run as a user runs it, in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from fcenv.data import load_tasks
+from tests.test_env import gt_answer
+from tests.trajectories import ground_truth_steps
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "fcenv", *args], capture_output=True, text=True)
+
+
+def write_jsonl(path, rows) -> str:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return str(path)
+
+
+def test_single_turn_results_with_repeated_ids(bfcl_dir, tmp_path):
+    data = bfcl_dir / "BFCL_v4_simple_python.json"
+    tasks = load_tasks(data)[:4]
+    rows = []
+    for task in tasks:  # three samples per prompt: right, prose, wrong value
+        rows += [{"id": task.id, "result": gt_answer(task)},
+                 {"id": task.id, "result": "Sorry, I can't."},
+                 {"id": task.id, "result": gt_answer(task).replace("=", "=0+", 1)}]
+    out = tmp_path / "verdicts.jsonl"
+    proc = run("evaluate", "--data", str(data), "--results", write_jsonl(tmp_path / "r.jsonl", rows),
+               "--out", str(out), "--compat", "bfcl", "--reward", "shaped")
+    assert proc.returncode == 0, proc.stderr
+    verdicts = [json.loads(x) for x in out.read_text().splitlines()]
+    assert [v["id"] for v in verdicts] == [r["id"] for r in rows]
+    assert set(verdicts[0]) == {"id", "valid", "error_type", "reward", "facets"}
+    assert [v["valid"] for v in verdicts[:2]] == [True, False]
+    assert verdicts[0]["reward"] == 1.0 and verdicts[1]["error_type"] == "ast_decoder:decoder_failed"
+    assert "simple_python" in proc.stdout and "pass@3" in proc.stdout and "TOTAL" in proc.stdout
+
+
+def test_multi_turn_results(bfcl_dir, tmp_path):
+    data = bfcl_dir / "BFCL_v4_multi_turn_base.json"
+    tasks = load_tasks(data)[:3]
+    rows = [{"id": t.id, "result": ground_truth_steps(t)} for t in tasks]
+    rows.append({"id": tasks[0].id, "result": ground_truth_steps(tasks[0])[:-1]})  # force-terminated
+    rows.append({"id": tasks[1].id, "result": "Error during inference: timeout"})
+    out = tmp_path / "v.jsonl"
+    proc = run("evaluate", "--data", str(data), "--results", write_jsonl(tmp_path / "r.jsonl", rows),
+               "--out", str(out), "--compat", "bfcl")
+    assert proc.returncode == 0, proc.stderr
+    verdicts = [json.loads(x) for x in out.read_text().splitlines()]
+    assert [v["valid"] for v in verdicts] == [True, True, True, False, False]
+    assert verdicts[3]["error_type"] == "multi_turn:force_terminated"
+    assert verdicts[4]["error_type"] == "multi_turn:inference_error"
+
+
+def test_auto_decoding_without_compat(bfcl_dir, tmp_path):
+    data = bfcl_dir / "BFCL_v4_simple_python.json"
+    task = load_tasks(data)[0]
+    (name, params), = task.ground_truth[0].items()
+    tool_call = json.dumps({"name": name, "arguments": {k: v[0] for k, v in params.items() if v[0] != ""}})
+    rows = [{"id": task.id, "result": f"<tool_call>{tool_call}</tool_call>"}]
+    out = tmp_path / "v.jsonl"
+    assert run("evaluate", "--data", str(data), "--results", write_jsonl(tmp_path / "r.jsonl", rows), "--out", str(out)).returncode == 0
+    assert json.loads(out.read_text())["valid"] is True
+    assert run("evaluate", "--data", str(data), "--results", str(tmp_path / "r.jsonl"), "--out", str(out), "--compat", "bfcl").returncode == 0
+    assert json.loads(out.read_text())["valid"] is False
+
+
+@pytest.mark.parametrize(
+    "lines, message",
+    [
+        (['{"id": "simple_python_0", "result": "[f()]"}', "{not json"], "line 2: invalid JSON"),
+        (['{"id": "nope_3", "result": "x"}'], "entry 'nope_3', field 'id': no entry with this id"),
+        (['{"id": "simple_python_0"}'], "entry 'simple_python_0', field 'result': missing"),
+        (['{"id": "simple_python_0", "result": [["x"]]}'], "field 'result': a single-turn result must be"),
+    ],
+)
+def test_bad_result_files_fail_clearly(bfcl_dir, tmp_path, lines, message):
+    results = tmp_path / "r.jsonl"
+    results.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "v.jsonl"
+    proc = run("evaluate", "--data", str(bfcl_dir / "BFCL_v4_simple_python.json"), "--results", str(results), "--out", str(out))
+    assert proc.returncode == 2
+    assert str(results) in proc.stderr and message in proc.stderr
+    assert not out.exists()
+
+
+def test_bad_question_file_fails_clearly(tmp_path):
+    bad = tmp_path / "BFCL_v4_simple_python.json"
+    bad.write_text('{"id": "simple_python_0", "question": 3}\n')
+    proc = run("evaluate", "--data", str(bad), "--results", str(bad), "--out", str(tmp_path / "v.jsonl"))
+    assert proc.returncode == 2 and "field 'question'" in proc.stderr and "line 1" in proc.stderr
+
+
+def test_data_command_extracts_a_wheel(tmp_path):
+    """`fcenv data bfcl --wheel` writes only data files, from a wheel we build here."""
+    import zipfile
+
+    wheel = tmp_path / "bfcl_eval-0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as zf:
+        zf.writestr("bfcl_eval/data/BFCL_v4_simple_python.json", '{"id": "simple_python_0"}\n')
+        zf.writestr("bfcl_eval/data/possible_answer/BFCL_v4_simple_python.json", "{}\n")
+        zf.writestr("bfcl_eval/eval_checker/multi_turn_eval/func_source_code/long_context.py",
+                    "X = [1, 2, ...]\nY = {'a': 'b'}\n")
+        zf.writestr("bfcl_eval/utils.py", "raise SystemExit('code must never run')\n")
+    dest = tmp_path / "out"
+    proc = run("data", "bfcl", "--wheel", str(wheel), "--dest", str(dest))
+    assert proc.returncode == 0, proc.stderr
+    files = sorted(str(p.relative_to(dest)) for p in dest.rglob("*") if p.is_file())
+    assert files == ["BFCL_v4_simple_python.json", "long_context.json", "possible_answer/BFCL_v4_simple_python.json"]
+    from fcenv.bfcl_data import load_long_context
+
+    assert load_long_context(dest / "long_context.json") == {"X": [1, 2, Ellipsis], "Y": {"a": "b"}}
