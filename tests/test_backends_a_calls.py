@@ -55,6 +55,8 @@ def reference_would_stall(call: dict[str, Any]) -> bool:
     values = list(call["args"]) + list(call["kwargs"].values())
     if call["name"] == "power":
         return any(type(v) is int and abs(v) > 10_000 for v in values)
+    if call["name"] == "round_number":
+        return any(type(v) is int and v < -10_000 for v in values)
     if call["name"] in ("logarithm", "square_root"):
         return any(isinstance(v, (int, float)) and 10_000 < abs(v) < 10**11 for v in values)
     return False

@@ -74,6 +74,21 @@ def _is_number(value) -> bool:
     return isinstance(value, (int, float))
 
 
+def _rounds_int_to_zero(number, decimal_places) -> bool:
+    if not isinstance(number, int) or not isinstance(decimal_places, int) or decimal_places > -10_000:
+        return False
+    # |number| < 10**digits <= 10**-decimal_places / 2, so round() would give 0.
+    return -decimal_places > len(str(abs(int(number)))) + 1
+
+
+def _printable(value):
+    """Python refuses to print ints past its digit limit; raise that error here, where the
+    caller still handles it, rather than when the result is turned into text."""
+    if isinstance(value, int) and value.bit_length() > 14_000:
+        str(value)
+    return value
+
+
 def _int_power_too_long(base, exponent) -> bool:
     if type(base) is not int or type(exponent) is not int or exponent <= 0 or abs(base) <= 1:
         return False
@@ -149,20 +164,20 @@ class MathAPI:
 
     def add(self, a: float, b: float) -> Dict[str, float]:
         try:
-            return {"result": a + b}
+            return {"result": _printable(a + b)}
         except TypeError:
             return {"error": "Both inputs must be numbers"}
 
     def subtract(self, a: float, b: float) -> Dict[str, float]:
         try:
-            return {"result": a - b}
+            return {"result": _printable(a - b)}
         except TypeError:
             return {"error": "Both inputs must be numbers"}
 
     def multiply(self, a: float, b: float) -> Dict[str, float]:
         if not _is_number(a) or not _is_number(b):
             return {"error": "Both inputs must be numbers"}
-        return {"result": a * b}
+        return {"result": _printable(a * b)}
 
     def divide(self, a: float, b: float) -> Dict[str, float]:
         if b == 0:
@@ -176,7 +191,7 @@ class MathAPI:
         if _int_power_too_long(base, exponent):
             raise ValueError(_INT_TOO_LONG)
         try:
-            return {"result": base**exponent}
+            return {"result": _printable(base**exponent)}
         except TypeError:
             return {"error": "Both inputs must be numbers"}
 
@@ -199,6 +214,8 @@ class MathAPI:
             return {"error": "Input must be a number"}
 
     def round_number(self, number: float, decimal_places: int = 0) -> Dict[str, float]:
+        if _rounds_int_to_zero(number, decimal_places):
+            return {"result": 0}  # what round() gives, without building 10**-decimal_places
         try:
             return {"result": round(number, decimal_places)}
         except TypeError:
@@ -232,6 +249,6 @@ class MathAPI:
         if not numbers:
             return {"error": "Cannot calculate sum of an empty list"}
         try:
-            return {"result": sum(numbers)}
+            return {"result": _printable(sum(numbers))}
         except TypeError:
             return {"error": "All elements in the list must be numbers"}
