@@ -20,7 +20,7 @@ from fcenv.backends import BACKENDS, FUNC_DOC_FILES, STATELESS, backend_class
 from tests.backend_harness import parse_call, result_string
 from tests.oracle import to_jsonable
 from tests.oracle.state import public_state
-from tests.test_backends_a_calls import CallGenerator, load_docs
+from tests.test_backends_a_calls import EXTRA_STRINGS, CallGenerator, load_docs
 
 GROUP_A = ("GorillaFileSystem", "MathAPI", "MessageAPI", "TwitterAPI")
 CATEGORIES = ("base", "miss_func", "miss_param", "long_context")
@@ -167,7 +167,7 @@ def test_perturbed_calls_match_bfcl(oracle, bfcl_dir, cls):
     for n in range(100):
         config = rng.choice(configs)
         long_context = rng.random() < 0.4
-        generator = CallGenerator(docs, config, rng)
+        generator = CallGenerator(docs, config, rng, extra_strings=EXTRA_STRINGS[cls])
         turns = [[generator.call() for _ in range(6)] for _ in range(5)]
         cases.append((f"{cls} sequence {n} (long_context={long_context})", [cls], {cls: config}, turns, long_context))
     calls = assert_same(oracle, cases)

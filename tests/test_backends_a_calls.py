@@ -16,6 +16,15 @@ HOSTILE_STRINGS = ["", " ", "..", ".", "/", "a/b", "../..", "ünïcødé ✓", "
 HOSTILE_VALUES: list[Any] = [None, 0, -1, 1, 2, 10**12, -(10**12), 3.5, -0.0, float("inf"), True, False, [], {}, ["a"], {"k": 1}, (1, 2)]
 
 
+# Values worth trying that a scenario's own strings rarely contain.
+EXTRA_STRINGS: dict[str, list[str]] = {
+    "GorillaFileSystem": ["l", "w", "c", ".", "..", "./", "../", "/", "//", "~", "-", "new.txt", "new_dir", "a b"],
+    "MathAPI": ["m", "cm", "km", "mm", "um", "nm", "in", "ft", "yd", "miles", "lb", "kg", "celsius", "fahrenheit", "1e3", "nan"],
+    "MessageAPI": ["USR001", "USR002", "USR003", "USR004", "USR005", "USR006", "Alice", "Bob", "hello"],
+    "TwitterAPI": ["#tag", "@user", "john", "john123", "alice", "bob", "hello"],
+}
+
+
 def load_docs(bfcl_dir: Path, doc_file: str) -> list[dict]:
     lines = (Path(bfcl_dir) / "multi_turn_func_doc" / doc_file).read_text().splitlines()
     return [json.loads(line) for line in lines if line.strip()]

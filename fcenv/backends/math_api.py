@@ -96,6 +96,19 @@ def _int_power_too_long(base, exponent) -> bool:
     return exponent * math.log10(abs(base)) > _MAX_INT_POWER_DIGITS + 10
 
 
+def _exact_log(x):
+    """log(x) where it needs no digits (0, 1, infinities, nan); else BFCL's quick MemoryError."""
+    if x == 0:
+        return mpmath.mpf("-inf")
+    if x == 1:
+        return mpmath.mpf(0)
+    if x == mpmath.inf:
+        return mpmath.mpf("inf")
+    if mpmath.isnan(x):
+        return mpmath.mpf("nan")
+    raise MemoryError()
+
+
 def _exact_sqrt_or_fail(number: Decimal) -> Decimal:
     """A square root at a precision too big to compute: exact roots come out the same at any
     precision (BFCL returns them quickly), anything else fails as BFCL's quick failure does."""
@@ -114,8 +127,8 @@ class MathAPI:
         try:
             # int() is how mpmath reads a precision, so odd ones fail here with its message.
             if int(precision) > _MAX_LOG_DIGITS:
-                mpmath.mp.convert(value), mpmath.mp.convert(base)  # bad inputs still fail with their own message
-                return {"error": str(MemoryError())}
+                ratio = _exact_log(mpmath.mp.convert(value)) / _exact_log(mpmath.mp.convert(base))
+                return {"result": _freeze(ratio)}
             with mpmath.workdps(precision):
                 result = mpmath.log(value) / mpmath.log(base)
                 return {"result": _freeze(result)}
