@@ -69,7 +69,8 @@ class FunctionCallingEnv(gym.Env[str, str]):
             multi-turn calls on instead of ours (for differential tests).
     """
 
-    metadata = {"render_modes": ["ansi"]}
+    # Gymnasium's checker expects render_fps; a text env has no frame rate, so one frame a step.
+    metadata = {"render_modes": ["ansi"], "render_fps": 1}
 
     def __init__(
         self,
