@@ -40,6 +40,24 @@ def _stop_ids(tokenizer, base) -> list[int]:
     return sorted(ids)
 
 
+def load_tokenizer(path: Path):
+    """The checkpoint's tokenizer, exactly as saved.
+
+    transformers 5's AutoTokenizer rebuilds a tokenizer from the recipe of the model type in
+    config.json (e.g. Qwen2's pre-tokenizer), which silently replaces a custom pipeline such
+    as the tiny model's; a plain ``tokenizers`` tokenizer is therefore loaded as itself.
+    """
+    import json
+
+    from transformers import AutoTokenizer, PreTrainedTokenizerFast
+
+    config_file = Path(path) / "tokenizer_config.json"
+    declared = json.loads(config_file.read_text()).get("tokenizer_class") if config_file.exists() else None
+    if declared in ("TokenizersBackend", "PreTrainedTokenizerFast"):
+        return PreTrainedTokenizerFast.from_pretrained(path, local_files_only=True)
+    return AutoTokenizer.from_pretrained(path, local_files_only=True)
+
+
 def model_dtype(device: torch.device) -> torch.dtype:
     # bf16 where the hardware does it well, fp32 on CPU (bf16 matmuls there are slow and
     # PPO's ratios want the precision).
@@ -52,7 +70,7 @@ def is_embedded(model_name_or_path: str) -> bool:
 
 def load_model(model_name_or_path: str, device: torch.device, *, cache_dir: str = "",
                system_prompt: str = "") -> LoadedModel:
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoModelForCausalLM
 
     if is_embedded(model_name_or_path):
         path, label, default_prompt = build_tiny(cache_dir or DEFAULT_CACHE_DIR), TINY_MODEL_NAME, TINY_SYSTEM_PROMPT
@@ -61,7 +79,7 @@ def load_model(model_name_or_path: str, device: torch.device, *, cache_dir: str 
         if not path.is_dir():
             raise FileNotFoundError(f"--model_name_or_path {model_name_or_path!r} is not a local checkpoint folder")
         label, default_prompt = path.name, None
-    tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+    tokenizer = load_tokenizer(path)
     base = AutoModelForCausalLM.from_pretrained(path, dtype=model_dtype(device), local_files_only=True)
     base.to(device)
     renderer = chat_renderer(tokenizer) if getattr(tokenizer, "chat_template", None) else None

@@ -9,7 +9,6 @@ temperature, with no top-k, top-p or penalties, so PPO's ratios compare like wit
 from __future__ import annotations
 
 import contextlib
-import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -76,7 +75,9 @@ class Policy(torch.nn.Module):
         self.model.add_adapter(CRITIC, (critic_lora or actor_lora).to_config())
         hidden = _hidden_size(base)
         self.value_head = torch.nn.Linear(hidden, 1, dtype=torch.float32)
-        torch.nn.init.normal_(self.value_head.weight, std=1.0 / math.sqrt(hidden))
+        # Start at V = 0 everywhere: a random head would give values with many times the
+        # variance of the rewards, and its noise would swamp the first advantages.
+        torch.nn.init.zeros_(self.value_head.weight)
         torch.nn.init.zeros_(self.value_head.bias)
         self.pad_id = int(pad_id)
         self.stop_ids = sorted({int(i) for i in stop_ids})
@@ -84,6 +85,7 @@ class Policy(torch.nn.Module):
             raise ValueError("the tokenizer has no end-of-sequence token")
         self.temperature = float(temperature)
         self._adapter_params = {name: self._lora_parameters(name) for name in (ACTOR, CRITIC)}
+        self._activate(ACTOR)
         self.train()
 
     # ---- parameters -------------------------------------------------------------------

@@ -52,7 +52,9 @@ class Runner:
         from accelerate.utils import set_seed
 
         self.config = config
-        self.accelerator = accelerator or Accelerator()
+        # On a machine without an accelerator, say so: accelerate then treats several
+        # processes started by torchrun as CPU data parallel (gloo) instead of ignoring them.
+        self.accelerator = accelerator or Accelerator(cpu=not _has_accelerator())
         self.rank = self.accelerator.process_index
         self.world = self.accelerator.num_processes
         self.is_main = self.accelerator.is_main_process
@@ -282,7 +284,20 @@ class Runner:
         self.writer.flush()
         append_metrics(self.run_dir, {"iteration": self.iteration, "samples": self.samples, **metrics})
 
+    def _check_replicas(self) -> None:
+        """Every process must hold the same weights; a checksum per process says so."""
+        if self.world == 1:
+            return
+        from accelerate.utils import gather_object
+
+        with torch.no_grad():
+            local = sum(float(p.double().sum()) for p in self.policy.actor_parameters() + self.policy.critic_parameters())
+        sums = gather_object([local])
+        if len(set(sums)) != 1:
+            raise RuntimeError(f"the process replicas have diverged (parameter checksums {sums})")
+
     def save(self) -> Path:
+        self._check_replicas()
         checkpoints = self.run_dir / "checkpoints"
         stage = ckpt.staging_dir(checkpoints, self.iteration)
         if self.is_main:
@@ -298,6 +313,11 @@ class Runner:
             ckpt.publish(stage, self.iteration)
         self.accelerator.wait_for_everyone()
         return final
+
+
+def _has_accelerator() -> bool:
+    probe = getattr(torch, "accelerator", None)
+    return bool(probe.is_available()) if probe is not None else torch.cuda.is_available()
 
 
 def _memory_mb(device: torch.device) -> float:

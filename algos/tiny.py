@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -27,12 +28,15 @@ TINY_TRAIN = TINY_DATA_DIR / "tiny_train.json"
 TINY_EVAL = TINY_DATA_DIR / "tiny_eval.json"
 DEFAULT_CACHE_DIR = REPO_ROOT / ".cache" / "fcenv"
 TINY_MODEL_NAME = "tiny-qwen2"
-BUILD_VERSION = 1
+BUILD_VERSION = 3
 
-# A short prompt keeps contexts small enough for CPU training; "{functions}" is where the
-# env puts the JSON docs.
-TINY_SYSTEM_PROMPT = "Answer with function calls, like [f(x=1)].\nFunctions:\n{functions}"
+# The tiny model's prompt leaves out the JSON function docs (there is no "{functions}"):
+# at ~100 tokens per function they would be four fifths of every context, and a model of a
+# million parameters on two CPU cores learns the bundled functions from the data instead.
+# Every other model gets BFCL's full prompt with the docs.
+TINY_SYSTEM_PROMPT = "Answer with function calls, like [f(x=1)]."
 END, PAD = "<|end|>", "<|pad|>"
+PRE_TOKENIZER_PATTERN = r"\s?[\p{L}_]+|\p{N}|[^\p{L}\p{N}_]+"
 SPECIAL_TOKENS = [END, PAD, "<|system|>", "<|user|>", "<|assistant|>", "<|tool|>"]
 CHAT_TEMPLATE = (
     "{% for message in messages %}"
@@ -51,9 +55,10 @@ class TinySpec:
     num_heads: int = 4
     num_kv_heads: int = 2
     max_positions: int = 1024
-    pretrain_steps: int = 150
+    pretrain_steps: int = 600
     pretrain_batch: int = 16
     pretrain_lr: float = 3e-3
+    flawed_demonstrations: bool = True  # see algos/flawed_answers.py
     seed: int = 1234
 
 
@@ -71,6 +76,7 @@ def tokenizer_corpus(dataset_path: Path = TINY_TRAIN) -> list[str]:
         texts += [m["content"] for turn in task.question for m in turn]
         if task.kind == "ast":
             texts.append(answer_text(task.ground_truth))
+    texts.append("Sure! ")  # the flawed demonstrations' prose (algos/flawed_answers.py)
     return texts
 
 
@@ -82,7 +88,7 @@ def train_tokenizer(corpus: list[str], vocab_size: int):
     # Words (an optional leading space, underscores kept so function names stay whole),
     # single digits (numbers are copied digit by digit from question to call) and runs of
     # everything else (JSON punctuation and indentation become a handful of tokens).
-    words_digits_rest = Regex(r"\s?[\p{L}_]+|\p{N}|[^\p{L}\p{N}_]+")
+    words_digits_rest = Regex(PRE_TOKENIZER_PATTERN)
     core.pre_tokenizer = pre_tokenizers.Sequence([
         pre_tokenizers.Split(words_digits_rest, behavior="isolated"),
         pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
@@ -128,7 +134,7 @@ def chat_renderer(tokenizer) -> Callable[[list[dict]], str]:
 def cache_key(corpus: list[str], spec: TinySpec) -> str:
     digest = hashlib.sha256()
     payload = {"version": BUILD_VERSION, "spec": asdict(spec), "prompt": TINY_SYSTEM_PROMPT,
-               "template": CHAT_TEMPLATE, "torch": torch.__version__.split("+")[0]}
+               "template": CHAT_TEMPLATE, "pre_tokenizer": PRE_TOKENIZER_PATTERN, "torch": torch.__version__.split("+")[0]}
     digest.update(json.dumps(payload, sort_keys=True).encode())
     for text in corpus:
         digest.update(text.encode())
@@ -168,13 +174,25 @@ def build_tiny(
 def _pretrained_model(tokenizer, spec: TinySpec, dataset_path: Path, log: Callable[[str], None]):
     from transformers import Qwen2ForCausalLM
 
-    from algos.warmup import ground_truth_examples, plain_logprobs, supervised_steps
+    from algos.warmup import answer_text, ground_truth_examples, plain_logprobs, supervised_steps
+
+    answers = None
+    if spec.flawed_demonstrations:
+        from fcenv.data import load_tasks
+
+        from algos.flawed_answers import flawed_answer, value_pools
+
+        pools = value_pools(t.ground_truth for t in load_tasks(dataset_path) if t.kind == "ast")
+        flaws = random.Random(spec.seed)
+
+        def answers(task) -> list[str]:
+            return [answer_text(task.ground_truth), flawed_answer(task.ground_truth, pools, flaws)]
 
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(spec.seed)
         model = Qwen2ForCausalLM(tiny_config(tokenizer, spec))
         examples = ground_truth_examples(dataset_path, tokenizer, chat_renderer(tokenizer), TINY_SYSTEM_PROMPT,
-                                         spec.max_positions - 64)
+                                         spec.max_positions - 64, answers=answers)
         model.train()
         losses = supervised_steps(
             lambda batch: plain_logprobs(model, batch), list(model.parameters()), examples,

@@ -23,16 +23,21 @@ def _value_text(value: Any) -> str:
     return repr(value)
 
 
+def call_list_text(calls: Sequence[tuple[str, dict[str, Any]]]) -> str:
+    """``[f(a=1, b='x'), g()]``: BFCL's prompting format for a list of calls."""
+    parts = [f"{name}({', '.join(f'{key}={_value_text(value)}' for key, value in args.items())})"
+             for name, args in calls]
+    return "[" + ", ".join(parts) + "]"
+
+
 def answer_text(ground_truth: list[dict[str, dict[str, list[Any]]]]) -> str:
     """A single-turn BFCL possible answer as the call list a model should write: the first
     acceptable value of each parameter, parameters whose first choice is "" left out."""
     calls = []
     for call in ground_truth:
         for name, params in call.items():
-            args = [f"{key}={_value_text(choices[0])}" for key, choices in params.items()
-                    if choices and choices[0] != ""]
-            calls.append(f"{name}({', '.join(args)})")
-    return "[" + ", ".join(calls) + "]"
+            calls.append((name, {key: choices[0] for key, choices in params.items() if choices and choices[0] != ""}))
+    return call_list_text(calls)
 
 
 def plain_logprobs(model: torch.nn.Module, batch: TokenBatch) -> torch.Tensor:
@@ -99,9 +104,11 @@ def supervised_steps(
 
 
 def ground_truth_examples(dataset_path, tokenizer, renderer: Callable | None, system_prompt: str | None,
-                          context_limit: int, indices: Sequence[int] | None = None) -> list[Example]:
+                          context_limit: int, indices: Sequence[int] | None = None,
+                          answers: Callable[[Any], list[str]] | None = None) -> list[Example]:
     """(prompt tokens, answer tokens + end token) for the single-turn AST tasks of a file,
-    with the prompt exactly as the env renders it and cut from the left as in rollouts."""
+    with the prompt exactly as the env renders it and cut from the left as in rollouts.
+    ``answers(task)`` gives the answer texts of a task (default: its ground truth)."""
     import gymnasium as gym
 
     import fcenv
@@ -116,7 +123,9 @@ def ground_truth_examples(dataset_path, tokenizer, renderer: Callable | None, sy
         if task.kind != "ast" or not task.ground_truth:
             continue
         observation, _ = env.reset(options={"index": int(index)})
-        answer = tokenizer(answer_text(task.ground_truth), add_special_tokens=False).input_ids
-        examples.append((codec.encode(observation), answer + [tokenizer.eos_token_id]))
+        context = codec.encode(observation)
+        for text in answers(task) if answers is not None else [answer_text(task.ground_truth)]:
+            answer = tokenizer(text, add_special_tokens=False).input_ids
+            examples.append((context, answer + [tokenizer.eos_token_id]))
     env.close()
     return examples

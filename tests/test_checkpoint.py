@@ -1,0 +1,119 @@
+"""Resume round-trip: k iterations, save, resume, m more == k + m iterations in one go."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import numpy as np
+import pytest
+import torch
+
+pytest.importorskip("peft")
+from algos.checkpoint import latest_checkpoint  # noqa: E402
+from algos.config import parse_config  # noqa: E402
+from algos.results import read_metrics  # noqa: E402
+from algos.runner import Runner  # noqa: E402
+from algos.tiny import TINY_SYSTEM_PROMPT, TinySpec, build_tiny  # noqa: E402
+
+TEST_SPEC = TinySpec(hidden_size=32, intermediate_size=64, num_layers=2, num_heads=2, num_kv_heads=1,
+                     pretrain_steps=0)
+THREADS = 3
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory):
+    return build_tiny(tmp_path_factory.getbasetemp() / "tiny-cache", TEST_SPEC, log=lambda message: None)
+
+
+def config(model, results, iterations: int, *extra: str):
+    return parse_config([
+        "--model_name_or_path", str(model), "--system_prompt", TINY_SYSTEM_PROMPT, "--results_dir", str(results),
+        "--n_rollout_threads", str(THREADS), "--num_env_steps", str(THREADS * iterations), "--max_new_tokens", "10",
+        "--ppo_epoch", "2", "--num_mini_batch", "2", "--lora_r", "4", "--lr", "5e-3", "--save_interval", "100",
+        "--eval_interval", "2", "--eval_episodes", "4", "--seed", "7", "--no-progress", *extra])
+
+
+def state_of(runner: Runner) -> dict:
+    return {
+        "params": {n: p.detach().clone() for n, p in runner.policy.named_parameters() if p.requires_grad},
+        "actor_opt": runner.actor_optimizer.state_dict(),
+        "critic_opt": runner.critic_optimizer.state_dict(),
+        "tasks_rng": runner.rng.bit_generator.state,
+        "sampling": runner.sampling.get_state(),
+        "torch": torch.get_rng_state(),
+        "numpy": np.random.get_state()[1].copy(),
+        "python": random.getstate(),
+        "iteration": runner.iteration,
+        "samples": runner.samples,
+    }
+
+
+def assert_same_optimizer(a: dict, b: dict) -> None:
+    assert a["param_groups"] == b["param_groups"]
+    assert a["state"].keys() == b["state"].keys()
+    for key in a["state"]:
+        for name, value in a["state"][key].items():
+            other = b["state"][key][name]
+            assert torch.equal(value, other) if torch.is_tensor(value) else value == other
+
+
+def tensorboard_steps(run_dir, tag: str) -> list[int]:
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    events = EventAccumulator(str(run_dir / "logs"), size_guidance={"scalars": 0})
+    events.Reload()
+    return [e.step for e in events.Scalars(tag)]
+
+
+def test_resume_continues_exactly(tiny_model, tmp_path):
+    straight = Runner(config(tiny_model, tmp_path / "a", 3), log=lambda m: None)
+    straight.run()
+    expected = state_of(straight)
+
+    first = Runner(config(tiny_model, tmp_path / "b", 2), log=lambda m: None)
+    run_dir = first.run()
+    checkpoint = latest_checkpoint(run_dir)
+    assert checkpoint is not None and checkpoint.name == "iter_000002"
+    saved_state = json.loads((checkpoint / "state.json").read_text())
+    assert saved_state["iteration"] == 2 and saved_state["samples"] == 2 * THREADS
+    for part in ("actor/adapter_model.safetensors", "actor/adapter_config.json", "critic/adapter_model.safetensors",
+                 "critic/value_head.safetensors", "optimizers.pt", "rng_rank0.pt"):
+        assert (checkpoint / part).exists(), part
+    del first
+
+    resumed = Runner(config(tiny_model, tmp_path / "b", 3, "--resume", str(run_dir)), log=lambda m: None)
+    assert resumed.iteration == 2 and resumed.run_dir == run_dir
+    resumed.run()
+    got = state_of(resumed)
+
+    assert got["iteration"] == expected["iteration"] == 3
+    assert got["samples"] == expected["samples"]
+    assert got["params"].keys() == expected["params"].keys()
+    for name, value in expected["params"].items():
+        assert torch.equal(value, got["params"][name]), name
+    assert_same_optimizer(expected["actor_opt"], got["actor_opt"])
+    assert_same_optimizer(expected["critic_opt"], got["critic_opt"])
+    assert got["tasks_rng"] == expected["tasks_rng"]
+    assert torch.equal(got["sampling"], expected["sampling"])
+    assert torch.equal(got["torch"], expected["torch"])
+    assert np.array_equal(got["numpy"], expected["numpy"])
+    assert got["python"] == expected["python"]
+
+    # The logs continue: same metrics, TensorBoard steps go on from the checkpoint.
+    straight_metrics = read_metrics(straight.run_dir)
+    resumed_metrics = read_metrics(run_dir)
+    assert [m["iteration"] for m in resumed_metrics] == [1, 2, 3]
+    for a, b in zip(straight_metrics, resumed_metrics):
+        assert a["rollout/reward"] == b["rollout/reward"]
+        assert a["train/value_loss"] == b["train/value_loss"]
+    assert tensorboard_steps(run_dir, "rollout/reward") == [THREADS, 2 * THREADS, 3 * THREADS]
+    assert tensorboard_steps(run_dir, "eval/reward") == [2 * THREADS, 3 * THREADS]
+    assert (run_dir / "checkpoints" / "iter_000003").is_dir()
+
+
+def test_resume_refuses_a_different_setup(tiny_model, tmp_path):
+    run_dir = Runner(config(tiny_model, tmp_path, 1), log=lambda m: None).run()
+    with pytest.raises(ValueError, match="algorithm_name"):
+        Runner(config(tiny_model, tmp_path, 2, "--resume", str(run_dir), "--algorithm_name", "APPO"),
+               log=lambda m: None)

@@ -1,0 +1,199 @@
+"""The policy: shared base weights, reference = adapters off, sampling equals scoring."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import torch
+
+pytest.importorskip("peft")
+from transformers import Qwen2Config, Qwen2ForCausalLM  # noqa: E402
+
+from algos.batching import pack  # noqa: E402
+from algos.policy import ACTOR, CRITIC, LoraSettings, Policy  # noqa: E402
+
+VOCAB, STOP, PAD = 64, 1, 2
+
+
+def tiny_base(seed: int = 0) -> Qwen2ForCausalLM:
+    torch.manual_seed(seed)
+    config = Qwen2Config(vocab_size=VOCAB, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256,
+                         tie_word_embeddings=True, eos_token_id=STOP, pad_token_id=PAD)
+    return Qwen2ForCausalLM(config).eval()
+
+
+def make_policy(base=None, temperature: float = 1.0, seed: int = 0) -> Policy:
+    torch.manual_seed(seed)
+    policy = Policy(base if base is not None else tiny_base(), pad_id=PAD, stop_ids=[STOP],
+                    actor_lora=LoraSettings(r=4, alpha=8, target_modules=["q_proj", "v_proj"]),
+                    temperature=temperature)
+    # PEFT starts LoRA B at zero (the adapter is a no-op); give both adapters real weights.
+    with torch.no_grad():
+        for p in policy.actor_parameters() + policy.critic_parameters():
+            p.add_(0.3 * torch.randn_like(p))
+    return policy
+
+
+def contexts(seed: int, rows: int = 5) -> list[list[int]]:
+    g = torch.Generator().manual_seed(seed)
+    return [torch.randint(3, VOCAB, (int(torch.randint(3, 12, (1,), generator=g)),), generator=g).tolist()
+            for _ in range(rows)]
+
+
+def test_actor_critic_and_reference_share_one_copy_of_the_base_weights():
+    base = tiny_base()
+    original = {n: p.data_ptr() for n, p in base.named_parameters()}
+    policy = make_policy(base)
+    layer = policy.base.model.layers[0].self_attn.q_proj.base_layer
+    assert layer.weight.data_ptr() == original["model.layers.0.self_attn.q_proj.weight"]
+    seen: dict[str, set[int]] = {}
+
+    def record(role):
+        def hook(module, args, output):
+            seen.setdefault(role, set()).add(module.weight.data_ptr())
+        return hook
+
+    batch = pack(contexts(1), [[5, 6, STOP]] * 5, PAD)
+    for role, run in [("actor", lambda: policy.token_logprobs(batch)),
+                      ("critic", lambda: policy.token_values(batch)),
+                      ("reference", lambda: policy.reference_logprobs(batch))]:
+        handle = layer.register_forward_hook(record(role))
+        with torch.no_grad():
+            run()
+        handle.remove()
+    assert seen["actor"] == seen["critic"] == seen["reference"] == {layer.weight.data_ptr()}
+    # Every base tensor is stored once: no copy for the critic or the reference.
+    base_ptrs = [p.data_ptr() for p in policy.base_parameters()]
+    assert len(base_ptrs) == len(set(base_ptrs)) == len(original)
+    assert set(base_ptrs) == set(original.values())
+    extra = sum(p.numel() for p in policy.actor_parameters() + policy.critic_parameters())
+    assert extra < 0.2 * sum(p.numel() for p in policy.base_parameters())
+
+
+def test_base_is_frozen_and_adapters_are_trainable():
+    policy = make_policy()
+    assert all(not p.requires_grad for p in policy.base_parameters())
+    assert all(p.requires_grad for p in policy.actor_parameters() + policy.critic_parameters())
+    actor_ids = {id(p) for p in policy.actor_parameters()}
+    critic_ids = {id(p) for p in policy.critic_parameters()}
+    assert actor_ids and critic_ids and not actor_ids & critic_ids
+    assert {id(p) for p in policy.value_head.parameters()} <= critic_ids
+
+
+def test_reference_is_the_base_model_with_adapters_off():
+    base = tiny_base()
+    plain = copy.deepcopy(base)
+    policy = make_policy(base)
+    batch = pack(contexts(2), [[7, 8, 9, STOP], [4], [5, 5], [6, STOP], [9, 9, 9]], PAD)
+    with torch.no_grad():
+        ref = policy.reference_logprobs(batch)
+        actor = policy.token_logprobs(batch)[0]
+        out = plain(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
+                    position_ids=batch.position_ids).logits
+    start = batch.context_length - 1
+    expected = torch.log_softmax(out[:, start:start + batch.action_width], -1)
+    expected = expected.gather(-1, batch.action_ids.unsqueeze(-1)).squeeze(-1) * batch.action_mask
+    torch.testing.assert_close(ref, expected, atol=1e-5, rtol=1e-5)
+    assert (actor - ref).abs().max() > 1e-3  # the actor adapter does change the distribution
+
+
+def test_sampling_log_probs_equal_rescored_log_probs():
+    for temperature in (1.0, 0.7):
+        policy = make_policy(temperature=temperature)
+        ctx = contexts(3, rows=6)
+        actions, sample_logps = policy.sample(ctx, 10, generator=torch.Generator().manual_seed(4))
+        batch = pack(ctx, actions, PAD)
+        with torch.no_grad():
+            scored = policy.token_logprobs(batch)[0]
+        for row, (action, logps) in enumerate(zip(actions, sample_logps)):
+            assert len(action) == len(logps) >= 1
+            torch.testing.assert_close(scored[row, :len(action)], torch.tensor(logps), atol=1e-4, rtol=1e-4)
+
+
+def test_samples_follow_the_tempered_distribution_exactly():
+    # Pure temperature sampling: empirical first-token frequencies match softmax(logits / T).
+    policy = make_policy(temperature=0.8)
+    ctx = [[5, 6, 7]] * 4000
+    actions, _ = policy.sample(ctx, 1, generator=torch.Generator().manual_seed(0))
+    counts = torch.bincount(torch.tensor([a[0] for a in actions]), minlength=VOCAB).float() / len(ctx)
+    with torch.no_grad():
+        batch = pack([[5, 6, 7]], [[0]], PAD)
+        hidden = policy._hidden(batch, ACTOR)[:, :1]
+        probs = policy._log_softmax(hidden).exp()[0, 0]
+    assert (counts - probs).abs().max() < 0.03
+
+
+def test_stop_token_ends_and_stays_in_the_action():
+    policy = make_policy()
+    with torch.no_grad():  # make the stop token overwhelmingly likely after two tokens
+        policy.base.lm_head.weight[STOP] *= 0
+    actions, _ = policy.sample(contexts(5), 6, generator=torch.Generator().manual_seed(1))
+    for action in actions:
+        assert STOP not in action[:-1]
+        assert len(action) == 6 or action[-1] == STOP
+
+
+def test_left_padding_does_not_change_scores():
+    policy = make_policy()
+    ctx = contexts(6, rows=4)
+    acts = [[3, 4, STOP], [5], [6, 7, 8, 9], [STOP]]
+    with torch.no_grad():
+        together = policy.token_logprobs(pack(ctx, acts, PAD))[0]
+        values = policy.token_values(pack(ctx, acts, PAD))
+        for row in range(4):
+            alone = policy.token_logprobs(pack([ctx[row]], [acts[row]], PAD))[0]
+            alone_values = policy.token_values(pack([ctx[row]], [acts[row]], PAD))
+            k = len(acts[row])
+            torch.testing.assert_close(together[row, :k], alone[0, :k], atol=1e-5, rtol=1e-5)
+            torch.testing.assert_close(values[row, :k + 1], alone_values[0, :k + 1], atol=1e-5, rtol=1e-5)
+
+
+def test_pad_id_is_irrelevant_even_when_it_is_a_real_token():
+    base = tiny_base()
+    policy_a = make_policy(copy.deepcopy(base))
+    policy_b = make_policy(copy.deepcopy(base))
+    policy_b.pad_id = 0  # a token id that also occurs in actions below
+    ctx = contexts(7, rows=3)
+    acts = [[0, 0, STOP], [4, 0], [0]]
+    with torch.no_grad():
+        a = policy_a.token_logprobs(pack(ctx, acts, policy_a.pad_id))[0]
+        b = policy_b.token_logprobs(pack(ctx, acts, policy_b.pad_id))[0]
+    torch.testing.assert_close(a, b)
+    assert (a[0, :3] != 0).all()  # real tokens with id 0 are scored, not masked
+
+
+def test_values_column_zero_is_the_context_value():
+    policy = make_policy()
+    ctx = contexts(8, rows=3)
+    with torch.no_grad():
+        values = policy.token_values(pack(ctx, [[4, 5], [6], [7, 8, 9]], PAD))
+        alone = policy.context_values(ctx)
+    assert values.shape == (3, 4)
+    torch.testing.assert_close(values[:, 0], alone, atol=1e-5, rtol=1e-5)
+
+
+def test_critic_adapter_changes_values_not_actor_log_probs():
+    policy = make_policy()
+    batch = pack(contexts(9, rows=2), [[4, 5], [6]], PAD)
+    with torch.no_grad():
+        logp = policy.token_logprobs(batch)[0].clone()
+        values = policy.token_values(batch).clone()
+        for p in policy._adapter_params[CRITIC]:
+            p.add_(0.5)
+        assert torch.equal(policy.token_logprobs(batch)[0], logp)
+        assert not torch.allclose(policy.token_values(batch), values)
+
+
+def test_gradients_reach_only_the_active_role():
+    policy = make_policy()
+    batch = pack(contexts(10, rows=2), [[4, 5], [6]], PAD)
+    policy.token_logprobs(batch)[0].sum().backward()
+    assert all(p.grad is not None for p in policy.actor_parameters())
+    assert all(p.grad is None for p in policy.critic_parameters())
+    assert all(p.grad is None for p in policy.base_parameters())
+    policy.zero_grad(set_to_none=True)
+    policy.token_values(batch).sum().backward()
+    assert all(p.grad is None for p in policy.actor_parameters())
+    assert all(p.grad is not None for p in policy.critic_parameters())

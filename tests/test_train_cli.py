@@ -1,0 +1,114 @@
+"""``train_fctncalling.py`` end to end: flags, results layout, data-parallel launch."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("peft")
+from algos.config import build_parser, parse_config  # noqa: E402
+from algos.results import read_metrics  # noqa: E402
+from algos.tiny import TINY_SYSTEM_PROMPT, TinySpec, build_tiny  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "train_fctncalling.py"
+TEST_SPEC = TinySpec(hidden_size=32, intermediate_size=64, num_layers=2, num_heads=2, num_kv_heads=1,
+                     pretrain_steps=0)
+PRIOR_FLAGS = ["--seed", "--env_name", "--algorithm_name", "--experiment_name", "--num_mini_batch", "--ppo_epoch",
+               "--lr", "--critic_lr", "--dataset_path", "--model_name_or_path", "--n_rollout_threads",
+               "--gradient_cp_steps", "--max_new_tokens", "--save_interval", "--num_env_steps"]
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory):
+    return build_tiny(tmp_path_factory.getbasetemp() / "tiny-cache", TEST_SPEC, log=lambda message: None)
+
+
+def tiny_flags(model: Path, results: Path) -> list[str]:
+    return ["--model_name_or_path", str(model), "--system_prompt", TINY_SYSTEM_PROMPT, "--results_dir", str(results),
+            "--n_rollout_threads", "2", "--num_env_steps", "4", "--max_new_tokens", "8", "--lora_r", "4",
+            "--save_interval", "1", "--eval_interval", "1", "--eval_episodes", "3", "--ppo_epoch", "1",
+            "--no-progress"]
+
+
+def run(*args: str, timeout: int = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([*args], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+
+
+def test_prior_flags_are_accepted():
+    options = {a for action in build_parser()._actions for a in action.option_strings}
+    assert set(PRIOR_FLAGS) <= options
+    config = parse_config(["--algorithm_name", "APPO", "--lr", "1e-4", "--num_env_steps", "100",
+                           "--lora_target_modules", "q_proj", "v_proj", "--no-use_huber_loss"])
+    assert config.algorithm_name == "APPO" and config.lr == 1e-4 and config.num_env_steps == 100
+    assert config.lora_target_modules == ["q_proj", "v_proj"]
+
+
+def test_unknown_and_invalid_flags_are_errors():
+    result = run(sys.executable, str(SCRIPT), "--no_such_flag", "1")
+    assert result.returncode == 2 and "unrecognized arguments: --no_such_flag" in result.stderr
+    result = run(sys.executable, str(SCRIPT), "--algorithm_name", "POAD")
+    assert result.returncode == 2 and "invalid choice" in result.stderr
+    with pytest.raises(SystemExit):
+        parse_config(["--context_window", "16", "--max_new_tokens", "32"])
+
+
+def test_cli_trains_and_writes_the_results_layout(tiny_model, tmp_path):
+    result = run(sys.executable, str(SCRIPT), *tiny_flags(tiny_model, tmp_path), "--experiment_name", "cli")
+    assert result.returncode == 0, result.stderr[-3000:]
+    parent = tmp_path / "cli" / tiny_model.name / "tiny_train" / "TPPO"
+    run_dir = parent / "run1"
+    args = json.loads((run_dir / "args.json").read_text())
+    assert args["experiment_name"] == "cli" and args["world_size"] == 1
+    assert list((run_dir / "logs").glob("events.out.tfevents.*"))
+    metrics = read_metrics(run_dir)
+    assert [m["iteration"] for m in metrics] == [1, 2]
+    for key in ("rollout/reward", "rollout/verdict_rate", "train/policy_loss", "train/value_loss", "train/kl_ref",
+                "train/entropy", "train/clip_fraction", "train/explained_variance", "perf/samples_per_second",
+                "perf/generated_tokens_per_second", "perf/memory_mb", "eval/reward", "eval/verdict_rate"):
+        assert key in metrics[-1], key
+    assert any(k.startswith("rollout/facet_") for k in metrics[-1])
+    assert sorted(p.name for p in (run_dir / "checkpoints").iterdir()) == ["iter_000001", "iter_000002"]
+    # a second run of the same setup gets the next number
+    result = run(sys.executable, str(SCRIPT), *tiny_flags(tiny_model, tmp_path), "--experiment_name", "cli",
+                 "--num_env_steps", "2", "--eval_interval", "0")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert (parent / "run2" / "args.json").exists()
+
+
+def test_accelerate_launch_runs_the_cli(tiny_model, tmp_path):
+    # accelerate 1.x starts a single process for `--cpu` (several need MPI); the command
+    # must still run as is.
+    accelerate = shutil.which("accelerate", path=str(Path(sys.executable).parent))
+    if accelerate is None:
+        pytest.skip("accelerate's launcher is not installed")
+    result = run(accelerate, "launch", "--num_processes", "2", "--num_machines", "1", "--cpu",
+                 "--mixed_precision", "no", "--dynamo_backend", "no", str(SCRIPT),
+                 *tiny_flags(tiny_model, tmp_path), "--experiment_name", "acc", "--num_env_steps", "2",
+                 "--eval_interval", "0")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert (tmp_path / "acc" / tiny_model.name / "tiny_train" / "TPPO" / "run1" / "checkpoints" / "iter_000001").is_dir()
+
+
+@pytest.mark.slow
+def test_two_cpu_processes_train_data_parallel(tiny_model, tmp_path):
+    torchrun = shutil.which("torchrun", path=str(Path(sys.executable).parent))
+    if torchrun is None:
+        pytest.skip("torchrun is not installed")
+    result = run(torchrun, "--standalone", "--nproc_per_node", "2", str(SCRIPT),
+                 *tiny_flags(tiny_model, tmp_path), "--experiment_name", "ddp", "--num_env_steps", "8",
+                 timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    run_dir = tmp_path / "ddp" / tiny_model.name / "tiny_train" / "TPPO" / "run1"
+    assert json.loads((run_dir / "args.json").read_text())["world_size"] == 2
+    metrics = read_metrics(run_dir)
+    # 8 actions over 2 processes x 2 envs: two iterations of 4 actions each
+    assert [m["samples"] for m in metrics] == [4, 8]
+    checkpoint = run_dir / "checkpoints" / "iter_000002"
+    assert (checkpoint / "rng_rank0.pt").exists() and (checkpoint / "rng_rank1.pt").exists()
+    assert not list(run_dir.parent.glob("run2"))  # one run folder for both processes

@@ -1,0 +1,114 @@
+"""Full PPO iterations against the real environment, on CPU with a tiny model."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+pytest.importorskip("peft")
+from algos.buffer import compute_advantages, score_rollout  # noqa: E402
+from algos.config import parse_config  # noqa: E402
+from algos.runner import Runner  # noqa: E402
+from algos.tiny import TINY_SYSTEM_PROMPT, TinySpec, build_tiny  # noqa: E402
+
+# Small enough that an iteration takes a second or two; untrained (pretraining is tested
+# by the CLI run, not here).
+TEST_SPEC = TinySpec(hidden_size=32, intermediate_size=64, num_layers=2, num_heads=2, num_kv_heads=1,
+                     pretrain_steps=0)
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory):
+    return build_tiny(tmp_path_factory.getbasetemp() / "tiny-cache", TEST_SPEC, log=lambda message: None)
+
+
+def make_runner(model, results, *extra: str) -> Runner:
+    args = ["--model_name_or_path", str(model), "--system_prompt", TINY_SYSTEM_PROMPT,
+            "--results_dir", str(results), "--n_rollout_threads", "4", "--num_env_steps", "8",
+            "--max_new_tokens", "12", "--ppo_epoch", "1", "--num_mini_batch", "2", "--gradient_cp_steps", "2",
+            "--lora_r", "4", "--eval_interval", "0", "--no-progress", *extra]
+    return Runner(parse_config(args), log=lambda message: None)
+
+
+def snapshot(params):
+    return [p.detach().clone() for p in params]
+
+
+def changed(before, params) -> bool:
+    return any(not torch.equal(b, p.detach()) for b, p in zip(before, params))
+
+
+@pytest.mark.parametrize("algorithm", ["TPPO", "APPO"])
+def test_one_iteration_trains_both_adapters_and_the_head_but_not_the_base(tiny_model, tmp_path, algorithm):
+    runner = make_runner(tiny_model, tmp_path, "--algorithm_name", algorithm, "--lr", "1e-2")
+    policy = runner.policy
+    actor, critic_lora = policy.actor_parameters(), policy._adapter_params["critic"]
+    head, base = list(policy.value_head.parameters()), policy.base_parameters()
+    before = {name: snapshot(group) for name, group in
+              [("actor", actor), ("critic", critic_lora), ("head", head), ("base", base)]}
+    # Two iterations: PEFT starts LoRA B at zero, so A only moves once B has.
+    metrics = runner.train_iteration()
+    metrics.update(runner.train_iteration())
+    assert changed(before["actor"], actor)
+    assert changed(before["critic"], critic_lora)
+    assert changed(before["head"], head)
+    assert not changed(before["base"], base)
+    for key in ("train/policy_loss", "train/value_loss", "train/entropy", "train/kl_ref", "train/approx_kl",
+                "train/clip_fraction", "train/actor_grad_norm", "train/critic_grad_norm", "rollout/reward"):
+        assert math.isfinite(metrics[key]), key
+    assert metrics["train/entropy"] > 0
+    assert 0.0 <= metrics["rollout/reward"] <= 1.0
+    assert metrics["progress/samples"] == 8
+
+
+def test_first_epoch_ratio_is_one(tiny_model, tmp_path):
+    # Old log-probs come from the same scoring path as the update's: before any step the
+    # ratio is exactly 1 and nothing is clipped.
+    runner = make_runner(tiny_model, tmp_path, "--num_mini_batch", "1", "--gradient_cp_steps", "1")
+    from algos.rollout import play
+
+    rollout = play(runner.envs, runner.policy, runner.codec, runner._next_task, max_new_tokens=12,
+                   actions_per_env=1, generator=runner.sampling)
+    buffer = score_rollout(runner.policy, rollout, chunk_size=3)
+    from algos.batching import pack
+
+    batch = pack(buffer.contexts, buffer.actions, runner.policy.pad_id)
+    with torch.no_grad():
+        fresh = runner.policy.token_logprobs(batch)[0]
+    torch.testing.assert_close(fresh, buffer.old_logprobs[:, :fresh.shape[1]], atol=1e-5, rtol=1e-5)
+
+
+def test_critic_warmup_leaves_the_actor_alone(tiny_model, tmp_path):
+    runner = make_runner(tiny_model, tmp_path, "--critic_warmup_iters", "1")
+    before = snapshot(runner.policy.actor_parameters())
+    metrics = runner.train_iteration()
+    assert not changed(before, runner.policy.actor_parameters())
+    assert "train/policy_loss" not in metrics and math.isfinite(metrics["train/value_loss"])
+
+
+def test_multi_turn_episodes_bootstrap_across_actions(tiny_model, tmp_path, bfcl_dir):
+    # An untrained model writes no calls, so every turn ends after one step and an
+    # episode has one action per turn; contexts are cut from the left to the window.
+    runner = make_runner(tiny_model, tmp_path, "--dataset_path", str(bfcl_dir / "BFCL_v4_multi_turn_base.json"),
+                         "--n_rollout_threads", "2", "--context_window", "160", "--max_new_tokens", "8")
+    from algos.rollout import play
+
+    rollout = play(runner.envs, runner.policy, runner.codec, runner._next_task, max_new_tokens=8,
+                   actions_per_env=1, generator=runner.sampling)
+    assert len(rollout.episodes) == 2
+    assert any(len(e.action_indices) > 1 for e in rollout.episodes)
+    assert all(len(a.context) <= 152 for a in rollout.actions)
+    buffer = score_rollout(runner.policy, rollout, chunk_size=4)
+    compute_advantages(buffer, rollout, [0.0, 0.0], "TPPO", 0.9, 1.0)
+    for episode in rollout.episodes:
+        rows = episode.action_indices
+        # lam = 1: every token's target is r_t + gamma * (target of the next action)
+        target = 0.0
+        for row in reversed(rows):
+            target = float(buffer.rewards[row]) + 0.9 * target
+            length = int(buffer.action_mask[row].sum())
+            torch.testing.assert_close(buffer.returns[row, :length], torch.full((length,), target), atol=1e-5, rtol=1e-5)
+    metrics = runner.train_iteration()
+    assert math.isfinite(metrics["train/value_loss"]) and math.isfinite(metrics["train/policy_loss"])
