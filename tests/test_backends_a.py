@@ -35,7 +35,9 @@ def comparable(result: str) -> str:
 
 def load_category(bfcl_dir: Path, category: str) -> list[tuple[dict, list]]:
     name = f"BFCL_v4_multi_turn_{category}.json"
-    entries = [json.loads(line) for line in (bfcl_dir / name).read_text().splitlines() if line.strip()]
+    entries = [
+        json.loads(line) for line in (bfcl_dir / name).read_text().splitlines() if line.strip()
+    ]
     answers = {}
     for line in (bfcl_dir / "possible_answer" / name).read_text().splitlines():
         if line.strip():
@@ -59,7 +61,9 @@ def run_ours(involved, initial_config, turns, long_context=False) -> dict[str, A
     for name in involved:
         inst = backend_class(name)()
         if name not in STATELESS:
-            inst._load_scenario(copy.deepcopy(initial_config.get(name, {})), long_context=long_context)
+            inst._load_scenario(
+                copy.deepcopy(initial_config.get(name, {})), long_context=long_context
+            )
         instances[name] = inst
     routes = {}
     for inst in instances.values():
@@ -77,7 +81,7 @@ def run_ours(involved, initial_config, turns, long_context=False) -> dict[str, A
             try:
                 value = getattr(inst, call["name"])(*call["args"], **call["kwargs"])
                 turn_results.append(result_string(value))
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - as BFCL's executor
                 turn_results.append(f"Error during execution: {exc}")
         results.append(turn_results)
         states.append({name: public_state(inst) for name, inst in instances.items()})
@@ -89,7 +93,13 @@ def request(involved, initial_config, turns, long_context) -> dict[str, Any]:
         "op": "execute_turns",
         "involved_classes": list(involved),
         "initial_config": initial_config,
-        "turns": [[{**c, "args": to_jsonable(c["args"]), "kwargs": to_jsonable(c["kwargs"])} for c in turn] for turn in turns],
+        "turns": [
+            [
+                {**c, "args": to_jsonable(c["args"]), "kwargs": to_jsonable(c["kwargs"])}
+                for c in turn
+            ]
+            for turn in turns
+        ],
         "long_context": long_context,
     }
 
@@ -103,11 +113,17 @@ def compare(label: str, ours: dict, theirs: dict, turns: list) -> list[str]:
         for i, call in enumerate(turn):
             mine, ref = comparable(ours["results"][t][i]), comparable(theirs["results"][t][i])
             if mine != ref:
-                problems.append(f"{label} turn {t} call {call}:\n  ours {mine[:300]!r}\n  bfcl {ref[:300]!r}")
+                problems.append(
+                    f"{label} turn {t} call {call}:\n  ours {mine[:300]!r}\n  bfcl {ref[:300]!r}"
+                )
                 return problems
         if ours_states[t] != theirs_states[t]:
-            classes = [c for c in ours_states[t] if ours_states[t][c] != (theirs_states[t] or {}).get(c)]
-            problems.append(f"{label} turn {t}: public state of {classes} differs (last call {turn[-1:]})")
+            classes = [
+                c for c in ours_states[t] if ours_states[t][c] != (theirs_states[t] or {}).get(c)
+            ]
+            problems.append(
+                f"{label} turn {t}: public state of {classes} differs (last call {turn[-1:]})"
+            )
             return problems
     return problems
 
@@ -121,7 +137,9 @@ def assert_same(oracle, cases: list[tuple[str, list, dict, list, bool]]) -> int:
         ours = run_ours(inv, cfg, turns, lc)
         problems += compare(label, ours, theirs, turns)
         calls += sum(len(turn) for turn in turns)
-    assert not problems, f"{len(problems)} of {len(cases)} runs differ:\n" + "\n".join(problems[:10])
+    assert not problems, f"{len(problems)} of {len(cases)} runs differ:\n" + "\n".join(
+        problems[:10]
+    )
     return calls
 
 
@@ -138,7 +156,9 @@ def test_ground_truth_replay_matches_bfcl(oracle, bfcl_dir):
                 [call for call in map(parse_call, turn) if owners.get(call["name"]) in mine]
                 for turn in ground_truth
             ]
-            cases.append((entry["id"], mine, entry["initial_config"], turns, category == "long_context"))
+            cases.append(
+                (entry["id"], mine, entry["initial_config"], turns, category == "long_context")
+            )
     assert len(cases) == 4 * 122  # every entry of the four categories that involves a group-a class
     calls = assert_same(oracle, cases)
     assert calls > 1500
@@ -169,7 +189,15 @@ def test_perturbed_calls_match_bfcl(oracle, bfcl_dir, cls):
         long_context = rng.random() < 0.4
         generator = CallGenerator(docs, config, rng, extra_strings=EXTRA_STRINGS[cls])
         turns = [[generator.call() for _ in range(6)] for _ in range(5)]
-        cases.append((f"{cls} sequence {n} (long_context={long_context})", [cls], {cls: config}, turns, long_context))
+        cases.append(
+            (
+                f"{cls} sequence {n} (long_context={long_context})",
+                [cls],
+                {cls: config},
+                turns,
+                long_context,
+            )
+        )
     calls = assert_same(oracle, cases)
     assert calls == 3000
 

@@ -12,15 +12,89 @@ import random
 from pathlib import Path
 from typing import Any
 
-HOSTILE_STRINGS = ["", " ", "..", ".", "/", "a/b", "../..", "ünïcødé ✓", "\n", "*", "\t tab", "x" * 300, "None"]
-HOSTILE_VALUES: list[Any] = [None, 0, -1, 1, 2, 10**12, -(10**12), 3.5, -0.0, float("inf"), True, False, [], {}, ["a"], {"k": 1}, (1, 2)]
+HOSTILE_STRINGS = [
+    "",
+    " ",
+    "..",
+    ".",
+    "/",
+    "a/b",
+    "../..",
+    "ünïcødé ✓",
+    "\n",
+    "*",
+    "\t tab",
+    "x" * 300,
+    "None",
+]
+HOSTILE_VALUES: list[Any] = [
+    None,
+    0,
+    -1,
+    1,
+    2,
+    10**12,
+    -(10**12),
+    3.5,
+    -0.0,
+    float("inf"),
+    True,
+    False,
+    [],
+    {},
+    ["a"],
+    {"k": 1},
+    (1, 2),
+]
 
 
 # Values worth trying that a scenario's own strings rarely contain.
 EXTRA_STRINGS: dict[str, list[str]] = {
-    "GorillaFileSystem": ["l", "w", "c", ".", "..", "./", "../", "/", "//", "~", "-", "new.txt", "new_dir", "a b"],
-    "MathAPI": ["m", "cm", "km", "mm", "um", "nm", "in", "ft", "yd", "miles", "lb", "kg", "celsius", "fahrenheit", "1e3", "nan"],
-    "MessageAPI": ["USR001", "USR002", "USR003", "USR004", "USR005", "USR006", "Alice", "Bob", "hello"],
+    "GorillaFileSystem": [
+        "l",
+        "w",
+        "c",
+        ".",
+        "..",
+        "./",
+        "../",
+        "/",
+        "//",
+        "~",
+        "-",
+        "new.txt",
+        "new_dir",
+        "a b",
+    ],
+    "MathAPI": [
+        "m",
+        "cm",
+        "km",
+        "mm",
+        "um",
+        "nm",
+        "in",
+        "ft",
+        "yd",
+        "miles",
+        "lb",
+        "kg",
+        "celsius",
+        "fahrenheit",
+        "1e3",
+        "nan",
+    ],
+    "MessageAPI": [
+        "USR001",
+        "USR002",
+        "USR003",
+        "USR004",
+        "USR005",
+        "USR006",
+        "Alice",
+        "Bob",
+        "hello",
+    ],
     "TwitterAPI": ["#tag", "@user", "john", "john123", "alice", "bob", "hello"],
 }
 
@@ -74,7 +148,14 @@ def reference_would_stall(call: dict[str, Any]) -> bool:
 class CallGenerator:
     """Random calls to one class's methods, as {name, args, kwargs} with literal values."""
 
-    def __init__(self, docs: list[dict], scenario: dict, rng: random.Random, extra_strings: list[str] = (), hostile_rate: float = 0.15):
+    def __init__(
+        self,
+        docs: list[dict],
+        scenario: dict,
+        rng: random.Random,
+        extra_strings: list[str] = (),
+        hostile_rate: float = 0.15,
+    ):
         self.docs = docs
         self.rng = rng
         strings, ints = scenario_values(scenario)

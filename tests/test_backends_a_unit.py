@@ -26,7 +26,10 @@ TREE = {
             "contents": {
                 "notes.txt": {"type": "file", "content": "beta\nalpha\ngamma ray\n"},
                 "log.txt": {"type": "file", "content": "one\ntwo"},
-                "docs": {"type": "directory", "contents": {"deep": {"type": "directory", "contents": {}}}},
+                "docs": {
+                    "type": "directory",
+                    "contents": {"deep": {"type": "directory", "contents": {}}},
+                },
                 "empty": {"type": "directory", "contents": {}},
             },
         }
@@ -44,7 +47,11 @@ def file_system(long_context: bool = False) -> GorillaFileSystem:
 def test_public_methods_and_parameters_follow_the_docs(bfcl_dir, cls):
     docs = {doc["name"]: doc for doc in load_docs(bfcl_dir, FUNC_DOC_FILES[cls])}
     klass = backend_class(cls)
-    public = {name for name, _ in inspect.getmembers(klass, inspect.isfunction) if not name.startswith("_")}
+    public = {
+        name
+        for name, _ in inspect.getmembers(klass, inspect.isfunction)
+        if not name.startswith("_")
+    }
     assert public == set(docs)
     for name, doc in docs.items():
         params = list(inspect.signature(getattr(klass, name)).parameters.values())[1:]
@@ -62,7 +69,9 @@ def test_file_system_navigation_and_editing():
     assert fs.touch("new.txt") is None
     assert fs.echo("hello world", "new.txt") is None
     assert fs.cat("new.txt") == {"file_content": "hello world"}
-    assert fs.echo("x", "missing.txt") == {"error": "echo: cannot write to 'missing.txt': No such file"}
+    assert fs.echo("x", "missing.txt") == {
+        "error": "echo: cannot write to 'missing.txt': No such file"
+    }
     assert fs.sort("notes.txt") == {"sorted_content": "alpha\nbeta\ngamma ray"}
     assert fs.wc("notes.txt", "w") == {"count": 4, "type": "words"}
     assert fs.grep("notes.txt", "a r") == {"matching_lines": ["gamma ray"]}
@@ -142,7 +151,11 @@ def test_message_api_flow_and_deterministic_ids():
     assert first["message_id"] == {"new_id": 67410}  # BFCL's seed 200191
     assert api.search_messages("HI") == {"results": [{"receiver_id": "USR002", "message": "hi"}]}
     assert api.delete_message("USR002")["deleted_status"] is True
-    assert api.add_contact("Eve") == {"added_status": True, "user_id": "USR005", "message": "Contact 'Eve' added successfully."}
+    assert api.add_contact("Eve") == {
+        "added_status": True,
+        "user_id": "USR005",
+        "message": "Contact 'Eve' added successfully.",
+    }
     assert api.get_message_stats() == {"stats": {"received_count": 3, "total_contacts": 3}}
     other = MessageAPI()
     other._load_scenario({})
@@ -164,8 +177,22 @@ def test_twitter_default_mentions_leak_only_within_one_instance():
 
 def test_twitter_search_matches_content_and_whole_tags():
     api = TwitterAPI()
-    api._load_scenario({"tweets": {"0": {"id": 0, "username": "a", "content": "Plain", "tags": ["#Tech"], "mentions": []}}})
-    assert api.search_tweets("#tech") and not api.search_tweets("tech") and api.search_tweets("LAIN")
+    api._load_scenario(
+        {
+            "tweets": {
+                "0": {
+                    "id": 0,
+                    "username": "a",
+                    "content": "Plain",
+                    "tags": ["#Tech"],
+                    "mentions": [],
+                }
+            }
+        }
+    )
+    assert (
+        api.search_tweets("#tech") and not api.search_tweets("tech") and api.search_tweets("LAIN")
+    )
 
 
 def test_math_results_print_like_bfcl_without_touching_global_precision():

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import copy
 import datetime
-from typing import Dict, List, Optional, Union
 
 from fcenv.backends.long_context import filler
 
@@ -49,10 +48,10 @@ class File:
 
 
 class Directory:
-    def __init__(self, name: str, parent: Optional["Directory"] = None) -> None:
+    def __init__(self, name: str, parent: Directory | None = None) -> None:
         self.name = name
         self.parent = parent
-        self.contents: dict[str, Union[File, Directory]] = {}
+        self.contents: dict[str, File | Directory] = {}
 
     def _add_file(self, file_name: str, content: str = "") -> None:
         if file_name in self.contents:
@@ -64,12 +63,12 @@ class Directory:
             raise ValueError(f"Directory '{dir_name}' already exists in directory '{self.name}'.")
         self.contents[dir_name] = Directory(dir_name, self)
 
-    def _get_item(self, item_name: str) -> Union["File", "Directory", None]:
+    def _get_item(self, item_name: str) -> File | Directory | None:
         if item_name == ".":
             return self
         return self.contents.get(item_name)
 
-    def _list_contents(self) -> List[str]:
+    def _list_contents(self) -> list[str]:
         return list(self.contents.keys())
 
     def __repr__(self):
@@ -110,10 +109,14 @@ class GorillaFileSystem:
         self.root = Directory("/", None)
         if "root" in scenario:
             root_name = next(iter(scenario["root"]))
-            self.root = self._load_directory(scenario["root"][root_name]["contents"], None, root_name)
+            self.root = self._load_directory(
+                scenario["root"][root_name]["contents"], None, root_name
+            )
         self._current_dir = self.root
 
-    def _load_directory(self, current: dict, parent: Optional[Directory] = None, name: str = "") -> Directory:
+    def _load_directory(
+        self, current: dict, parent: Directory | None = None, name: str = ""
+    ) -> Directory:
         directory = Directory(name, parent)
         for item_name, item in current.items():
             if item["type"] == "file":
@@ -122,8 +125,12 @@ class GorillaFileSystem:
                     content = content + filler("FILE_CONTENT_EXTENSION")
                 directory.contents[item_name] = File(item_name, content)
             elif item["type"] == "directory":
-                directory.contents[item_name] = self._load_directory(item["contents"], directory, item_name)
-        if self.long_context and not any(isinstance(item, Directory) for item in directory.contents.values()):
+                directory.contents[item_name] = self._load_directory(
+                    item["contents"], directory, item_name
+                )
+        if self.long_context and not any(
+            isinstance(item, Directory) for item in directory.contents.values()
+        ):
             self._populate_directory(directory)
         return directory
 
@@ -137,7 +144,7 @@ class GorillaFileSystem:
     def _validate_file_or_directory_name(self, dir_name: str) -> bool:
         return not any(character in dir_name for character in _INVALID_NAME_CHARACTERS)
 
-    def _navigate_to_directory(self, path: Optional[str]) -> Union[Directory, Dict[str, str]]:
+    def _navigate_to_directory(self, path: str | None) -> Directory | dict[str, str]:
         """A directory by path: absolute from the root or relative to the current one; no ``..``."""
         if path is None or path == ".":
             return self._current_dir
@@ -154,8 +161,8 @@ class GorillaFileSystem:
             directory = item
         return directory
 
-    def _parse_positions(self, positions: str) -> List[int]:
-        result: List[int] = []
+    def _parse_positions(self, positions: str) -> list[int]:
+        result: list[int] = []
         for part in positions.split(","):
             if "-" in part:
                 start, end = map(int, part.split("-"))
@@ -164,13 +171,13 @@ class GorillaFileSystem:
                 result.append(int(part))
         return result
 
-    def _lookup(self, name: str) -> Union[File, Directory, None]:
+    def _lookup(self, name: str) -> File | Directory | None:
         """An entry of the current directory; an entry named "." resolves to the directory itself."""
         if name not in self._current_dir.contents:
             return None
         return self._current_dir._get_item(name)
 
-    def _file(self, file_name: str) -> Optional[File]:
+    def _file(self, file_name: str) -> File | None:
         item = self._lookup(file_name)
         return item if isinstance(item, File) else None
 
@@ -186,13 +193,13 @@ class GorillaFileSystem:
     def pwd(self):
         return {"current_working_directory": self._path_of(self._current_dir)}
 
-    def ls(self, a: bool = False) -> Dict[str, List[str]]:
+    def ls(self, a: bool = False) -> dict[str, list[str]]:
         names = self._current_dir._list_contents()
         if not a:
             names = [name for name in names if not name.startswith(".")]
         return {"current_directory_content": names}
 
-    def cd(self, folder: str) -> Optional[Dict[str, str]]:
+    def cd(self, folder: str) -> dict[str, str] | None:
         folder = folder.rstrip("/")
         if folder == "":
             self._current_dir = self.root
@@ -203,14 +210,16 @@ class GorillaFileSystem:
             self._current_dir = self._current_dir.parent
             return {}
         if "/" in folder:
-            return {"error": f"cd: {folder}: Unsupported path. Only one folder level at a time is supported."}
+            return {
+                "error": f"cd: {folder}: Unsupported path. Only one folder level at a time is supported."
+            }
         target = self._navigate_to_directory(folder)
         if isinstance(target, dict):
             return target
         self._current_dir = target
         return {"current_working_directory": target.name}
 
-    def mkdir(self, dir_name: str) -> Optional[Dict[str, str]]:
+    def mkdir(self, dir_name: str) -> dict[str, str] | None:
         if not self._validate_file_or_directory_name(dir_name):
             return {"error": f"mkdir: cannot create directory '{dir_name}': Invalid character"}
         if dir_name in self._current_dir.contents:
@@ -218,7 +227,7 @@ class GorillaFileSystem:
         self._current_dir._add_directory(dir_name)
         return None
 
-    def touch(self, file_name: str) -> Optional[Dict[str, str]]:
+    def touch(self, file_name: str) -> dict[str, str] | None:
         if not self._validate_file_or_directory_name(file_name):
             return {"error": f"touch: cannot touch '{file_name}': Invalid character"}
         if file_name in self._current_dir.contents:
@@ -226,7 +235,7 @@ class GorillaFileSystem:
         self._current_dir._add_file(file_name)
         return None
 
-    def echo(self, content: str, file_name: Optional[str] = None) -> Optional[Dict[str, str]]:
+    def echo(self, content: str, file_name: str | None = None) -> dict[str, str] | None:
         if file_name is not None and not self._validate_file_or_directory_name(file_name):
             return {"error": f"echo: cannot write to '{file_name}': Invalid character"}
         if not file_name:
@@ -237,7 +246,7 @@ class GorillaFileSystem:
         target._write(content)  # a Directory has no _write: BFCL fails the same way
         return None
 
-    def cat(self, file_name: str) -> Dict[str, str]:
+    def cat(self, file_name: str) -> dict[str, str]:
         if not self._validate_file_or_directory_name(file_name):
             return {"error": f"cat: '{file_name}': Invalid character"}
         item = self._lookup(file_name)
@@ -247,11 +256,11 @@ class GorillaFileSystem:
             return {"error": f"cat: '{file_name}': Is a directory"}
         return {"file_content": item._read()}
 
-    def find(self, path: str = ".", name: Optional[str] = None) -> Dict[str, List[str]]:
+    def find(self, path: str = ".", name: str | None = None) -> dict[str, list[str]]:
         start = self._navigate_to_directory(path)
         if isinstance(start, dict):
             return {"error": f"find: '{path}': No such file or directory"}
-        matches: List[str] = []
+        matches: list[str] = []
         # Iterative depth-first walk in listing order, so deep trees cannot hit the recursion limit.
         stack = [(start, path.rstrip("/"), iter(list(start.contents.items())))]
         while stack:
@@ -270,7 +279,7 @@ class GorillaFileSystem:
                 stack.append((item, item_path, iter(list(item.contents.items()))))
         return {"matches": matches}
 
-    def wc(self, file_name: str, mode: str = "l") -> Dict[str, Union[int, str]]:
+    def wc(self, file_name: str, mode: str = "l") -> dict[str, int | str]:
         if mode not in ("l", "w", "c"):
             return {"error": f"wc: invalid mode '{mode}'"}
         item = self._file(file_name)
@@ -283,19 +292,19 @@ class GorillaFileSystem:
             return {"count": len(content.split()), "type": "words"}
         return {"count": len(content), "type": "characters"}
 
-    def sort(self, file_name: str) -> Dict[str, str]:
+    def sort(self, file_name: str) -> dict[str, str]:
         item = self._file(file_name)
         if item is None:
             return {"error": f"sort: {file_name}: No such file or directory"}
         return {"sorted_content": "\n".join(sorted(item._read().splitlines()))}
 
-    def grep(self, file_name: str, pattern: str) -> Dict[str, List[str]]:
+    def grep(self, file_name: str, pattern: str) -> dict[str, list[str]]:
         item = self._file(file_name)
         if item is None:
             return {"error": f"grep: {file_name}: No such file or directory"}
         return {"matching_lines": [line for line in item._read().splitlines() if pattern in line]}
 
-    def du(self, human_readable: bool = False) -> Dict[str, str]:
+    def du(self, human_readable: bool = False) -> dict[str, str]:
         total = 0
         stack = [(self._current_dir, ())]
         while stack:
@@ -311,16 +320,15 @@ class GorillaFileSystem:
             return {"disk_usage": _human_size(total)}
         return {"disk_usage": f"{total} bytes"}
 
-    def tail(self, file_name: str, lines: int = 10) -> Dict[str, str]:
+    def tail(self, file_name: str, lines: int = 10) -> dict[str, str]:
         item = self._file(file_name)
         if item is None:
             return {"error": f"tail: {file_name}: No such file or directory"}
         content_lines = item._read().splitlines()
-        if lines > len(content_lines):
-            lines = len(content_lines)
+        lines = min(lines, len(content_lines))
         return {"last_lines": "\n".join(content_lines[-lines:])}
 
-    def diff(self, file_name1: str, file_name2: str) -> Dict[str, str]:
+    def diff(self, file_name1: str, file_name2: str) -> dict[str, str]:
         contents = self._current_dir.contents
         if file_name1 not in contents or file_name2 not in contents:
             return {"error": f"diff: {file_name1} or {file_name2}: No such file or directory"}
@@ -335,15 +343,19 @@ class GorillaFileSystem:
         ]
         return {"diff_lines": "\n".join(changes)}
 
-    def mv(self, source: str, destination: str) -> Dict[str, str]:
+    def mv(self, source: str, destination: str) -> dict[str, str]:
         if source not in self._current_dir.contents:
             return {"error": f"mv: cannot move '{source}': No such file or directory"}
         if "/" in destination:
-            return {"error": "mv: path not allowed in destination. Provide only a file or directory name."}
+            return {
+                "error": "mv: path not allowed in destination. Provide only a file or directory name."
+            }
         item = self._current_dir._get_item(source)
         if destination not in self._current_dir.contents:
             del self._current_dir.contents[source]
-            self._current_dir.contents[destination] = self._moved(item, destination, self._current_dir)
+            self._current_dir.contents[destination] = self._moved(
+                item, destination, self._current_dir
+            )
             return {"result": f"'{source}' moved to '{destination}'"}
         # Note: "." as destination means the current directory itself, even if an entry named "." exists.
         target = self._current_dir._get_item(destination)
@@ -356,7 +368,7 @@ class GorillaFileSystem:
         return {"result": f"'{source}' moved to '{destination}/{source}'"}
 
     @staticmethod
-    def _moved(item: Union[File, Directory], name: str, parent: Directory) -> Union[File, Directory]:
+    def _moved(item: File | Directory, name: str, parent: Directory) -> File | Directory:
         # BFCL moves by re-creating the entry: a new object that keeps the old contents dict,
         # so children still name the old directory as their parent.
         if isinstance(item, File):
@@ -365,13 +377,13 @@ class GorillaFileSystem:
         moved.contents = item.contents
         return moved
 
-    def rm(self, file_name: str) -> Dict[str, str]:
+    def rm(self, file_name: str) -> dict[str, str]:
         if file_name not in self._current_dir.contents:
             return {"error": f"rm: cannot remove '{file_name}': No such file or directory"}
         del self._current_dir.contents[file_name]
         return {"result": f"'{file_name}' removed"}
 
-    def rmdir(self, dir_name: str) -> Dict[str, str]:
+    def rmdir(self, dir_name: str) -> dict[str, str]:
         item = self._lookup(dir_name)
         if item is None:
             return {"error": f"rmdir: cannot remove '{dir_name}': No such file or directory"}
@@ -382,11 +394,13 @@ class GorillaFileSystem:
         del self._current_dir.contents[dir_name]
         return {"result": f"'{dir_name}' removed"}
 
-    def cp(self, source: str, destination: str) -> Dict[str, str]:
+    def cp(self, source: str, destination: str) -> dict[str, str]:
         if source not in self._current_dir.contents:
             return {"error": f"cp: cannot copy '{source}': No such file or directory"}
         if "/" in destination:
-            return {"error": "cp: path not allowed in destination. Provide only a file or directory name."}
+            return {
+                "error": "cp: path not allowed in destination. Provide only a file or directory name."
+            }
         item = self._current_dir._get_item(source)
         if destination not in self._current_dir.contents:
             self._copy_into(item, destination, self._current_dir)
@@ -398,7 +412,7 @@ class GorillaFileSystem:
         return {"result": f"'{source}' copied to '{destination}/{source}'"}
 
     @staticmethod
-    def _copy_into(item: Union[File, Directory], name: str, target: Directory) -> None:
+    def _copy_into(item: File | Directory, name: str, target: Directory) -> None:
         if isinstance(item, File):
             target._add_file(name, item.content)
             return

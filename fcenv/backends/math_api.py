@@ -15,7 +15,6 @@ from __future__ import annotations
 import decimal
 import math
 from decimal import Decimal, InvalidOperation
-from typing import Dict, List
 
 import mpmath
 
@@ -75,7 +74,11 @@ def _is_number(value) -> bool:
 
 
 def _rounds_int_to_zero(number, decimal_places) -> bool:
-    if not isinstance(number, int) or not isinstance(decimal_places, int) or decimal_places > -10_000:
+    if (
+        not isinstance(number, int)
+        or not isinstance(decimal_places, int)
+        or decimal_places > -10_000
+    ):
         return False
     # |number| < 10**digits <= 10**-decimal_places / 2, so round() would give 0.
     return -decimal_places > len(str(abs(int(number)))) + 1
@@ -121,9 +124,11 @@ def _exact_sqrt_or_fail(number: Decimal) -> Decimal:
 
 class MathAPI:
     def __init__(self):
-        self._api_description = "This tool belongs to the Math API, which provides various mathematical operations."
+        self._api_description = (
+            "This tool belongs to the Math API, which provides various mathematical operations."
+        )
 
-    def logarithm(self, value: float, base: float, precision: int) -> Dict[str, float]:
+    def logarithm(self, value: float, base: float, precision: int) -> dict[str, float]:
         try:
             # int() is how mpmath reads a precision, so odd ones fail here with its message.
             if int(precision) > _MAX_LOG_DIGITS:
@@ -132,10 +137,10 @@ class MathAPI:
             with mpmath.workdps(precision):
                 result = mpmath.log(value) / mpmath.log(base)
                 return {"result": _freeze(result)}
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - BFCL reports any failure as its message
             return {"error": str(exc)}
 
-    def mean(self, numbers: List[float]) -> Dict[str, float]:
+    def mean(self, numbers: list[float]) -> dict[str, float]:
         if not numbers:
             return {"error": "Cannot calculate mean of an empty list"}
         try:
@@ -143,7 +148,7 @@ class MathAPI:
         except TypeError:
             return {"error": "All elements in the list must be numbers"}
 
-    def standard_deviation(self, numbers: List[float]) -> Dict[str, float]:
+    def standard_deviation(self, numbers: list[float]) -> dict[str, float]:
         if not numbers:
             return {"error": "Cannot calculate standard deviation of an empty list"}
         try:
@@ -153,14 +158,14 @@ class MathAPI:
         except TypeError:
             return {"error": "All elements in the list must be numbers"}
 
-    def si_unit_conversion(self, value: float, unit_in: str, unit_out: str) -> Dict[str, float]:
+    def si_unit_conversion(self, value: float, unit_in: str, unit_out: str) -> dict[str, float]:
         if not _is_number(value):
             return {"error": "Value must be a number"}
         if unit_in not in _METRES_PER_UNIT or unit_out not in _METRES_PER_UNIT:
             return {"error": f"Conversion from '{unit_in}' to '{unit_out}' is not supported"}
         return {"result": value * _METRES_PER_UNIT[unit_in] * (1 / _METRES_PER_UNIT[unit_out])}
 
-    def imperial_si_conversion(self, value: float, unit_in: str, unit_out: str) -> Dict[str, float]:
+    def imperial_si_conversion(self, value: float, unit_in: str, unit_out: str) -> dict[str, float]:
         if not _is_number(value):
             return {"error": "Value must be a number"}
         if unit_in == unit_out:
@@ -175,24 +180,24 @@ class MathAPI:
             return {"error": f"Conversion from '{unit_in}' to '{unit_out}' is not supported"}
         return {"result": value * factor}
 
-    def add(self, a: float, b: float) -> Dict[str, float]:
+    def add(self, a: float, b: float) -> dict[str, float]:
         try:
             return {"result": _printable(a + b)}
         except TypeError:
             return {"error": "Both inputs must be numbers"}
 
-    def subtract(self, a: float, b: float) -> Dict[str, float]:
+    def subtract(self, a: float, b: float) -> dict[str, float]:
         try:
             return {"result": _printable(a - b)}
         except TypeError:
             return {"error": "Both inputs must be numbers"}
 
-    def multiply(self, a: float, b: float) -> Dict[str, float]:
+    def multiply(self, a: float, b: float) -> dict[str, float]:
         if not _is_number(a) or not _is_number(b):
             return {"error": "Both inputs must be numbers"}
         return {"result": _printable(a * b)}
 
-    def divide(self, a: float, b: float) -> Dict[str, float]:
+    def divide(self, a: float, b: float) -> dict[str, float]:
         if b == 0:
             return {"error": "Cannot divide by zero"}
         try:
@@ -200,7 +205,7 @@ class MathAPI:
         except TypeError:
             return {"error": "Both inputs must be numbers"}
 
-    def power(self, base: float, exponent: float) -> Dict[str, float]:
+    def power(self, base: float, exponent: float) -> dict[str, float]:
         if _int_power_too_long(base, exponent):
             raise ValueError(_INT_TOO_LONG)
         try:
@@ -208,7 +213,7 @@ class MathAPI:
         except TypeError:
             return {"error": "Both inputs must be numbers"}
 
-    def square_root(self, number: float, precision: int) -> Dict[str, float]:
+    def square_root(self, number: float, precision: int) -> dict[str, float]:
         try:
             if number < 0:
                 return {"error": "Cannot calculate square root of a negative number"}
@@ -218,15 +223,17 @@ class MathAPI:
                 return {"result": _exact_sqrt_or_fail(Decimal(number))}
             return {"result": Decimal(number).sqrt(context)}
         except (TypeError, InvalidOperation):
-            return {"error": "Input must be a number or computation resulted in an invalid operation"}
+            return {
+                "error": "Input must be a number or computation resulted in an invalid operation"
+            }
 
-    def absolute_value(self, number: float) -> Dict[str, float]:
+    def absolute_value(self, number: float) -> dict[str, float]:
         try:
             return {"result": abs(number)}
         except TypeError:
             return {"error": "Input must be a number"}
 
-    def round_number(self, number: float, decimal_places: int = 0) -> Dict[str, float]:
+    def round_number(self, number: float, decimal_places: int = 0) -> dict[str, float]:
         if _rounds_int_to_zero(number, decimal_places):
             return {"result": 0}  # what round() gives, without building 10**-decimal_places
         try:
@@ -234,7 +241,7 @@ class MathAPI:
         except TypeError:
             return {"error": "First input must be a number, second input must be an integer"}
 
-    def percentage(self, part: float, whole: float) -> Dict[str, float]:
+    def percentage(self, part: float, whole: float) -> dict[str, float]:
         if whole == 0:
             return {"error": "Whole value cannot be zero"}
         try:
@@ -242,7 +249,7 @@ class MathAPI:
         except TypeError:
             return {"error": "Both inputs must be numbers"}
 
-    def min_value(self, numbers: List[float]) -> Dict[str, float]:
+    def min_value(self, numbers: list[float]) -> dict[str, float]:
         if not numbers:
             return {"error": "Cannot find minimum of an empty list"}
         try:
@@ -250,7 +257,7 @@ class MathAPI:
         except TypeError:
             return {"error": "All elements in the list must be numbers"}
 
-    def max_value(self, numbers: List[float]) -> Dict[str, float]:
+    def max_value(self, numbers: list[float]) -> dict[str, float]:
         if not numbers:
             return {"error": "Cannot find maximum of an empty list"}
         try:
@@ -258,7 +265,7 @@ class MathAPI:
         except TypeError:
             return {"error": "All elements in the list must be numbers"}
 
-    def sum_values(self, numbers: List[float]) -> Dict[str, float]:
+    def sum_values(self, numbers: list[float]) -> dict[str, float]:
         if not numbers:
             return {"error": "Cannot calculate sum of an empty list"}
         try:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 import random
-from typing import Any, Dict, List, Optional, Union
+from typing import Any
 
 _DEFAULT_SEED = 200191
 _DEFAULT_STATE: dict[str, Any] = {
@@ -29,15 +29,13 @@ _NOT_LOGGED_IN = {"error": "No user is currently logged in."}
 
 def _first_item(entry: dict) -> tuple[Any, Any]:
     # Entries are meant to hold one receiver; extra keys are ignored, an empty one is an error.
-    receiver = list(entry.keys())[0]
+    receiver = list(entry.keys())[0]  # noqa: RUF015 - an empty entry must fail with IndexError
     return receiver, entry[receiver]
 
 
 class MessageAPI:
     def __init__(self):
-        self._api_description = (
-            "This tool belongs to the Message API, which is used to manage user interactions in a workspace."
-        )
+        self._api_description = "This tool belongs to the Message API, which is used to manage user interactions in a workspace."
 
     def __eq__(self, value: object) -> bool:
         if not isinstance(value, MessageAPI):
@@ -57,24 +55,24 @@ class MessageAPI:
         self.generated_ids.add(new_id)
         return {"new_id": new_id}
 
-    def list_users(self) -> Dict[str, List[str]]:
+    def list_users(self) -> dict[str, list[str]]:
         return {"user_list": list(self.user_map.keys())}
 
-    def get_user_id(self, user: str) -> Dict[str, Optional[str]]:
+    def get_user_id(self, user: str) -> dict[str, str | None]:
         if user not in self.user_map:
             return {"error": f"User '{user}' not found in the workspace."}
         return {"user_id": self.user_map[user]}
 
-    def message_login(self, user_id: str) -> Dict[str, Union[str, bool]]:
+    def message_login(self, user_id: str) -> dict[str, str | bool]:
         if user_id not in self.user_map.values():
             return {"login_status": False, "message": f"User ID '{user_id}' not found."}
         self.current_user = user_id
         return {"login_status": True, "message": f"User '{user_id}' logged in successfully."}
 
-    def message_get_login_status(self) -> Dict[str, bool]:
+    def message_get_login_status(self) -> dict[str, bool]:
         return {"login_status": bool(self.current_user)}
 
-    def send_message(self, receiver_id: str, message: str) -> Dict[str, Union[str, bool]]:
+    def send_message(self, receiver_id: str, message: str) -> dict[str, str | bool]:
         if not self.current_user:
             return dict(_NOT_LOGGED_IN)
         if receiver_id not in self.user_map.values():
@@ -88,7 +86,7 @@ class MessageAPI:
             "message": f"Message sent to '{receiver_id}' successfully.",
         }
 
-    def delete_message(self, receiver_id: str) -> Dict[str, Union[str, bool]]:
+    def delete_message(self, receiver_id: str) -> dict[str, str | bool]:
         if not self.current_user:
             return dict(_NOT_LOGGED_IN)
         for index in range(len(self.inbox) - 1, -1, -1):
@@ -102,7 +100,7 @@ class MessageAPI:
                 }
         return {"error": f"Receiver ID {receiver_id} not found."}
 
-    def view_messages_sent(self) -> Dict[str, Union[Dict[str, List[str]], str]]:
+    def view_messages_sent(self) -> dict[str, dict[str, list[str]] | str]:
         if not self.current_user:
             return dict(_NOT_LOGGED_IN)
         grouped: dict[Any, list] = {}
@@ -111,7 +109,7 @@ class MessageAPI:
             grouped.setdefault(receiver, []).append(message)
         return {"messages": grouped}
 
-    def add_contact(self, user_name: str) -> Dict[str, Union[str, bool]]:
+    def add_contact(self, user_name: str) -> dict[str, str | bool]:
         if user_name in self.user_map:
             return {"error": f"User name '{user_name}' already exists."}
         self.user_count += 1
@@ -119,9 +117,13 @@ class MessageAPI:
         if user_id in self.user_map.values():
             return {"error": f"User ID '{user_id}' already exists."}
         self.user_map[user_name] = user_id
-        return {"added_status": True, "user_id": user_id, "message": f"Contact '{user_name}' added successfully."}
+        return {
+            "added_status": True,
+            "user_id": user_id,
+            "message": f"Contact '{user_name}' added successfully.",
+        }
 
-    def search_messages(self, keyword: str) -> Dict[str, Union[List[Dict[str, Union[str, List[str]]]], str]]:
+    def search_messages(self, keyword: str) -> dict[str, list[dict[str, str | list[str]]] | str]:
         if not self.current_user:
             return dict(_NOT_LOGGED_IN)
         needle = keyword.lower()
@@ -132,7 +134,7 @@ class MessageAPI:
                 results.append({"receiver_id": receiver, "message": message})
         return {"results": results}
 
-    def get_message_stats(self) -> Dict[str, Union[Dict[str, int], str]]:
+    def get_message_stats(self) -> dict[str, dict[str, int] | str]:
         if not self.current_user:
             return dict(_NOT_LOGGED_IN)
         contacts = set()

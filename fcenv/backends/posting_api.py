@@ -10,7 +10,7 @@ the same for one fresh episode and keeps episodes independent.
 from __future__ import annotations
 
 import copy
-from typing import Any, Dict, List, Union
+from typing import Any
 
 _DEFAULT_STATE: dict[str, Any] = {
     "username": "john",
@@ -47,16 +47,18 @@ class TwitterAPI:
         # Scenario files key tweets by strings; methods look them up by int.
         self.tweets = {int(key): tweet for key, tweet in self.tweets.items()}
 
-    def authenticate_twitter(self, username: str, password: str) -> Dict[str, bool]:
+    def authenticate_twitter(self, username: str, password: str) -> dict[str, bool]:
         if username == self.username and password == self.password:
             self.authenticated = True
             return {"authentication_status": True}
         return {"authentication_status": False}
 
-    def posting_get_login_status(self) -> Dict[str, Union[str, bool]]:
+    def posting_get_login_status(self) -> dict[str, str | bool]:
         return {"login_status": bool(self.authenticated)}
 
-    def post_tweet(self, content: str, tags: List[str] = _UNSET_TAGS, mentions: List[str] = _UNSET_MENTIONS) -> Dict[str, Union[int, str, List[str]]]:
+    def post_tweet(
+        self, content: str, tags: list[str] = _UNSET_TAGS, mentions: list[str] = _UNSET_MENTIONS
+    ) -> dict[str, int | str | list[str]]:
         if not self.authenticated:
             return _not_authenticated("posting")
         if tags is _UNSET_TAGS:
@@ -74,7 +76,7 @@ class TwitterAPI:
         self.tweet_counter += 1
         return tweet
 
-    def retweet(self, tweet_id: int) -> Dict[str, str]:
+    def retweet(self, tweet_id: int) -> dict[str, str]:
         if not self.authenticated:
             return _not_authenticated("retweeting")
         if tweet_id not in self.tweets:
@@ -85,21 +87,23 @@ class TwitterAPI:
         mine.append(tweet_id)
         return {"retweet_status": "Successfully retweeted"}
 
-    def comment(self, tweet_id: int, comment_content: str) -> Dict[str, str]:
+    def comment(self, tweet_id: int, comment_content: str) -> dict[str, str]:
         if not self.authenticated:
             return _not_authenticated("commenting")
         if tweet_id not in self.tweets:
             return {"error": f"Tweet with ID {tweet_id} not found."}
-        self.comments.setdefault(tweet_id, []).append({"username": self.username, "content": comment_content})
+        self.comments.setdefault(tweet_id, []).append(
+            {"username": self.username, "content": comment_content}
+        )
         return {"comment_status": "Comment added successfully"}
 
-    def mention(self, tweet_id: int, mentioned_usernames: List[str]) -> Dict[str, str]:
+    def mention(self, tweet_id: int, mentioned_usernames: list[str]) -> dict[str, str]:
         if tweet_id not in self.tweets:
             return {"error": f"Tweet with ID {tweet_id} not found."}
         self.tweets[tweet_id]["mentions"].extend(mentioned_usernames)
         return {"mention_status": "Users mentioned successfully"}
 
-    def follow_user(self, username_to_follow: str) -> Dict[str, bool]:
+    def follow_user(self, username_to_follow: str) -> dict[str, bool]:
         if not self.authenticated:
             return _not_authenticated("following")
         if username_to_follow in self.following_list:
@@ -107,12 +111,12 @@ class TwitterAPI:
         self.following_list.append(username_to_follow)
         return {"follow_status": True}
 
-    def list_all_following(self) -> Dict[str, List[str]]:
+    def list_all_following(self) -> dict[str, list[str]]:
         if not self.authenticated:
             return _not_authenticated("listing following")
         return {"following_list": self.following_list}
 
-    def unfollow_user(self, username_to_unfollow: str) -> Dict[str, bool]:
+    def unfollow_user(self, username_to_unfollow: str) -> dict[str, bool]:
         if not self.authenticated:
             return _not_authenticated("unfollowing")
         if username_to_unfollow not in self.following_list:
@@ -120,15 +124,15 @@ class TwitterAPI:
         self.following_list.remove(username_to_unfollow)
         return {"unfollow_status": True}
 
-    def get_tweet(self, tweet_id: int) -> Dict[str, Union[int, str, List[str]]]:
+    def get_tweet(self, tweet_id: int) -> dict[str, int | str | list[str]]:
         if tweet_id not in self.tweets:
             return {"error": f"Tweet with ID {tweet_id} not found."}
         return self.tweets[tweet_id]
 
-    def get_user_tweets(self, username: str) -> List[Dict[str, Union[int, str, List[str]]]]:
+    def get_user_tweets(self, username: str) -> list[dict[str, int | str | list[str]]]:
         return [tweet for tweet in self.tweets.values() if tweet["username"] == username]
 
-    def search_tweets(self, keyword: str) -> List[Dict[str, Union[int, str, List[str]]]]:
+    def search_tweets(self, keyword: str) -> list[dict[str, int | str | list[str]]]:
         # Content matches by substring, tags only as a whole tag (both case-insensitive).
         return [
             tweet
@@ -137,13 +141,17 @@ class TwitterAPI:
             or keyword.lower() in [tag.lower() for tag in tweet["tags"]]
         ]
 
-    def get_tweet_comments(self, tweet_id: int) -> List[Dict[str, str]]:
+    def get_tweet_comments(self, tweet_id: int) -> list[dict[str, str]]:
         if tweet_id not in self.tweets:
             return {"error": f"Tweet with ID {tweet_id} not found."}
         return self.comments.get(tweet_id, [])
 
-    def get_user_stats(self, username: str) -> Dict[str, int]:
+    def get_user_stats(self, username: str) -> dict[str, int]:
         tweet_count = sum(1 for tweet in self.tweets.values() if tweet["username"] == username)
         following_count = len(self.following_list) if username == self.username else 0
         retweet_count = len(self.retweets.get(username, []))
-        return {"tweet_count": tweet_count, "following_count": following_count, "retweet_count": retweet_count}
+        return {
+            "tweet_count": tweet_count,
+            "following_count": following_count,
+            "retweet_count": retweet_count,
+        }
