@@ -161,16 +161,6 @@ class GorillaFileSystem:
             directory = item
         return directory
 
-    def _parse_positions(self, positions: str) -> list[int]:
-        result: list[int] = []
-        for part in positions.split(","):
-            if "-" in part:
-                start, end = map(int, part.split("-"))
-                result.extend(range(start, end + 1))
-            else:
-                result.append(int(part))
-        return result
-
     def _lookup(self, name: str) -> File | Directory | None:
         """An entry of the current directory; an entry named "." resolves to the directory itself."""
         if name not in self._current_dir.contents:
