@@ -26,6 +26,7 @@ from typing import Any
 
 from checkers import register_checker
 from checkers.result import CheckResult, LazyFacets
+from fcenv.backends.posting_api import share_default_lists
 from fcenv.backends.travel_booking import share_long_context_cards
 from fcenv.multi_turn.executor import ToolSession, is_error_result, parse_call_text
 from handlers import Call, DecodeError
@@ -36,6 +37,12 @@ RESPONSE_MISMATCH = "multi_turn:execution_response_mismatch"
 FORCE_TERMINATED = "multi_turn:force_terminated"
 INFERENCE_ERROR = "multi_turn:inference_error"
 TURN_FACETS = ("executed", "matches_ground_truth", "state", "response")
+
+# BFCL judges an entry's model and ground-truth instances in one process, where some of their
+# state is the same objects: the long-context TravelAPI cards (module constants) and the
+# TwitterAPI default tag/mention lists (default arguments). Each sees the other's changes to
+# those objects, and the state check cannot tell them apart; our instances share them too.
+_SHARED_IN_BFCL = {"TravelAPI": share_long_context_cards, "TwitterAPI": share_default_lists}
 
 
 def state_mismatches(model: ToolSession, truth: ToolSession) -> list[dict[str, Any]]:
@@ -67,10 +74,10 @@ class Trajectory:
         self.task = task
         self.model = ToolSession.for_task(task, backend_package)
         self.truth = ToolSession.for_task(task, backend_package)
-        if task.long_context and "TravelAPI" in self.model.instances and backend_package is None:
-            # BFCL pads both instances with the same card objects, so each sees the other's
-            # spending on them and its state check cannot tell them apart; do the same.
-            share_long_context_cards(self.model.instances["TravelAPI"], self.truth.instances["TravelAPI"])
+        if backend_package is None:
+            for name, share in _SHARED_IN_BFCL.items():
+                if name in self.model.instances:
+                    share(self.model.instances[name], self.truth.instances[name])
         self.turn = 0
         self.model_results: list[str] = []  # every result of every turn so far
         self.turn_calls: list[Call] = []

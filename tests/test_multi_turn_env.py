@@ -128,3 +128,21 @@ def test_hostile_calls_never_execute(bfcl_dir, tmp_path):
         for result in info.get("results", []):
             assert result.startswith("Error during execution") or '"error"' in result
     assert not marker.exists()
+
+
+def test_state_bfcl_shares_between_model_and_truth_is_shared(bfcl_dir):
+    """BFCL's model and ground-truth instances of one entry share some objects (long-context
+    cards, TwitterAPI's default lists); verdicts only agree with BFCL's if ours do too."""
+    from checkers.multi_turn import Trajectory
+
+    tasks = {t.id: t for t in load_tasks(bfcl_dir / "BFCL_v4_multi_turn_long_context.json")}
+    travel = next(t for t in tasks.values() if "TravelAPI" in t.involved_classes)
+    twitter = next(t for t in tasks.values() if "TwitterAPI" in t.involved_classes)
+    trajectory = Trajectory(travel)
+    model, truth = trajectory.model.instances["TravelAPI"], trajectory.truth.instances["TravelAPI"]
+    shared = [c for c in model.credit_card_list if model.credit_card_list[c] is truth.credit_card_list[c]]
+    assert shared and len(shared) < len(model.credit_card_list)  # the filler cards, not the scenario's
+    trajectory = Trajectory(twitter)
+    model, truth = trajectory.model.instances["TwitterAPI"], trajectory.truth.instances["TwitterAPI"]
+    assert model._default_mentions is truth._default_mentions
+    assert Trajectory(twitter).model.instances["TwitterAPI"]._default_mentions is not model._default_mentions

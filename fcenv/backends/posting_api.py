@@ -155,3 +155,17 @@ class TwitterAPI:
             "following_count": following_count,
             "retweet_count": retweet_count,
         }
+
+
+def share_default_lists(*instances: TwitterAPI) -> None:
+    """Give instances one pair of default ``tags``/``mentions`` lists, as BFCL's do.
+
+    In BFCL these lists are the method's default arguments, shared by every instance in the
+    process, so within one evaluation the model's and the ground truth's instances see each
+    other's ``mention`` on a tweet posted with the defaults. A checker that wants BFCL's exact
+    verdicts calls this on the two instances of an episode right after creating them.
+    """
+    if instances:
+        for other in instances[1:]:
+            other._default_tags = instances[0]._default_tags
+            other._default_mentions = instances[0]._default_mentions

@@ -337,6 +337,7 @@ def op_multi(req):
     category = entry["id"].rsplit("_", 1)[0]
     long_context = "long_context" in category or "composite" in category
     fresh_long_context()
+    fresh_method_defaults()
 
     def decode(text):
         try:
@@ -351,7 +352,8 @@ def op_multi(req):
             verdict = {"valid": False, "error_type": "multi_turn:force_terminated"}
         else:
             verdict = multi_turn_checker(decoded, req["ground_truth"], entry, category, tag + "_check")
-        fresh_long_context()  # the check above spent on the shared filler objects
+        fresh_long_context()  # the check above changed the shared objects
+        fresh_method_defaults()
         results, states = [], []
         for steps in decoded:
             instances = {}
@@ -409,6 +411,7 @@ def op_time_multi(req):
         for item in req["items"]:
             entry = item["entry"]
             fresh_long_context()
+            fresh_method_defaults()
             tag = f"timed{next(_counter)}"
             start = time.perf_counter()
             decoded = [[d for d in map(decode, steps) if d] for steps in item["turns"]]
