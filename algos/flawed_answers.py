@@ -1,11 +1,11 @@
 """Flawed demonstrations for the tiny model's supervised pretraining.
 
 Real supervised data is imperfect, and that is what RL is for. The tiny model is pretrained
-on every training prompt twice: once with its ground truth and once with one typical flaw
-(prose before the calls, a wrong value, a missing argument or a wrong function). It learns
-the skills (the format, which function, copying values) and also a habit of making those
-mistakes about half of the time, a habit RL can remove within minutes on a CPU because it
-only has to shift probability between behaviours the model already has.
+on every training prompt with its ground truth and with answers that each have one typical
+flaw (prose before the calls, a wrong value, a missing argument or a wrong function). It
+learns the skills (the format, which function, copying values) and also a habit of making
+those mistakes, a habit RL can remove within minutes on a CPU because it only has to shift
+probability between behaviours the model already has.
 """
 
 from __future__ import annotations

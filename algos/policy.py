@@ -63,6 +63,7 @@ class Policy(torch.nn.Module):
         critic_lora: LoraSettings | None = None,
         temperature: float = 1.0,
         gradient_checkpointing: bool = False,
+        with_critic: bool = True,
     ):
         super().__init__()
         if temperature <= 0:
@@ -72,19 +73,23 @@ class Policy(torch.nn.Module):
         if gradient_checkpointing:
             base.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
         self.model = get_peft_model(base, actor_lora.to_config(), adapter_name=ACTOR)
-        self.model.add_adapter(CRITIC, (critic_lora or actor_lora).to_config())
-        hidden = _hidden_size(base)
-        self.value_head = torch.nn.Linear(hidden, 1, dtype=torch.float32)
-        # Start at V = 0 everywhere: a random head would give values with many times the
-        # variance of the rewards, and its noise would swamp the first advantages.
-        torch.nn.init.zeros_(self.value_head.weight)
-        torch.nn.init.zeros_(self.value_head.bias)
+        roles = [ACTOR]
+        self.value_head = None
+        if with_critic:  # without: an actor-only policy (supervised tuning, memory baselines)
+            self.model.add_adapter(CRITIC, (critic_lora or actor_lora).to_config())
+            roles.append(CRITIC)
+            hidden = _hidden_size(base)
+            self.value_head = torch.nn.Linear(hidden, 1, dtype=torch.float32)
+            # Start at V = 0 everywhere: a random head would give values with many times the
+            # variance of the rewards, and its noise would swamp the first advantages.
+            torch.nn.init.zeros_(self.value_head.weight)
+            torch.nn.init.zeros_(self.value_head.bias)
         self.pad_id = int(pad_id)
         self.stop_ids = sorted({int(i) for i in stop_ids})
         if not self.stop_ids:
             raise ValueError("the tokenizer has no end-of-sequence token")
         self.temperature = float(temperature)
-        self._adapter_params = {name: self._lora_parameters(name) for name in (ACTOR, CRITIC)}
+        self._adapter_params = {name: self._lora_parameters(name) for name in roles}
         self._activate(ACTOR)
         self.train()
 
@@ -97,6 +102,8 @@ class Policy(torch.nn.Module):
         return list(self._adapter_params[ACTOR])
 
     def critic_parameters(self) -> list[torch.nn.Parameter]:
+        if self.value_head is None:
+            return []
         return list(self._adapter_params[CRITIC]) + list(self.value_head.parameters())
 
     def base_parameters(self) -> list[torch.nn.Parameter]:
@@ -109,7 +116,7 @@ class Policy(torch.nn.Module):
 
     @property
     def device(self) -> torch.device:
-        return self.value_head.weight.device
+        return self._adapter_params[ACTOR][0].device
 
     def _activate(self, adapter: str) -> None:
         self.model.set_adapter(adapter)

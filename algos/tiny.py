@@ -58,7 +58,7 @@ class TinySpec:
     pretrain_steps: int = 600
     pretrain_batch: int = 16
     pretrain_lr: float = 3e-3
-    flawed_demonstrations: bool = True  # see algos/flawed_answers.py
+    flawed_per_prompt: int = 2  # flawed demonstrations beside each correct one (algos/flawed_answers.py)
     seed: int = 1234
 
 
@@ -177,7 +177,7 @@ def _pretrained_model(tokenizer, spec: TinySpec, dataset_path: Path, log: Callab
     from algos.warmup import answer_text, ground_truth_examples, plain_logprobs, supervised_steps
 
     answers = None
-    if spec.flawed_demonstrations:
+    if spec.flawed_per_prompt > 0:
         from fcenv.data import load_tasks
 
         from algos.flawed_answers import flawed_answer, value_pools
@@ -186,7 +186,8 @@ def _pretrained_model(tokenizer, spec: TinySpec, dataset_path: Path, log: Callab
         flaws = random.Random(spec.seed)
 
         def answers(task) -> list[str]:
-            return [answer_text(task.ground_truth), flawed_answer(task.ground_truth, pools, flaws)]
+            flawed = [flawed_answer(task.ground_truth, pools, flaws) for _ in range(spec.flawed_per_prompt)]
+            return [answer_text(task.ground_truth), *flawed]
 
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(spec.seed)

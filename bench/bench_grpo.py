@@ -1,0 +1,130 @@
+"""RL samples per second: our PPO (TPPO) against TRL's GRPOTrainer, side by side on CPU.
+
+Same model (the embedded tiny model), same prompts (the bundled training split, rendered by
+the env), same reward (the env's shaped reward), same batch (32 completions per optimizer
+round), same LoRA adapter, learning rate, temperature, completion length and KL
+coefficient. The two run in alternating rounds in one process, with the same torch thread
+count, so machine load affects both alike. A sample is one completion generated, scored
+and trained on. TRL is a benchmark-only dependency (``pip install trl``).
+
+Run: ``python bench/bench_grpo.py [--rounds 3 --steps 8] [--out bench/results/grpo.json]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+BATCH = 32
+GENERATIONS = 4  # GRPO's group size: 8 prompts x 4 completions per step
+LR = 1e-3
+KL = 0.02
+MAX_NEW_TOKENS = 48
+
+
+def ours_round(steps: int, seed: int) -> float:
+    """Samples per second of our trainer over ``steps`` iterations (after one warm-up)."""
+    from algos.config import parse_config
+    from algos.runner import Runner
+
+    with tempfile.TemporaryDirectory() as results:
+        config = parse_config(["--results_dir", results, "--n_rollout_threads", str(BATCH), "--num_env_steps",
+                               str(BATCH * (steps + 1)), "--lr", str(LR), "--kl_coef", str(KL),
+                               "--max_new_tokens", str(MAX_NEW_TOKENS), "--eval_interval", "0",
+                               "--save_interval", "100000", "--seed", str(seed), "--no-progress", "--torch_threads", "0"])
+        runner = Runner(config, log=lambda message: None)
+        runner.train_iteration()  # warm-up
+        started = time.perf_counter()
+        for _ in range(steps):
+            runner.train_iteration()
+        return steps * BATCH / (time.perf_counter() - started)
+
+
+def trl_round(steps: int, seed: int) -> float:
+    """Samples per second of TRL's GRPOTrainer over ``steps`` steps (after one warm-up)."""
+    import gymnasium as gym
+    from datasets import Dataset
+    from transformers import TrainerCallback
+    from trl import GRPOConfig, GRPOTrainer
+
+    import fcenv
+    from algos.loading import load_model
+    from algos.policy import LoraSettings
+    from algos.tiny import TINY_TRAIN
+
+    loaded = load_model("tiny", torch.device("cpu"))
+    env = gym.make(fcenv.ENV_ID, dataset_path=str(TINY_TRAIN), renderer=loaded.renderer,
+                   system_prompt=loaded.system_prompt, reward="shaped")
+    prompts = []
+    for index in range(len(env.unwrapped.tasks)):
+        observation, _ = env.reset(options={"index": index})
+        prompts.append({"prompt": observation, "index": index})
+
+    def env_reward(prompts, completions, index, **_):
+        rewards = []
+        for completion, task in zip(completions, index):
+            env.reset(options={"index": int(task)})
+            rewards.append(float(env.step(completion)[1]))
+        return rewards
+
+    class StepClock(TrainerCallback):
+        def __init__(self):
+            self.times: list[float] = []
+
+        def on_step_end(self, args, state, control, **kwargs):
+            self.times.append(time.perf_counter())
+
+    clock = StepClock()
+    with tempfile.TemporaryDirectory() as out:
+        config = GRPOConfig(
+            output_dir=out, use_cpu=True, bf16=False, per_device_train_batch_size=BATCH,
+            num_generations=GENERATIONS, max_completion_length=MAX_NEW_TOKENS, temperature=1.0, top_k=0, top_p=1.0,
+            learning_rate=LR, beta=KL, num_iterations=1, max_steps=steps + 1, logging_steps=1, report_to="none",
+            save_strategy="no", gradient_checkpointing=False, disable_dropout=True, seed=seed,
+            dataloader_num_workers=0)
+        trainer = GRPOTrainer(model=loaded.base, reward_funcs=env_reward, args=config,
+                              train_dataset=Dataset.from_list(prompts), processing_class=loaded.tokenizer,
+                              peft_config=LoraSettings(r=8, alpha=16, target_modules=[
+                                  "q_proj", "k_proj", "v_proj", "o_proj"]).to_config(),
+                              callbacks=[clock])
+        trainer.train()
+    return steps * BATCH / (clock.times[-1] - clock.times[0])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--steps", type=int, default=8, help="timed optimizer rounds per side per round")
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "grpo.json"))
+    args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    ours, theirs = [], []
+    for round_index in range(args.rounds):
+        ours.append(ours_round(args.steps, seed=round_index))
+        theirs.append(trl_round(args.steps, seed=round_index))
+        print(f"round {round_index + 1}: ours {ours[-1]:.1f} samples/s, TRL GRPO {theirs[-1]:.1f} samples/s", flush=True)
+    report = {"ours_samples_per_second": ours, "trl_grpo_samples_per_second": theirs,
+              "ours_median": statistics.median(ours), "trl_median": statistics.median(theirs),
+              "speedup": statistics.median(ours) / statistics.median(theirs),
+              "batch": BATCH, "steps_per_round": args.steps, "threads": args.threads,
+              "trl_version": __import__("trl").__version__}
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(report, indent=2) + "\n")
+    print(f"median: ours {report['ours_median']:.1f}, TRL {report['trl_median']:.1f} samples/s "
+          f"(x{report['speedup']:.2f})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
