@@ -219,14 +219,12 @@ def parse_hashmap(text: str) -> Any:
 
 
 def _find_put_body(text: str, finder: Finder) -> str | None:
-    braces = [m.end() for m in _CONSTRUCTOR_THEN_BRACE.finditer(text)]  # index after the "{"
-    positions = [b for b in braces]
+    positions = [m.end() for m in _CONSTRUCTOR_THEN_BRACE.finditer(text)]  # index after the "{"
     for m in finder.starts(_HASHMAP):
         k = bisect.bisect_left(positions, m.end() + 3)
         if k == len(positions):
             return None
         open_at = positions[k]
-        gt = text.rfind(">()", m.end(), open_at)  # the ">()" this brace follows
         close = finder.find("}", open_at)
         if close == -1:
             return None

@@ -9,51 +9,28 @@ handlers too, so callers can rely on it. Other packages add handlers through the
 from __future__ import annotations
 
 from collections.abc import Callable
-from importlib.metadata import entry_points
 
 from handlers.base import Call, DecodeError
+from handlers.registry import Registry
 
 Handler = Callable[[str], list[Call]]
 
-_REGISTRY: dict[str, Handler] = {}
-_BUILTIN_MODULES = ("python", "java", "javascript", "json_calls", "tool_call", "auto")
-_loaded = False
+_HANDLERS: Registry[Handler] = Registry(
+    "handler", "handlers", ("python", "java", "javascript", "json_calls", "tool_call", "auto"), "fcenv.handlers"
+)
 
 
 def register_handler(name: str) -> Callable[[Handler], Handler]:
     """Register ``decode(text) -> list[Call]`` under ``name`` (a decorator)."""
-
-    def decorator(fn: Handler) -> Handler:
-        _REGISTRY[name] = fn
-        return fn
-
-    return decorator
-
-
-def _load() -> None:
-    global _loaded
-    if _loaded:
-        return
-    import importlib
-
-    for module in _BUILTIN_MODULES:
-        importlib.import_module(f"handlers.{module}")
-    for ep in entry_points(group="fcenv.handlers"):
-        _REGISTRY.setdefault(ep.name, ep.load())
-    _loaded = True
+    return _HANDLERS.register(name)
 
 
 def get_handler(name: str) -> Handler:
-    _load()
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        raise KeyError(f"unknown handler {name!r}; registered: {sorted(_REGISTRY)}") from None
+    return _HANDLERS.get(name)
 
 
 def available_handlers() -> list[str]:
-    _load()
-    return sorted(_REGISTRY)
+    return _HANDLERS.names()
 
 
 def decode(text: str, handler: str = "python") -> list[Call]:

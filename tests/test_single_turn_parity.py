@@ -6,7 +6,6 @@ use ``python``, as BFCL does. Categories whose handler is not installed are skip
 
 from __future__ import annotations
 
-import importlib
 from collections import Counter
 
 import pytest
@@ -20,19 +19,7 @@ pytestmark = pytest.mark.oracle
 
 
 def _handler(language: str):
-    try:
-        return handlers.get_handler(language)
-    except KeyError:
-        return None
-    except ImportError:
-        pass
-    # While another built-in handler module is still missing the registry cannot load them
-    # all; import this language's module alone and take what it registered.
-    try:
-        importlib.import_module(f"handlers.{language}")
-    except ImportError:
-        return None
-    return handlers._REGISTRY.get(language)
+    return handlers.get_handler(language)
 
 
 def _decode(fn, text: str):
