@@ -20,6 +20,7 @@ import pytest
 
 import handlers
 from handlers.base import DecodeError
+from tests.oracle.typed import typed
 
 pytestmark = pytest.mark.oracle
 
@@ -33,38 +34,13 @@ SEED = 20260323
 # ---- comparing with the reference ---------------------------------------------------------
 
 
-def typed_form(value: Any) -> Any:
-    """Mirror of ``typed`` in tests/oracle/bfcl_driver.py (keep the two identical)."""
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if isinstance(value, int):
-        return {"int": hex(value)}
-    if isinstance(value, float):
-        return {"float": repr(value)}
-    if isinstance(value, complex):
-        return {"complex": repr(value)}
-    if isinstance(value, bytes):
-        return {"bytes": value.hex()}
-    if isinstance(value, tuple):
-        return {"tuple": [typed_form(v) for v in value]}
-    if isinstance(value, list):
-        return [typed_form(v) for v in value]
-    if isinstance(value, dict):
-        return {"dict": [[typed_form(k), typed_form(v)] for k, v in value.items()]}
-    if isinstance(value, (set, frozenset)):
-        return {"set": sorted(json.dumps(typed_form(v), sort_keys=True) for v in value)}
-    if value is Ellipsis:
-        return {"ellipsis": True}
-    return {"repr": repr(value)}
-
-
 def our_answer(text: str, language: str) -> dict[str, Any]:
     """Our decoder's result in the shape of the driver's ``decode_exact`` answer."""
     try:
         calls = handlers.decode(text, language)
     except DecodeError as exc:
         return {"ok": False, "kind": exc.kind}
-    return {"ok": True, "kind": None, "decoded": typed_form([call.to_bfcl() for call in calls])}
+    return {"ok": True, "kind": None, "decoded": typed([call.to_bfcl() for call in calls])}
 
 
 def disagreements(oracle, texts: list[str], language: str) -> list[tuple[str, dict, dict]]:

@@ -27,6 +27,9 @@ _stub.MODEL_CONFIG_MAPPING = type(
 )()
 sys.modules["bfcl_eval.constants.model_config"] = _stub
 
+# The repository root, for the stdlib-only helpers shared with the tests.
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
 import copy  # noqa: E402
 import itertools  # noqa: E402
 import json  # noqa: E402
@@ -35,6 +38,9 @@ from bfcl_eval.constants.enums import Language, ReturnFormat  # noqa: E402
 from bfcl_eval.eval_checker.ast_eval.ast_checker import ast_checker  # noqa: E402
 from bfcl_eval.model_handler.utils import default_decode_ast_prompting  # noqa: E402
 from bfcl_eval.utils import is_empty_output, is_function_calling_format_output  # noqa: E402
+
+from tests.oracle.state import public_state  # noqa: E402
+from tests.oracle.typed import typed  # noqa: E402
 
 LANGUAGES = {
     "python": (Language.PYTHON, ReturnFormat.PYTHON),
@@ -123,33 +129,6 @@ def op_ast(req):
     return jsonable(result)
 
 
-def typed(value):
-    """An exact, JSON-safe form of a decoded value: every type is kept apart (int, float,
-    bool, tuple, list, bytes, sets...), dict keys keep their type and order. Mirrored by
-    ``typed_form`` in tests/test_handlers_parity.py; keep the two identical."""
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if isinstance(value, int):
-        return {"int": hex(value)}
-    if isinstance(value, float):
-        return {"float": repr(value)}
-    if isinstance(value, complex):
-        return {"complex": repr(value)}
-    if isinstance(value, bytes):
-        return {"bytes": value.hex()}
-    if isinstance(value, tuple):
-        return {"tuple": [typed(v) for v in value]}
-    if isinstance(value, list):
-        return [typed(v) for v in value]
-    if isinstance(value, dict):
-        return {"dict": [[typed(k), typed(v)] for k, v in value.items()]}
-    if isinstance(value, (set, frozenset)):
-        return {"set": sorted(json.dumps(typed(v), sort_keys=True) for v in value)}
-    if value is Ellipsis:
-        return {"ellipsis": True}
-    return {"repr": repr(value)}
-
-
 def op_decode_exact(req):
     """Like ``decode``, plus the runner's failure kind, with values in ``typed`` form."""
     _, fmt = LANGUAGES[req["language"]]
@@ -212,8 +191,6 @@ def op_execute(req):
     import importlib
     import inspect
 
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-    from tests.oracle.state import public_state
 
     instances = {}
     for cls in req["involved_classes"]:
@@ -330,8 +307,6 @@ def op_multi(req):
     from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker import multi_turn_checker
     from bfcl_eval.model_handler.utils import default_decode_execute_prompting
 
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-    from tests.oracle.state import public_state
 
     entry = req["entry"]
     category = entry["id"].rsplit("_", 1)[0]
@@ -458,8 +433,6 @@ def op_execute_turns(req):
     import importlib
     import inspect
 
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-    from tests.oracle.state import public_state
 
     fresh_long_context()
     fresh_method_defaults()
