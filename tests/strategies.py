@@ -185,6 +185,7 @@ random_text = st.one_of(
 _SEED = st.integers(0, (1 << 64) - 1)
 _ALPHABETS = ["abcdefghijklmnopqrstuvwxyz ABCXYZ0123456789_-./:", ODD_CHARS, SYNTAX_SOUP, "\u00e9\u00df\u03bb\u4e2d\u6587\U0001f642\u00f1\u00fc"]
 _SPECIAL_FLOATS = [0.0, -0.0, 0.5, 1e308, -1e308, 5e-324, 1e16, float("inf"), float("-inf"), float("nan")]
+_HUGE_INT = 1 << 20_000
 _SPECIAL_INTS = [0, -1, 1, 2**31, -(2**63), 2**64, 10**30, 10**400]
 
 
@@ -237,13 +238,16 @@ def json_value(r: Choices, depth: int = 0) -> Any:
     return children if kind == 5 else {r.text(): child for child in children}
 
 
-def py_object(r: Choices, depth: int = 0) -> Any:
-    """A value a decoder can hand a checker: constants (complex, bytes, nan too), containers, tuples."""
+def py_object(r: Choices, depth: int = 0, huge: bool = False) -> Any:
+    """A value a decoder can hand a checker: constants (complex, bytes, nan too), containers,
+    tuples; with ``huge``, sometimes an int too long to print (over Python's 4,300 digits)."""
     kind = r.number(0, 10 if depth < 2 else 7)
+    if huge and r.one_in(20):
+        return _HUGE_INT
     if kind <= 7:
         return [None, r.one_in(2), r.integer(), r.floating(), complex(r.floating(), 1), r.text(),
                 r.text().encode("utf-8", "surrogatepass"), "..."][kind]
-    children = [py_object(r, depth + 1) for _ in range(r.number(0, 3))]
+    children = [py_object(r, depth + 1, huge) for _ in range(r.number(0, 3))]
     if kind == 8:
         return children
     if kind == 9:
@@ -621,12 +625,12 @@ def decoded_calls(r: Choices, f: Fuzz, task: Task) -> list[Call] | DecodeError:
         if calls and r.one_in(2):
             i = r.number(0, len(calls) - 1)
             args = dict(calls[i].arguments)
-            args[r.pick([*args, "extra"])] = py_object(r)
+            args[r.pick([*args, "extra"])] = py_object(r, huge=True)
             calls[i] = Call(calls[i].name, args)
         return r.shuffled(calls)
     keys = [f.corpus.params, f.corpus.params, [None, r.text()]]
     return [Call(r.pick(names) if not r.one_in(4) else r.text(),
-                 {r.pick(r.pick(keys)): py_object(r) for _ in range(r.number(0, 4))})
+                 {r.pick(r.pick(keys)): py_object(r, huge=True) for _ in range(r.number(0, 4))})
             for _ in range(r.number(0, 4))]
 
 
@@ -695,6 +699,16 @@ def multi_turn_result(r: Choices, f: Fuzz, task: Task) -> list[list[list[Call] |
     with a turn too many or too few."""
     from fcenv.multi_turn.executor import decode_step
 
+    def step() -> list[Call] | DecodeError:
+        how = r.number(0, 9)
+        if how == 0:
+            return DecodeError("no call")
+        if how == 1:  # calls as a caller other than the env might build them: any values
+            doc = r.pick(task.functions)
+            params = list(doc.get("parameters", {}).get("properties", {})) or ["a"]
+            name = doc["name"] if not r.one_in(10) else r.pick(HOSTILE_NAMES)
+            return [Call(name, {r.pick(params): py_object(r, huge=True) for _ in range(r.number(0, 2))})]
+        return decode_step(step_text(r, f, task))
+
     turns = len(task.ground_truth) + r.pick([0, 0, 0, 0, -1, 1])
-    return [[DecodeError("no call") if r.one_in(10) else decode_step(step_text(r, f, task))
-             for _ in range(r.number(0, 3))] for _ in range(max(turns, 0))]
+    return [[step() for _ in range(r.number(0, 3))] for _ in range(max(turns, 0))]

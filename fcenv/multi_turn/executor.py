@@ -74,9 +74,14 @@ def decode_step(text: str, handler: str = "python") -> list[Call]:
     """A step's calls in executable form; empty when the text holds none, which ends the
     turn (BFCL's ``decode_execute`` failing or returning nothing)."""
     try:
-        return executable_calls(decode(text, handler))
-    except DecodeError:
+        calls = executable_calls(decode(text, handler))
+        # BFCL renders every call back to source before running any; a value without a source
+        # form (an int over Python's 4,300-digit repr limit) fails there, and the step with it.
+        for call in calls:
+            call_text(call.name, call.arguments)
+    except (DecodeError, ValueError, RecursionError):
         return []
+    return calls
 
 
 @lru_cache(maxsize=8192)
@@ -251,7 +256,10 @@ class ToolSession:
         except TypeError:
             return None
         bound.apply_defaults()
-        return name, repr(sorted(bound.arguments.items(), key=lambda kv: kv[0]))
+        try:
+            return name, repr(sorted(bound.arguments.items(), key=lambda kv: kv[0]))
+        except (ValueError, RecursionError):  # no printed form (an int over 4,300 digits): matches nothing
+            return None
 
 
 @lru_cache(maxsize=None)

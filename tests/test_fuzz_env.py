@@ -1,0 +1,107 @@
+"""Property-based fuzzing of ``env.step``, single- and multi-turn (inputs: tests/strategies.py).
+
+Properties of every step: it does not raise; the observation is in the observation space; the
+reward is a finite float in [0, 1] (BFCL's and the shaped reward); terminated and truncated
+are bools; the reported facets are in [0, 1]. Multi-turn episodes run several fuzzed steps,
+often to the end (a prose step ends a turn), sometimes past the step limit of a turn. The
+tests work in an empty folder that must stay empty: injected code never runs.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+from hypothesis import given, note
+from hypothesis import strategies as st
+
+from fcenv.env import FunctionCallingEnv
+from tests.strategies import PROSE, Choices, fuzz_for, fuzz_settings, step_text, task_text
+
+pytestmark = pytest.mark.slow
+
+# One env per family of single-turn categories, each with both rewards.
+SINGLE_TURN = ("simple_python", "multiple", "parallel", "parallel_multiple", "live_simple", "live_multiple",
+               "live_parallel_multiple", "simple_java", "simple_javascript", "irrelevance", "live_irrelevance",
+               "live_relevance")
+MULTI_TURN = ("multi_turn_base", "multi_turn_miss_func", "multi_turn_miss_param", "multi_turn_long_context")
+REWARDS = ("bfcl", "shaped")
+
+
+@lru_cache(maxsize=None)
+def make_env(bfcl_dir: Path, category: str, reward: str) -> FunctionCallingEnv:
+    return FunctionCallingEnv(bfcl_dir / f"BFCL_v4_{category}.json", reward=reward)
+
+
+@pytest.fixture
+def empty_cwd(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    yield tmp_path
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def assert_step(env: FunctionCallingEnv, result) -> tuple[bool, bool]:
+    obs, reward, terminated, truncated, info = result
+    assert env.observation_space.contains(obs)
+    assert type(reward) is float and math.isfinite(reward) and 0.0 <= reward <= 1.0, reward
+    assert type(terminated) is bool and type(truncated) is bool
+    assert type(info["valid"]) is bool
+    assert all(0.0 <= value <= 1.0 for value in info["facets"].values()), info["facets"]
+    return terminated, truncated
+
+
+def test_single_turn_steps(bfcl_dir, empty_cwd):
+    fuzz = fuzz_for(bfcl_dir)
+    envs = st.sampled_from([(c, r) for c in SINGLE_TURN for r in REWARDS])
+    ran = 0
+
+    @fuzz_settings(16_000)
+    @given(st.data())
+    def step_holds(data):
+        nonlocal ran
+        r = Choices(data.draw)
+        env = make_env(bfcl_dir, *r.draw(envs))
+        env.reset(options={"index": r.number(0, len(env.tasks) - 1)})
+        text = task_text(r, fuzz, env.task)
+        note(f"text: {text!r}")
+        terminated, truncated = assert_step(env, env.step(text))
+        assert terminated and not truncated
+        ran += 1
+
+    step_holds()
+    assert ran >= 16_000
+
+
+def test_multi_turn_episodes(bfcl_dir, empty_cwd):
+    fuzz = fuzz_for(bfcl_dir)
+    envs = st.sampled_from([(c, r) for c in MULTI_TURN for r in REWARDS])
+    episodes = steps = finished = 0
+
+    @fuzz_settings(2_500)
+    @given(st.data())
+    def episode_holds(data):
+        nonlocal episodes, steps, finished
+        r = Choices(data.draw)
+        env = make_env(bfcl_dir, *r.draw(envs))
+        env.reset(options={"index": r.number(0, len(env.tasks) - 1)})
+        texts = [step_text(r, fuzz, env.task) for _ in range(r.number(1, 6))]
+        if r.one_in(3):  # then to the end: every prose step ends a turn
+            texts += [r.pick(PROSE[:3])] * 40
+        if r.one_in(25):  # more calls in one turn than BFCL allows
+            texts = ["[pwd()]"] * 21 + texts
+        done = False
+        for text in texts:
+            note(f"step: {text!r}")
+            terminated, truncated = assert_step(env, env.step(text))
+            steps += 1
+            if terminated or truncated:
+                done = True
+                break
+        episodes += 1
+        finished += done
+
+    episode_holds()
+    assert episodes >= 2_500 and finished > 500
+    print(f"multi-turn fuzz: {episodes} episodes, {steps} steps, {finished} run to the end")
