@@ -44,8 +44,9 @@ def _chunks(count: int, size: int) -> list[range]:
 
 
 @torch.no_grad()
-def score_rollout(policy: Policy, rollout: Rollout, chunk_size: int) -> Buffer:
-    """Old log-probs, reference log-probs and token values of every action, in chunks."""
+def score_rollout(policy: Policy, rollout: Rollout, chunk_size: int, with_reference: bool = True) -> Buffer:
+    """Old log-probs, reference log-probs (zeros when not needed) and token values of
+    every action, in chunks."""
     contexts = [a.context for a in rollout.actions]
     actions = [a.action for a in rollout.actions]
     width = max(len(a) for a in actions)
@@ -58,7 +59,8 @@ def score_rollout(policy: Policy, rollout: Rollout, chunk_size: int) -> Buffer:
         batch = pack([contexts[i] for i in rows], [actions[i] for i in rows], policy.pad_id, policy.device)
         k = batch.action_width
         old[rows.start:rows.stop, :k] = policy.token_logprobs(batch)[0].float().cpu()
-        ref[rows.start:rows.stop, :k] = policy.reference_logprobs(batch).float().cpu()
+        if with_reference:
+            ref[rows.start:rows.stop, :k] = policy.reference_logprobs(batch).float().cpu()
         values[rows.start:rows.stop, :k] = policy.token_values(batch)[:, :k].float().cpu()
         mask[rows.start:rows.stop, :k] = batch.action_mask.cpu()
     rewards = torch.tensor([a.reward for a in rollout.actions], dtype=torch.float32)

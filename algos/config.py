@@ -54,9 +54,9 @@ class TrainConfig:
     max_new_tokens: int = _flag(48, "most tokens of one action")
     temperature: float = _flag(1.0, "sampling temperature, also used for every log-prob")
     # --- rollout -----------------------------------------------------------------------
-    n_rollout_threads: int = _flag(16, "environments stepped in parallel (per process)")
+    n_rollout_threads: int = _flag(32, "environments stepped in parallel (per process)")
     episode_length: int = _flag(1, "actions per environment per iteration (episodes always finish)")
-    num_env_steps: int = _flag(1600, "total actions over the run (all processes); sets the iterations")
+    num_env_steps: int = _flag(4800, "total actions over the run (all processes); sets the iterations")
     # --- PPO ---------------------------------------------------------------------------
     lr: float = _flag(1e-3, "actor (LoRA) learning rate")
     critic_lr: float = _flag(2e-3, "critic (LoRA and value head) learning rate")
@@ -68,7 +68,8 @@ class TrainConfig:
     clip_param: float = _flag(0.2, "PPO ratio clip")
     value_clip: float = _flag(0.2, "value clip around the rollout value (0: no clipping)")
     entropy_coef: float = _flag(0.0, "entropy bonus weight")
-    kl_coef: float = _flag(0.02, "weight of the KL penalty to the reference (base) policy")
+    kl_coef: float = _flag(0.02, "weight of the KL penalty to the reference (base) policy (0: no "
+                                 "reference pass at all)")
     value_loss_coef: float = _flag(1.0, "weight of the value loss")
     use_huber_loss: bool = _flag(False, "Huber instead of squared error for the value loss")
     huber_delta: float = _flag(10.0, "Huber delta")

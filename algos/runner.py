@@ -226,7 +226,7 @@ class Runner:
                        actions_per_env=c.episode_length, generator=self.sampling)
         chunk = max(1, math.ceil(len(rollout.actions) / (c.num_mini_batch * c.gradient_cp_steps)))
         scoring_started = time.perf_counter()
-        buffer = score_rollout(self.policy, rollout, chunk)
+        buffer = score_rollout(self.policy, rollout, chunk, with_reference=c.kl_coef != 0)
         last_values = bootstrap_values(self.policy, rollout, chunk)
         compute_advantages(buffer, rollout, last_values, c.algorithm_name, c.gamma, c.gae_lambda)
         update_started = time.perf_counter()
@@ -258,17 +258,26 @@ class Runner:
 
     @torch.no_grad()
     def evaluate(self) -> dict[str, float]:
-        """Greedy answers on the held-out tasks (split across processes)."""
+        """The held-out tasks (split across processes), answered greedily ("eval/") and
+        sampled at the training temperature ("eval_sampled/", the policy RL optimises)."""
         if not self.eval_indices:
             return {}
-        mine = deque(self.eval_indices[self.rank::self.world])
+        mine = self.eval_indices[self.rank::self.world]
         needed = min(self.config.n_rollout_threads, max(1, len(mine)))
         while len(self.eval_envs) < needed:
             self.eval_envs.append(self._make_env(self.eval_path))
-        rollout = play(self.eval_envs[:needed], self.policy, self.codec,
-                       lambda thread: mine.popleft() if mine else None,
-                       max_new_tokens=self.config.max_new_tokens, greedy=True)
-        return means(self._merge(rollout_stats(rollout, "eval")))
+        sums: dict[str, float] = {}
+        # Its own generator with the same seed at every evaluation: comparable draws, and
+        # the training's random streams stay untouched.
+        sampling = torch.Generator(device=self.policy.device)
+        sampling.manual_seed(self.config.seed * 7919 + self.rank)
+        for prefix, greedy in (("eval", True), ("eval_sampled", False)):
+            queue = deque(mine)
+            rollout = play(self.eval_envs[:needed], self.policy, self.codec,
+                           lambda thread: queue.popleft() if queue else None,
+                           max_new_tokens=self.config.max_new_tokens, greedy=greedy, generator=sampling)
+            sums.update(rollout_stats(rollout, prefix))
+        return means(self._merge(sums))
 
     def _log(self, metrics: dict[str, float]) -> None:
         if not self.is_main:

@@ -175,8 +175,11 @@ class PPOTrainer:
                 policy_loss = surrogate.sum() / actions
                 sums["clip_fraction"] += float((clipped[:, None] * mask).sum())
             entropy_mean = masked_sum(entropy, mask) / tokens
-            kl_ref = masked_sum(reference_kl(logp, ref), mask) / tokens
-            loss = policy_loss - s.entropy_coef * entropy_mean + s.kl_coef * kl_ref
+            loss = policy_loss - s.entropy_coef * entropy_mean
+            kl_ref = torch.zeros((), device=device)
+            if s.kl_coef != 0:
+                kl_ref = masked_sum(reference_kl(logp, ref), mask) / tokens
+                loss = loss + s.kl_coef * kl_ref
             loss.backward()
             sums["policy_loss"] += float(policy_loss.detach())
             sums["entropy"] += float(entropy_mean.detach()) * tokens

@@ -16,8 +16,9 @@ from algos.results import read_metrics  # noqa: E402
 from algos.runner import Runner  # noqa: E402
 from algos.tiny import TINY_SYSTEM_PROMPT, TinySpec, build_tiny  # noqa: E402
 
+# A few seconds of pretraining: enough that some answers parse, so rewards vary.
 TEST_SPEC = TinySpec(hidden_size=32, intermediate_size=64, num_layers=2, num_heads=2, num_kv_heads=1,
-                     pretrain_steps=0)
+                     pretrain_steps=150, pretrain_lr=1e-2)
 THREADS = 3
 
 

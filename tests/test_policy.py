@@ -197,3 +197,28 @@ def test_gradients_reach_only_the_active_role():
     policy.token_values(batch).sum().backward()
     assert all(p.grad is None for p in policy.actor_parameters())
     assert all(p.grad is not None for p in policy.critic_parameters())
+
+
+def test_gradient_checkpointing_gives_the_same_gradients():
+    grads = []
+    for checkpointing in (False, True):
+        torch.manual_seed(0)
+        policy = Policy(tiny_base(), pad_id=PAD, stop_ids=[STOP], gradient_checkpointing=checkpointing,
+                        actor_lora=LoraSettings(r=4, alpha=8, target_modules=["q_proj", "v_proj"]))
+        with torch.no_grad():
+            for p in policy.actor_parameters():
+                p.add_(0.1)
+        batch = pack(contexts(11, rows=3), [[4, 5], [6], [7, 8, 9]], PAD)
+        policy.token_logprobs(batch)[0].sum().backward()
+        grads.append([p.grad.clone() for p in policy.actor_parameters()])
+    for a, b in zip(*grads):
+        torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-4)
+
+
+def test_an_actor_only_policy_has_no_critic_side():
+    torch.manual_seed(0)
+    policy = Policy(tiny_base(), pad_id=PAD, stop_ids=[STOP], with_critic=False,
+                    actor_lora=LoraSettings(r=4, alpha=8, target_modules=["q_proj", "v_proj"]))
+    assert policy.critic_parameters() == [] and policy.value_head is None
+    actions, _ = policy.sample(contexts(12, rows=2), 4, generator=torch.Generator().manual_seed(0))
+    assert all(1 <= len(a) <= 4 for a in actions)

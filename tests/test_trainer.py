@@ -13,10 +13,10 @@ from algos.config import parse_config  # noqa: E402
 from algos.runner import Runner  # noqa: E402
 from algos.tiny import TINY_SYSTEM_PROMPT, TinySpec, build_tiny  # noqa: E402
 
-# Small enough that an iteration takes a second or two; untrained (pretraining is tested
-# by the CLI run, not here).
+# Small enough that an iteration takes a second or two.
+# A few seconds of pretraining: enough that some answers parse, so rewards vary.
 TEST_SPEC = TinySpec(hidden_size=32, intermediate_size=64, num_layers=2, num_heads=2, num_kv_heads=1,
-                     pretrain_steps=0)
+                     pretrain_steps=150, pretrain_lr=1e-2)
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +27,7 @@ def tiny_model(tmp_path_factory):
 def make_runner(model, results, *extra: str) -> Runner:
     args = ["--model_name_or_path", str(model), "--system_prompt", TINY_SYSTEM_PROMPT,
             "--results_dir", str(results), "--n_rollout_threads", "4", "--num_env_steps", "8",
-            "--max_new_tokens", "12", "--ppo_epoch", "1", "--num_mini_batch", "2", "--gradient_cp_steps", "2",
+            "--max_new_tokens", "32", "--ppo_epoch", "1", "--num_mini_batch", "2", "--gradient_cp_steps", "2",
             "--lora_r", "4", "--eval_interval", "0", "--no-progress", *extra]
     return Runner(parse_config(args), log=lambda message: None)
 
@@ -42,7 +42,8 @@ def changed(before, params) -> bool:
 
 @pytest.mark.parametrize("algorithm", ["TPPO", "APPO"])
 def test_one_iteration_trains_both_adapters_and_the_head_but_not_the_base(tiny_model, tmp_path, algorithm):
-    runner = make_runner(tiny_model, tmp_path, "--algorithm_name", algorithm, "--lr", "1e-2")
+    runner = make_runner(tiny_model, tmp_path, "--algorithm_name", algorithm, "--lr", "1e-2",
+                         "--n_rollout_threads", "8", "--num_env_steps", "16", "--entropy_coef", "0.01")
     policy = runner.policy
     actor, critic_lora = policy.actor_parameters(), policy._adapter_params["critic"]
     head, base = list(policy.value_head.parameters()), policy.base_parameters()
@@ -60,7 +61,7 @@ def test_one_iteration_trains_both_adapters_and_the_head_but_not_the_base(tiny_m
         assert math.isfinite(metrics[key]), key
     assert metrics["train/entropy"] > 0
     assert 0.0 <= metrics["rollout/reward"] <= 1.0
-    assert metrics["progress/samples"] == 8
+    assert metrics["progress/samples"] == 16
 
 
 def test_first_epoch_ratio_is_one(tiny_model, tmp_path):
@@ -69,7 +70,7 @@ def test_first_epoch_ratio_is_one(tiny_model, tmp_path):
     runner = make_runner(tiny_model, tmp_path, "--num_mini_batch", "1", "--gradient_cp_steps", "1")
     from algos.rollout import play
 
-    rollout = play(runner.envs, runner.policy, runner.codec, runner._next_task, max_new_tokens=12,
+    rollout = play(runner.envs, runner.policy, runner.codec, runner._next_task, max_new_tokens=32,
                    actions_per_env=1, generator=runner.sampling)
     buffer = score_rollout(runner.policy, rollout, chunk_size=3)
     from algos.batching import pack
@@ -89,8 +90,8 @@ def test_critic_warmup_leaves_the_actor_alone(tiny_model, tmp_path):
 
 
 def test_multi_turn_episodes_bootstrap_across_actions(tiny_model, tmp_path, bfcl_dir):
-    # An untrained model writes no calls, so every turn ends after one step and an
-    # episode has one action per turn; contexts are cut from the left to the window.
+    # A model trained on single calls rarely writes calls that run here, so turns end
+    # after a step or a few; contexts are cut from the left to the window.
     runner = make_runner(tiny_model, tmp_path, "--dataset_path", str(bfcl_dir / "BFCL_v4_multi_turn_base.json"),
                          "--n_rollout_threads", "2", "--context_window", "160", "--max_new_tokens", "8")
     from algos.rollout import play
@@ -112,3 +113,17 @@ def test_multi_turn_episodes_bootstrap_across_actions(tiny_model, tmp_path, bfcl
             torch.testing.assert_close(buffer.returns[row, :length], torch.full((length,), target), atol=1e-5, rtol=1e-5)
     metrics = runner.train_iteration()
     assert math.isfinite(metrics["train/value_loss"]) and math.isfinite(metrics["train/policy_loss"])
+
+
+def test_supervised_warm_up_trains_only_the_actor(tiny_model, tmp_path):
+    from algos.config import parse_config as parse
+    from algos.policy import ACTOR
+
+    args = ["--model_name_or_path", str(tiny_model), "--system_prompt", TINY_SYSTEM_PROMPT, "--results_dir",
+            str(tmp_path), "--n_rollout_threads", "4", "--eval_interval", "0", "--no-progress", "--lora_r", "4"]
+    plain = Runner(parse(args), log=lambda message: None)
+    warmed = Runner(parse([*args, "--warmup_steps", "3", "--warmup_lr", "1e-2"]), log=lambda message: None)
+    assert changed(snapshot(plain.policy.actor_parameters()), warmed.policy.actor_parameters())
+    assert not changed(snapshot(plain.policy.critic_parameters()), warmed.policy.critic_parameters())
+    assert not changed(snapshot(plain.policy.base_parameters()), warmed.policy.base_parameters())
+    assert warmed.policy.model.active_adapter == ACTOR

@@ -1,0 +1,203 @@
+"""The fuzz suite's inputs without pytest: exceptions and per-call time for every target.
+
+Run: ``python bench/bench_fuzz.py [--inputs 100500] [--bfcl-dir DIR]``.
+
+Generates the inputs of tests/test_fuzz.py and tests/test_fuzz_env.py with the same
+strategies (tests/strategies.py, derandomized: the same inputs on every run; ``--inputs``
+scales every group alike, and the default is the tests' own count) and feeds them to:
+
+- every registered decoder, called directly and through ``handlers.decode``;
+- every single-turn checker on decoded calls for single-turn tasks, the multi-turn checker
+  on recorded trajectories;
+- ``env.step`` of single-turn envs (one per category family, both rewards) and of
+  multi-turn episodes (several fuzzed steps each, often to the end).
+
+Each call is timed alone. Prints, per target: calls, exceptions (anything but a
+``DecodeError`` from a decoder), property violations (the tests' assertions: a wrong return
+type, a facet or reward outside [0, 1], ...), and mean, p99 and max time per call. The run
+works in an empty temporary folder and reports whether any file appeared there (injected
+code that ran). Exits 1 on any exception, violation or file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from checkers import available_checkers, get_checker  # noqa: E402
+from handlers import DecodeError, available_handlers, decode, get_handler  # noqa: E402
+from tests.strategies import (  # noqa: E402
+    PROSE, Choices, fuzz_for, fuzz_settings, json_text, model_text, python_text, random_text, source_text,
+    step_text, task_text, tool_call_text,
+)
+from tests.test_fuzz import assert_check_result, assert_decoded, multi_turn_case, single_turn_case  # noqa: E402
+from tests.test_fuzz_env import MULTI_TURN, REWARDS, SINGLE_TURN, assert_step, make_env  # noqa: E402
+
+# Examples per group in the test suite; --inputs scales them.
+GROUPS = {"python text": 20_000, "java/javascript text": 12_000, "json/tool_call text": 12_000, "any text": 20_000,
+          "single-turn checker cases": 16_000, "multi-turn checker cases": 2_000, "single-turn env steps": 16_000,
+          "multi-turn episodes": 2_500}
+
+
+class Recorder:
+    """Per-target call times, exceptions and property violations."""
+
+    def __init__(self) -> None:
+        self.times: dict[str, list[float]] = defaultdict(list)
+        self.exceptions: dict[str, list[str]] = defaultdict(list)
+        self.violations: dict[str, list[str]] = defaultdict(list)
+
+    def call(self, target: str, fn: Callable[[], Any], allowed: tuple[type, ...] = ()) -> Any:
+        start = time.perf_counter()
+        try:
+            value = fn()
+        except allowed as exc:
+            value = exc
+        except Exception as exc:  # what the bench is looking for
+            self.times[target].append(time.perf_counter() - start)
+            self.exceptions[target].append(f"{type(exc).__name__}: {str(exc)[:200]}")
+            return None
+        self.times[target].append(time.perf_counter() - start)
+        return value
+
+    def check(self, target: str, assertion: Callable[[], None], example: Any) -> None:
+        try:
+            assertion()
+        except AssertionError as exc:
+            self.violations[target].append(f"{str(exc)[:200]} on {repr(example)[:300]}")
+
+
+def run_group(examples: int, strategy: st.SearchStrategy, body: Callable[[Any], None]) -> None:
+    @fuzz_settings(examples)
+    @given(strategy)
+    def property_runs(value):
+        body(value)
+
+    property_runs()
+
+
+def decoders(rec: Recorder, text: str) -> None:
+    for name in available_handlers():
+        raw = rec.call(f"decoder {name}", lambda: get_handler(name)(text), (DecodeError,))
+        wrapped = rec.call(f"decode(text, {name!r})", lambda: decode(text, name), (DecodeError,))
+        for target, value in ((f"decoder {name}", raw), (f"decode(text, {name!r})", wrapped)):
+            if value is not None:
+                rec.check(target, lambda: assert_decoded(value), text)
+
+
+def single_turn_checkers(rec: Recorder, case) -> None:
+    task, decoded = case
+    for name in available_checkers():
+        if name != "multi_turn":
+            result = rec.call(f"checker {name}", lambda: get_checker(name)(task, decoded))
+            if result is not None:
+                rec.check(f"checker {name}", lambda: assert_check_result(result, name == "ast"), case)
+
+
+def multi_turn_checker(rec: Recorder, case) -> None:
+    task, decoded = case
+    # Facets are computed lazily: timing includes them, as a reward would ask for them.
+    result = rec.call("checker multi_turn", lambda: (r := get_checker("multi_turn")(task, decoded), dict(r.facets))[0])
+    if result is not None:
+        rec.check("checker multi_turn", lambda: assert_check_result(result), case)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--inputs", type=int, default=sum(GROUPS.values()), help="generated inputs in all")
+    parser.add_argument("--bfcl-dir", type=Path, default=None)
+    args = parser.parse_args()
+    bfcl_dir = args.bfcl_dir or next(p for p in (ROOT.parent / "shared" / "bfcl", ROOT / "datasets" / "bfcl")
+                                     if (p / "BFCL_v4_simple_python.json").exists())
+    bfcl_dir = bfcl_dir.resolve()
+    scale = args.inputs / sum(GROUPS.values())
+    counts = {name: max(1, round(n * scale)) for name, n in GROUPS.items()}
+    fuzz = fuzz_for(bfcl_dir)
+    rec = Recorder()
+    episode_steps = [0]
+
+    def env_step(env, text: str, target: str):
+        result = rec.call(target, lambda: env.step(text))
+        if result is not None:
+            rec.check(target, lambda: assert_step(env, result), text)
+        return result
+
+    def single_turn_env(data) -> None:
+        r = Choices(data.draw)
+        env = make_env(bfcl_dir, *r.draw(single_envs))
+        rec.call("env.reset single-turn", lambda: env.reset(options={"index": r.number(0, len(env.tasks) - 1)}))
+        env_step(env, task_text(r, fuzz, env.task), "env.step single-turn")
+
+    def multi_turn_env(data) -> None:
+        r = Choices(data.draw)
+        env = make_env(bfcl_dir, *r.draw(multi_envs))
+        rec.call("env.reset multi-turn", lambda: env.reset(options={"index": r.number(0, len(env.tasks) - 1)}))
+        texts = [step_text(r, fuzz, env.task) for _ in range(r.number(1, 6))]
+        if r.one_in(3):
+            texts += [r.pick(PROSE[:3])] * 40
+        if r.one_in(25):
+            texts = ["[pwd()]"] * 21 + texts
+        for text in texts:
+            result = env_step(env, text, "env.step multi-turn")
+            episode_steps[0] += 1
+            if result is None or result[2] or result[3]:
+                break
+
+    single_envs = st.sampled_from([(c, r) for c in SINGLE_TURN for r in REWARDS])
+    multi_envs = st.sampled_from([(c, r) for c in MULTI_TURN for r in REWARDS])
+    groups = {
+        "python text": (fuzz.strategy(python_text), lambda t: decoders(rec, t)),
+        "java/javascript text": (fuzz.strategy(source_text, "java") | fuzz.strategy(source_text, "javascript"),
+                                 lambda t: decoders(rec, t)),
+        "json/tool_call text": (fuzz.strategy(json_text) | fuzz.strategy(tool_call_text), lambda t: decoders(rec, t)),
+        "any text": (fuzz.strategy(model_text) | random_text, lambda t: decoders(rec, t)),
+        "single-turn checker cases": (fuzz.strategy(single_turn_case), lambda c: single_turn_checkers(rec, c)),
+        "multi-turn checker cases": (fuzz.strategy(multi_turn_case), lambda c: multi_turn_checker(rec, c)),
+        "single-turn env steps": (st.data(), single_turn_env),
+        "multi-turn episodes": (st.data(), multi_turn_env),
+    }
+    home = os.getcwd()
+    with tempfile.TemporaryDirectory() as folder:
+        os.chdir(folder)
+        try:
+            print(f"{'input group':28}{'inputs':>8}{'seconds':>9}")
+            for name, (strategy, body) in groups.items():
+                start = time.perf_counter()
+                run_group(counts[name], strategy, body)
+                print(f"{name:28}{counts[name]:>8}{time.perf_counter() - start:>9.1f}")
+            created = sorted(os.listdir(folder))
+        finally:
+            os.chdir(home)
+    print(f"{'total':28}{sum(counts.values()):>8}   (+ {episode_steps[0]} multi-turn steps in the episodes)\n")
+
+    print(f"{'target':32}{'calls':>9}{'exceptions':>11}{'violations':>11}{'mean us':>10}{'p99 us':>10}{'max ms':>9}")
+    for target in sorted(rec.times):
+        times = sorted(rec.times[target])
+        p99 = times[min(len(times) - 1, int(0.99 * len(times)))]
+        print(f"{target:32}{len(times):>9}{len(rec.exceptions[target]):>11}{len(rec.violations[target]):>11}"
+              f"{sum(times) / len(times) * 1e6:>10.1f}{p99 * 1e6:>10.1f}{times[-1] * 1e3:>9.2f}")
+    exceptions = sum(map(len, rec.exceptions.values()))
+    violations = sum(map(len, rec.violations.values()))
+    print(f"\nexceptions: {exceptions}, property violations: {violations}, files created by model text: {len(created)}")
+    for kind, found in (("exception", rec.exceptions), ("violation", rec.violations)):
+        for target, messages in found.items():
+            for message in messages[:3]:
+                print(f"  {kind} in {target}: {message}")
+    return 1 if exceptions or violations or created else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
