@@ -47,7 +47,7 @@ class TrainConfig:
     cache_dir: str = _flag("", "where the tiny model is cached (default: .cache/fcenv in the repo)")
     lora_r: int = _flag(8, "LoRA rank of both adapters")
     lora_alpha: int = _flag(16, "LoRA alpha of both adapters")
-    lora_target_modules: list = _flag(["q_proj", "k_proj", "v_proj", "o_proj"], "modules that get LoRA",
+    lora_target_modules: list = _flag(["q_proj", "k_proj", "v_proj", "o_proj"], "modules that get LoRA",  # noqa: RUF009  (_flag builds a field with a default factory)
                                       nargs="+")
     gradient_checkpointing: bool = _flag(False, "recompute activations in the backward pass")
     context_window: int = _flag(1024, "most tokens of context plus action; contexts are cut from the left")

@@ -13,7 +13,13 @@ from pathlib import Path
 import torch
 
 from algos.config import EMBEDDED_MODEL
-from algos.tiny import DEFAULT_CACHE_DIR, TINY_MODEL_NAME, TINY_SYSTEM_PROMPT, build_tiny, chat_renderer
+from algos.tiny import (
+    DEFAULT_CACHE_DIR,
+    TINY_MODEL_NAME,
+    TINY_SYSTEM_PROMPT,
+    build_tiny,
+    chat_renderer,
+)
 
 
 @dataclass

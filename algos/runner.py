@@ -22,7 +22,7 @@ import fcenv  # noqa: F401  (registers the environment id)
 from algos import checkpoint as ckpt
 from algos.buffer import bootstrap_values, compute_advantages, score_rollout
 from algos.config import TrainConfig, to_dict
-from algos.loading import is_embedded, load_model
+from algos.loading import load_model
 from algos.policy import LoraSettings, Policy
 from algos.results import append_metrics, new_run_dir, run_parent, truncate_metrics, write_args
 from algos.rollout import TextCodec, play
@@ -40,7 +40,7 @@ _RESUME_FIXED = ("algorithm_name", "model_name_or_path", "dataset_path", "seed",
 def split_indices(count: int, eval_fraction: float, seed: int) -> tuple[list[int], list[int]]:
     """A fixed held-out share of one file's entries (the same for every seed of a run)."""
     order = np.random.default_rng(seed).permutation(count)
-    held = int(round(count * eval_fraction))
+    held = round(count * eval_fraction)
     if held >= count:
         raise ValueError("--eval_fraction leaves no training entries")
     return sorted(order[held:].tolist()), sorted(order[:held].tolist())
@@ -274,7 +274,7 @@ class Runner:
         for prefix, greedy in (("eval", True), ("eval_sampled", False)):
             queue = deque(mine)
             rollout = play(self.eval_envs[:needed], self.policy, self.codec,
-                           lambda thread: queue.popleft() if queue else None,
+                           lambda thread, queue=queue: queue.popleft() if queue else None,
                            max_new_tokens=self.config.max_new_tokens, greedy=greedy, generator=sampling)
             sums.update(rollout_stats(rollout, prefix))
         return means(self._merge(sums))

@@ -65,10 +65,9 @@ class TinySpec:
 def tokenizer_corpus(dataset_path: Path = TINY_TRAIN) -> list[str]:
     """The texts the tokenizer learns from: every prompt and answer of the training split,
     written the way the env writes them."""
+    from algos.warmup import answer_text
     from fcenv.data import load_tasks
     from fcenv.prompts import hinted_functions, system_prompt
-
-    from algos.warmup import answer_text
 
     texts = []
     for task in load_tasks(dataset_path):
@@ -178,9 +177,8 @@ def _pretrained_model(tokenizer, spec: TinySpec, dataset_path: Path, log: Callab
 
     answers = None
     if spec.flawed_per_prompt > 0:
-        from fcenv.data import load_tasks
-
         from algos.flawed_answers import flawed_answer, value_pools
+        from fcenv.data import load_tasks
 
         pools = value_pools(t.ground_truth for t in load_tasks(dataset_path) if t.kind == "ast")
         flaws = random.Random(spec.seed)

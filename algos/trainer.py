@@ -21,8 +21,14 @@ import torch
 
 from algos.batching import pack
 from algos.buffer import Buffer
-from algos.losses import (approx_kl, clipped_policy_loss, clipped_value_loss, masked_sum, normalize,
-                          reference_kl)
+from algos.losses import (
+    approx_kl,
+    clipped_policy_loss,
+    clipped_value_loss,
+    masked_sum,
+    normalize,
+    reference_kl,
+)
 from algos.policy import Policy
 
 ReduceFn = Callable[[torch.Tensor], torch.Tensor]

@@ -23,7 +23,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from algos.results import read_metrics  # noqa: E402
+from algos.results import read_metrics
 
 
 def quarter_means(values: list[float]) -> tuple[float, float]:
@@ -35,8 +35,8 @@ def launch(algorithm: str, seed: int, results: Path, extra: list[str]) -> subpro
     command = [sys.executable, str(ROOT / "train_fctncalling.py"), "--algorithm_name", algorithm, "--seed", str(seed),
                "--experiment_name", "curves", "--results_dir", str(results / f"{algorithm}_seed{seed}"),
                "--no-progress", *extra]
-    log = open(results / f"{algorithm}_seed{seed}.log", "w")
-    return subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+    with open(results / f"{algorithm}_seed{seed}.log", "w") as log:  # the child keeps its own copy
+        return subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
 
 
 def moving_average(values: np.ndarray, window: int) -> np.ndarray:

@@ -9,8 +9,15 @@ import pytest
 import torch
 
 from algos.batching import pack, truncate_left
-from algos.losses import (approx_kl, clipped_policy_loss, clipped_value_loss, huber, masked_mean, normalize,
-                          reference_kl)
+from algos.losses import (
+    approx_kl,
+    clipped_policy_loss,
+    clipped_value_loss,
+    huber,
+    masked_mean,
+    normalize,
+    reference_kl,
+)
 
 
 def test_huber_is_symmetric_and_matches_its_definition():

@@ -10,11 +10,11 @@ import pytest
 import torch
 
 pytest.importorskip("peft")
-from algos.checkpoint import latest_checkpoint  # noqa: E402
-from algos.config import parse_config  # noqa: E402
-from algos.results import read_metrics  # noqa: E402
-from algos.runner import Runner  # noqa: E402
-from algos.tiny import TINY_SYSTEM_PROMPT, TinySpec, build_tiny  # noqa: E402
+from algos.checkpoint import latest_checkpoint
+from algos.config import parse_config
+from algos.results import read_metrics
+from algos.runner import Runner
+from algos.tiny import TINY_SYSTEM_PROMPT, TinySpec, build_tiny
 
 # A few seconds of pretraining: enough that some answers parse, so rewards vary.
 TEST_SPEC = TinySpec(hidden_size=32, intermediate_size=64, num_layers=2, num_heads=2, num_kv_heads=1,

@@ -8,10 +8,10 @@ import pytest
 import torch
 
 pytest.importorskip("peft")
-from transformers import Qwen2Config, Qwen2ForCausalLM  # noqa: E402
+from transformers import Qwen2Config, Qwen2ForCausalLM
 
-from algos.batching import pack  # noqa: E402
-from algos.policy import ACTOR, CRITIC, LoraSettings, Policy  # noqa: E402
+from algos.batching import pack
+from algos.policy import ACTOR, CRITIC, LoraSettings, Policy
 
 VOCAB, STOP, PAD = 64, 1, 2
 

@@ -8,10 +8,10 @@ import pytest
 import torch
 
 pytest.importorskip("peft")
-from algos.buffer import compute_advantages, score_rollout  # noqa: E402
-from algos.config import parse_config  # noqa: E402
-from algos.runner import Runner  # noqa: E402
-from algos.tiny import TINY_SYSTEM_PROMPT, TinySpec, build_tiny  # noqa: E402
+from algos.buffer import compute_advantages, score_rollout
+from algos.config import parse_config
+from algos.runner import Runner
+from algos.tiny import TINY_SYSTEM_PROMPT, TinySpec, build_tiny
 
 # Small enough that an iteration takes a second or two.
 # A few seconds of pretraining: enough that some answers parse, so rewards vary.
@@ -127,3 +127,26 @@ def test_supervised_warm_up_trains_only_the_actor(tiny_model, tmp_path):
     assert not changed(snapshot(plain.policy.critic_parameters()), warmed.policy.critic_parameters())
     assert not changed(snapshot(plain.policy.base_parameters()), warmed.policy.base_parameters())
     assert warmed.policy.model.active_adapter == ACTOR
+
+
+def test_any_local_checkpoint_with_a_chat_template_trains(tiny_model, tmp_path):
+    # A Llama-shaped checkpoint (not the Qwen2 the tiny default uses), saved the way any
+    # Hugging Face model is, with the tiny tokenizer and its chat template.
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from algos.loading import load_tokenizer
+
+    tokenizer = load_tokenizer(tiny_model)
+    torch.manual_seed(0)
+    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+                         num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=512,
+                         eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id)
+    folder = tmp_path / "llama-local"
+    LlamaForCausalLM(config).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    runner = make_runner(folder, tmp_path, "--n_rollout_threads", "2", "--num_env_steps", "2")
+    assert runner.loaded.label == "llama-local" and runner.loaded.renderer is not None
+    observation, _ = runner.envs[0].reset(options={"index": 0})
+    assert observation.startswith("<|system|>") and observation.endswith("<|assistant|>")
+    metrics = runner.train_iteration()
+    assert math.isfinite(metrics["train/policy_loss"]) and math.isfinite(metrics["train/value_loss"])
