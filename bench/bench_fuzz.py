@@ -40,11 +40,21 @@ from hypothesis import strategies as st  # noqa: E402
 from checkers import available_checkers, get_checker  # noqa: E402
 from handlers import DecodeError, available_handlers, decode, get_handler  # noqa: E402
 from tests.strategies import (  # noqa: E402
-    PROSE, Choices, fuzz_for, fuzz_settings, json_text, model_text, python_text, random_text, source_text,
-    step_text, task_text, tool_call_text,
+    PROSE,
+    Choices,
+    fuzz_for,
+    fuzz_settings,
+    json_text,
+    model_text,
+    python_text,
+    random_text,
+    source_text,
+    step_text,
+    task_text,
+    tool_call_text,
 )
 from tests.test_fuzz import assert_check_result, assert_decoded, multi_turn_case, single_turn_case  # noqa: E402
-from tests.test_fuzz_env import MULTI_TURN, REWARDS, SINGLE_TURN, assert_step, make_env  # noqa: E402
+from tests.test_fuzz_env import MULTI_TURN, SINGLE_TURN, assert_step, env_choices, make_env  # noqa: E402
 
 # Examples per group in the test suite; --inputs scales them.
 GROUPS = {"python text": 20_000, "java/javascript text": 12_000, "json/tool_call text": 12_000, "any text": 20_000,
@@ -60,22 +70,24 @@ class Recorder:
         self.exceptions: dict[str, list[str]] = defaultdict(list)
         self.violations: dict[str, list[str]] = defaultdict(list)
 
-    def call(self, target: str, fn: Callable[[], Any], allowed: tuple[type, ...] = ()) -> Any:
+    def call(self, target: str, fn: Callable[..., Any], *args: Any, allowed: tuple[type, ...] = (),
+             **kwargs: Any) -> Any:
+        """``fn(*args, **kwargs)``, timed; an exception not in ``allowed`` is recorded and gives None."""
         start = time.perf_counter()
         try:
-            value = fn()
+            value = fn(*args, **kwargs)
         except allowed as exc:
             value = exc
-        except Exception as exc:  # what the bench is looking for
+        except Exception as exc:  # noqa: BLE001  (what the bench is looking for)
             self.times[target].append(time.perf_counter() - start)
             self.exceptions[target].append(f"{type(exc).__name__}: {str(exc)[:200]}")
             return None
         self.times[target].append(time.perf_counter() - start)
         return value
 
-    def check(self, target: str, assertion: Callable[[], None], example: Any) -> None:
+    def check(self, target: str, assertion: Callable[..., None], *args: Any, example: Any = None) -> None:
         try:
-            assertion()
+            assertion(*args)
         except AssertionError as exc:
             self.violations[target].append(f"{str(exc)[:200]} on {repr(example)[:300]}")
 
@@ -91,28 +103,33 @@ def run_group(examples: int, strategy: st.SearchStrategy, body: Callable[[Any], 
 
 def decoders(rec: Recorder, text: str) -> None:
     for name in available_handlers():
-        raw = rec.call(f"decoder {name}", lambda: get_handler(name)(text), (DecodeError,))
-        wrapped = rec.call(f"decode(text, {name!r})", lambda: decode(text, name), (DecodeError,))
-        for target, value in ((f"decoder {name}", raw), (f"decode(text, {name!r})", wrapped)):
+        for target, fn, args in ((f"decoder {name}", get_handler(name), (text,)),
+                                 (f"decode(text, {name!r})", decode, (text, name))):
+            value = rec.call(target, fn, *args, allowed=(DecodeError,))
             if value is not None:
-                rec.check(target, lambda: assert_decoded(value), text)
+                rec.check(target, assert_decoded, value, example=text)
 
 
 def single_turn_checkers(rec: Recorder, case) -> None:
     task, decoded = case
     for name in available_checkers():
         if name != "multi_turn":
-            result = rec.call(f"checker {name}", lambda: get_checker(name)(task, decoded))
+            result = rec.call(f"checker {name}", get_checker(name), task, decoded)
             if result is not None:
-                rec.check(f"checker {name}", lambda: assert_check_result(result, name == "ast"), case)
+                rec.check(f"checker {name}", assert_check_result, result, name == "ast", example=case)
+
+
+def check_with_facets(task, decoded):
+    """The multi-turn verdict with its facets, which are computed lazily (a reward asks for them)."""
+    result = get_checker("multi_turn")(task, decoded)
+    dict(result.facets)
+    return result
 
 
 def multi_turn_checker(rec: Recorder, case) -> None:
-    task, decoded = case
-    # Facets are computed lazily: timing includes them, as a reward would ask for them.
-    result = rec.call("checker multi_turn", lambda: (r := get_checker("multi_turn")(task, decoded), dict(r.facets))[0])
+    result = rec.call("checker multi_turn", check_with_facets, *case)
     if result is not None:
-        rec.check("checker multi_turn", lambda: assert_check_result(result), case)
+        rec.check("checker multi_turn", assert_check_result, result, example=case)
 
 
 def main() -> int:
@@ -130,21 +147,21 @@ def main() -> int:
     episode_steps = [0]
 
     def env_step(env, text: str, target: str):
-        result = rec.call(target, lambda: env.step(text))
+        result = rec.call(target, env.step, text)
         if result is not None:
-            rec.check(target, lambda: assert_step(env, result), text)
+            rec.check(target, assert_step, env, result, example=text)
         return result
 
     def single_turn_env(data) -> None:
         r = Choices(data.draw)
         env = make_env(bfcl_dir, *r.draw(single_envs))
-        rec.call("env.reset single-turn", lambda: env.reset(options={"index": r.number(0, len(env.tasks) - 1)}))
+        rec.call("env.reset single-turn", env.reset, options={"index": r.number(0, len(env.tasks) - 1)})
         env_step(env, task_text(r, fuzz, env.task), "env.step single-turn")
 
     def multi_turn_env(data) -> None:
         r = Choices(data.draw)
         env = make_env(bfcl_dir, *r.draw(multi_envs))
-        rec.call("env.reset multi-turn", lambda: env.reset(options={"index": r.number(0, len(env.tasks) - 1)}))
+        rec.call("env.reset multi-turn", env.reset, options={"index": r.number(0, len(env.tasks) - 1)})
         texts = [step_text(r, fuzz, env.task) for _ in range(r.number(1, 6))]
         if r.one_in(3):
             texts += [r.pick(PROSE[:3])] * 40
@@ -156,8 +173,8 @@ def main() -> int:
             if result is None or result[2] or result[3]:
                 break
 
-    single_envs = st.sampled_from([(c, r) for c in SINGLE_TURN for r in REWARDS])
-    multi_envs = st.sampled_from([(c, r) for c in MULTI_TURN for r in REWARDS])
+    single_envs = st.sampled_from(env_choices(SINGLE_TURN))
+    multi_envs = st.sampled_from(env_choices(MULTI_TURN))
     groups = {
         "python text": (fuzz.strategy(python_text), lambda t: decoders(rec, t)),
         "java/javascript text": (fuzz.strategy(source_text, "java") | fuzz.strategy(source_text, "javascript"),

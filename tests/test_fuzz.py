@@ -25,8 +25,18 @@ from checkers import CheckResult, available_checkers, get_checker
 from fcenv.tasks import Task
 from handlers import Call, DecodeError, available_handlers, decode, get_handler
 from tests.strategies import (
-    Choices, Fuzz, decoded_calls, fuzz_for, fuzz_settings, json_text, model_text, multi_turn_result, python_text,
-    random_text, source_text, tool_call_text,
+    Choices,
+    Fuzz,
+    decoded_calls,
+    fuzz_for,
+    fuzz_settings,
+    json_text,
+    model_text,
+    multi_turn_result,
+    python_text,
+    random_text,
+    source_text,
+    tool_call_text,
 )
 
 pytestmark = pytest.mark.slow
@@ -74,9 +84,9 @@ def assert_decoded(result_or_error) -> None:
         assert isinstance(call, Call) and isinstance(call.name, str) and isinstance(call.arguments, dict)
 
 
-def outcome(decoder, text: str):
+def outcome(decoder, *args):
     try:
-        return decoder(text)
+        return decoder(*args)
     except DecodeError as exc:
         return exc
 
@@ -84,7 +94,7 @@ def outcome(decoder, text: str):
 def all_decoders_hold(text: str) -> None:
     for name in available_handlers():
         assert_decoded(outcome(get_handler(name), text))
-        assert_decoded(outcome(lambda t: decode(t, name), text))
+        assert_decoded(outcome(decode, text, name))
 
 
 def test_decoders_on_python_calls(fuzz, empty_cwd):

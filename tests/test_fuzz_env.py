@@ -10,7 +10,7 @@ tests work in an empty folder that must stay empty: injected code never runs.
 from __future__ import annotations
 
 import math
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -22,17 +22,25 @@ from tests.strategies import PROSE, Choices, fuzz_for, fuzz_settings, step_text,
 
 pytestmark = pytest.mark.slow
 
-# One env per family of single-turn categories, each with both rewards.
+# One env per family of single-turn categories, each with both rewards; BFCL's decoder for
+# the category (None), and, for some, the lenient "auto" decoder or JSON tool calls, whose
+# arguments reach the checkers and backends with JSON's types.
 SINGLE_TURN = ("simple_python", "multiple", "parallel", "parallel_multiple", "live_simple", "live_multiple",
                "live_parallel_multiple", "simple_java", "simple_javascript", "irrelevance", "live_irrelevance",
                "live_relevance")
 MULTI_TURN = ("multi_turn_base", "multi_turn_miss_func", "multi_turn_miss_param", "multi_turn_long_context")
 REWARDS = ("bfcl", "shaped")
+OTHER_HANDLERS = {"simple_python": ("auto", "json"), "live_multiple": ("auto",), "irrelevance": ("tool_call",),
+                  "multi_turn_base": ("auto", "json"), "multi_turn_long_context": ("auto",)}
 
 
-@lru_cache(maxsize=None)
-def make_env(bfcl_dir: Path, category: str, reward: str) -> FunctionCallingEnv:
-    return FunctionCallingEnv(bfcl_dir / f"BFCL_v4_{category}.json", reward=reward)
+def env_choices(categories: tuple[str, ...]) -> list[tuple[str, str, str | None]]:
+    return [(c, r, h) for c in categories for r in REWARDS for h in (None, None, None, *OTHER_HANDLERS.get(c, ()))]
+
+
+@cache
+def make_env(bfcl_dir: Path, category: str, reward: str, handler: str | None = None) -> FunctionCallingEnv:
+    return FunctionCallingEnv(bfcl_dir / f"BFCL_v4_{category}.json", reward=reward, handler=handler)
 
 
 @pytest.fixture
@@ -54,7 +62,7 @@ def assert_step(env: FunctionCallingEnv, result) -> tuple[bool, bool]:
 
 def test_single_turn_steps(bfcl_dir, empty_cwd):
     fuzz = fuzz_for(bfcl_dir)
-    envs = st.sampled_from([(c, r) for c in SINGLE_TURN for r in REWARDS])
+    envs = st.sampled_from(env_choices(SINGLE_TURN))
     ran = 0
 
     @fuzz_settings(16_000)
@@ -76,7 +84,7 @@ def test_single_turn_steps(bfcl_dir, empty_cwd):
 
 def test_multi_turn_episodes(bfcl_dir, empty_cwd):
     fuzz = fuzz_for(bfcl_dir)
-    envs = st.sampled_from([(c, r) for c in MULTI_TURN for r in REWARDS])
+    envs = st.sampled_from(env_choices(MULTI_TURN))
     episodes = steps = finished = 0
 
     @fuzz_settings(2_500)

@@ -40,7 +40,7 @@ def test_unprintable_value_makes_a_step_without_calls(text):
 def test_env_ends_the_turn_on_an_unprintable_value(bfcl_dir):
     env = FunctionCallingEnv(bfcl_dir / "BFCL_v4_multi_turn_base.json", reward="shaped")
     env.reset(options={"id": "multi_turn_base_0"})
-    obs, reward, terminated, truncated, info = env.step(HUGE_STEPS[1])
+    _, reward, terminated, truncated, info = env.step(HUGE_STEPS[1])
     assert not (terminated or truncated) and 0.0 <= reward <= 1.0
     assert info["turn"] == 0 and info["turn_error_type"] == "multi_turn:empty_turn_model_response"
 
