@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import gc
 import random
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -78,7 +80,7 @@ class LoadReport:
     num_envs: int
     steps: int
     warmup: int
-    seconds: float = 0.0  # after warm-up
+    seconds: float = 0.0  # stepping after warm-up (memory sampling not included)
     actions: int = 0  # env steps that took an action (not the vector env's reset steps)
     episodes: int = 0
     # Running figures rather than every reward, so the harness itself keeps memory flat.
@@ -116,9 +118,8 @@ class LoadReport:
 
 
 def run_load(dataset: Path, num_envs: int = 64, steps: int = 10_000, warmup: int = 1_000, sample_every: int = 250,
-             mode: str = "sync", seed: int = 0, progress=None) -> LoadReport:
-    import time
-
+             mode: str = "sync", seed: int = 0,
+             progress: Callable[[int, LoadReport], None] | None = None) -> LoadReport:
     tasks = {t.id: t for t in load_tasks(dataset)}
     vector_kwargs = {"shared_memory": False} if mode == "async" else {}
     envs = gym.make_vec("fcenv/FunctionCalling-v0", num_envs=num_envs, vectorization_mode=mode,
@@ -152,10 +153,12 @@ def run_load(dataset: Path, num_envs: int = 64, steps: int = 10_000, warmup: int
             resetting = terminated | truncated
             report.episodes += int(resetting.sum())
             if step % sample_every == 0 or step == steps or step == warmup:
+                sampling = time.perf_counter()
                 gc.collect()
                 report.samples.append((step, rss_mib(workers)))
                 if progress:
                     progress(step, report)
+                start += time.perf_counter() - sampling if step > warmup else 0.0
         report.seconds = time.perf_counter() - start
     finally:
         envs.close()
