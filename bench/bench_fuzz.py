@@ -43,8 +43,8 @@ from hypothesis import strategies as st  # noqa: E402
 from checkers import available_checkers, get_checker  # noqa: E402
 from handlers import DecodeError, available_handlers, decode, get_handler  # noqa: E402
 from tests.strategies import (  # noqa: E402
-    PROSE,
     Choices,
+    episode_texts,
     fuzz_for,
     fuzz_settings,
     json_text,
@@ -52,7 +52,6 @@ from tests.strategies import (  # noqa: E402
     python_text,
     random_text,
     source_text,
-    step_text,
     task_text,
     tool_call_text,
 )
@@ -191,11 +190,7 @@ def main() -> int:
         r = Choices(data.draw)
         env = make_env(bfcl_dir, *r.draw(multi_envs))
         rec.call("env.reset multi-turn", env.reset, options={"index": r.number(0, len(env.tasks) - 1)})
-        texts = [step_text(r, fuzz, env.task) for _ in range(r.number(1, 6))]
-        if r.one_in(3):
-            texts += [r.pick(PROSE[:3])] * 40
-        if r.one_in(25):
-            texts = ["[pwd()]"] * 21 + texts
+        texts = episode_texts(r, fuzz, env.task)
         for text in texts:
             result = env_step(env, text, "env.step multi-turn")
             episode_steps[0] += 1

@@ -49,7 +49,7 @@ from tests.fuzz_text import (
     wrapped,
 )
 from tests.generators import java_literal, js_literal
-from tests.trajectories import keyword_call
+from tests.trajectories import ground_truth_steps, keyword_call
 
 AST_CATEGORIES = {
     "python": ("simple_python", "multiple", "parallel", "parallel_multiple", "live_simple", "live_multiple",
@@ -533,5 +533,34 @@ def multi_turn_result(r: Choices, f: Fuzz, task: Task) -> list[list[list[Call] |
             return [Call(name, {r.pick(params): py_object(r, huge=True) for _ in range(r.number(0, 2))})]
         return decode_step(step_text(r, f, task))
 
+    if r.one_in(3):  # the ground truth, a step or two changed: verdicts near the line
+        result = [[decode_step(text) for text in steps] for steps in ground_truth_steps(task)]
+        for _ in range(r.number(0, 2)):
+            turn = r.pick(result)
+            turn.insert(r.number(0, len(turn)), step())
+            if r.one_in(2):
+                turn.pop(r.number(0, len(turn) - 1))
+        return result
     turns = len(task.ground_truth) + r.pick([0, 0, 0, 0, -1, 1])
     return [[step() for _ in range(r.number(0, 3))] for _ in range(max(turns, 0))]
+
+
+def episode_texts(r: Choices, f: Fuzz, task: Task) -> list[str]:
+    """Step texts for an episode of ``task``: the ground truth (keyword calls, then prose, per
+    turn) with a few steps changed or added; or fuzzed steps, often followed by enough prose to
+    end every turn, sometimes after more calls in one turn than BFCL allows."""
+    if r.one_in(3):
+        texts = [text for steps in ground_truth_steps(task) for text in steps]
+        for _ in range(r.number(0, 2)):
+            i = r.number(0, len(texts))
+            if i < len(texts) and r.one_in(2):
+                texts[i] = step_text(r, f, task)
+            else:
+                texts.insert(i, step_text(r, f, task))
+        return texts
+    texts = [step_text(r, f, task) for _ in range(r.number(1, 6))]
+    if r.one_in(3):
+        texts += [r.pick(PROSE[:3])] * 40
+    if r.one_in(25):
+        texts = ["[pwd()]"] * 21 + texts
+    return texts

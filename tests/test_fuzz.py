@@ -147,7 +147,16 @@ def single_turn_checkers_hold(case) -> None:
 
 
 def test_single_turn_checkers(fuzz, empty_cwd):
-    run_examples(fuzz.strategy(single_turn_case), single_turn_checkers_hold, 16_000)
+    valid = 0
+
+    def holds_and_counts(case) -> None:
+        nonlocal valid
+        single_turn_checkers_hold(case)
+        task, decoded = case
+        valid += task.kind == "ast" and get_checker("ast")(task, decoded).valid
+
+    run_examples(fuzz.strategy(single_turn_case), holds_and_counts, 16_000)
+    assert valid > 1_000  # valid answers are common enough for "valid => facets all 1" to bite
 
 
 def multi_turn_case(r: Choices, fuzz: Fuzz) -> tuple[Task, object]:

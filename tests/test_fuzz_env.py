@@ -3,7 +3,8 @@
 Properties of every step: it does not raise; the observation is in the observation space; the
 reward is a finite float in [0, 1] (BFCL's and the shaped reward); terminated and truncated
 are bools; the reported facets are in [0, 1]. Multi-turn episodes run several fuzzed steps,
-often to the end (a prose step ends a turn), sometimes past the step limit of a turn. The
+or the ground truth with a few steps changed, often to the end (a prose step ends a turn),
+sometimes past the step limit of a turn. The
 tests work in an empty folder that must stay empty: injected code never runs.
 """
 
@@ -18,7 +19,7 @@ from hypothesis import given, note
 from hypothesis import strategies as st
 
 from fcenv.env import FunctionCallingEnv
-from tests.strategies import PROSE, Choices, fuzz_for, fuzz_settings, step_text, task_text
+from tests.strategies import Choices, episode_texts, fuzz_for, fuzz_settings, task_text
 
 pytestmark = pytest.mark.slow
 
@@ -85,31 +86,28 @@ def test_single_turn_steps(bfcl_dir, empty_cwd):
 def test_multi_turn_episodes(bfcl_dir, empty_cwd):
     fuzz = fuzz_for(bfcl_dir)
     envs = st.sampled_from(env_choices(MULTI_TURN))
-    episodes = steps = finished = 0
+    episodes = steps = finished = valid = 0
 
     @fuzz_settings(2_500)
     @given(st.data())
     def episode_holds(data):
-        nonlocal episodes, steps, finished
+        nonlocal episodes, steps, finished, valid
         r = Choices(data.draw)
         env = make_env(bfcl_dir, *r.draw(envs))
         env.reset(options={"index": r.number(0, len(env.tasks) - 1)})
-        texts = [step_text(r, fuzz, env.task) for _ in range(r.number(1, 6))]
-        if r.one_in(3):  # then to the end: every prose step ends a turn
-            texts += [r.pick(PROSE[:3])] * 40
-        if r.one_in(25):  # more calls in one turn than BFCL allows
-            texts = ["[pwd()]"] * 21 + texts
-        done = False
+        texts = episode_texts(r, fuzz, env.task)
         for text in texts:
             note(f"step: {text!r}")
-            terminated, truncated = assert_step(env, env.step(text))
+            result = env.step(text)
+            terminated, truncated = assert_step(env, result)
             steps += 1
             if terminated or truncated:
-                done = True
+                finished += 1
+                valid += result[4]["valid"]
                 break
         episodes += 1
-        finished += done
 
     episode_holds()
-    assert episodes >= 2_500 and finished > 500
-    print(f"multi-turn fuzz: {episodes} episodes, {steps} steps, {finished} run to the end")
+    # Both verdicts are well represented, so the checks above ran on right and wrong episodes.
+    assert episodes >= 2_500 and finished > 1_000 and valid > 100
+    print(f"multi-turn fuzz: {episodes} episodes, {steps} steps, {finished} run to the end, {valid} valid")
