@@ -12,11 +12,12 @@ from __future__ import annotations
 import sys
 
 from algos.config import parse_config
-from algos.runner import Runner
 
 
 def main(argv: list[str] | None = None) -> int:
-    config = parse_config(argv)
+    config = parse_config(argv)  # before the heavy imports: flag errors and --help come at once
+    from algos.runner import Runner
+
     runner = Runner(config)
     run_dir = runner.run()
     runner.log(f"results in {run_dir}")
