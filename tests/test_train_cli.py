@@ -100,10 +100,13 @@ def test_accelerate_launch_runs_the_cli(tiny_model, tmp_path):
 
 @pytest.mark.slow
 def test_two_cpu_processes_train_data_parallel(tiny_model, tmp_path):
-    torchrun = shutil.which("torchrun", path=str(Path(sys.executable).parent))
-    if torchrun is None:
-        pytest.skip("torchrun is not installed")
-    result = run(torchrun, "--standalone", "--nproc_per_node", "2", str(SCRIPT),
+    # On a machine without GPUs, accelerate's torchrun-based launcher (--multi_gpu) starts
+    # the processes and the runner asks accelerate for a CPU process group (gloo).
+    accelerate = shutil.which("accelerate", path=str(Path(sys.executable).parent))
+    if accelerate is None:
+        pytest.skip("accelerate's launcher is not installed")
+    result = run(accelerate, "launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1",
+                 "--mixed_precision", "no", "--dynamo_backend", "no", str(SCRIPT),
                  *tiny_flags(tiny_model, tmp_path), "--experiment_name", "ddp", "--num_env_steps", "8",
                  timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
