@@ -22,7 +22,8 @@ test: $(VENV)/.installed $(ORACLE)/.installed datasets/bfcl/long_context.json
 	$(BIN)/python -m pytest -n 2 --require-oracle --oracle-python $(ORACLE)/bin/python $(PYTEST_ARGS)
 
 bench: $(VENV)/.installed $(ORACLE)/.installed datasets/bfcl/long_context.json
-	bench/run_all
+	$(BIN)/pip install --quiet -e ".[bench]"
+	bench/run_all $(BIN)/python
 
 venv: $(VENV)/.installed
 oracle: $(ORACLE)/.installed
