@@ -64,6 +64,9 @@ GROUPS = {"python text": 20_000, "java/javascript text": 12_000, "json/tool_call
           "multi-turn episodes": 2_500}
 
 
+SLOW_SECONDS = 0.05  # a slowest call above this, timed again, has its input printed
+
+
 class Recorder:
     """Per-target call times, exceptions and property violations, and each target's slowest
     call (to time it again alone: a single slow call may be a garbage collection or another
@@ -164,6 +167,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--inputs", type=int, default=sum(GROUPS.values()), help="generated inputs in all")
     parser.add_argument("--bfcl-dir", type=Path, default=None)
+    parser.add_argument("--only", default="", help="run only the input groups whose name contains this")
     args = parser.parse_args()
     bfcl_dir = args.bfcl_dir or next(p for p in (ROOT.parent / "shared" / "bfcl", ROOT / "datasets" / "bfcl")
                                      if (p / "BFCL_v4_simple_python.json").exists())
@@ -216,13 +220,16 @@ def main() -> int:
         try:
             print(f"{'input group':28}{'inputs':>8}{'seconds':>9}")
             for name, (strategy, body) in groups.items():
+                if args.only not in name:
+                    continue
                 start = time.perf_counter()
                 run_group(counts[name], strategy, body)
                 print(f"{name:28}{counts[name]:>8}{time.perf_counter() - start:>9.1f}")
             created = sorted(os.listdir(folder))
         finally:
             os.chdir(home)
-    print(f"{'total':28}{sum(counts.values()):>8}   (+ {episode_steps[0]} multi-turn steps in the episodes)\n")
+    total = sum(n for name, n in counts.items() if args.only in name)
+    print(f"{'total':28}{total:>8}   (+ {episode_steps[0]} multi-turn steps in the episodes)\n")
 
     print(f"{'target':26}{'calls':>8}{'exceptions':>11}{'violations':>11}{'mean us':>9}{'p99 us':>9}{'max ms':>8}"
           f"{'max again':>10}")
@@ -234,6 +241,11 @@ def main() -> int:
               f"{sum(times) / len(times) * 1e6:>9.1f}{p99 * 1e6:>9.1f}{times[-1] * 1e3:>8.2f}"
               f"{'-' if again is None else f'{again * 1e3:.2f}':>10}")
     print("(max again: the slowest call timed alone, best of 3, garbage collection off; '-' for env calls)")
+    for target, (_, fn, call_args, _) in sorted(rec.slowest.items()):
+        again = rec.retime_slowest(target, repeat=1)
+        if again is not None and again > SLOW_SECONDS:
+            shown = [a.id if hasattr(a, "id") else a for a in call_args]  # a task by its id
+            print(f"  slow input for {target} ({again * 1e3:.0f} ms): {repr(shown)[:400]}")
     exceptions = sum(map(len, rec.exceptions.values()))
     violations = sum(map(len, rec.violations.values()))
     print(f"\nexceptions: {exceptions}, property violations: {violations}, files created by model text: {len(created)}")

@@ -113,7 +113,7 @@ class Trajectory:
             return CheckResult(False, FORCE_TERMINATED, ["Model was force-terminated during inference phase."], facets)
         for index, turn in enumerate(self.turn_verdicts):
             if not turn.valid:
-                return CheckResult(False, turn.error_type, [f"turn {index}: {e}" for e in turn.errors], facets)
+                return CheckResult(False, turn.error_type, [f"turn {index}: {_printed(e)}" for e in turn.errors], facets)
         return CheckResult(True, None, [], facets)
 
     # ---------------------------------------------------------------- internals
@@ -159,6 +159,15 @@ class Trajectory:
                 made[key] -= 1
                 matched += 1
         return matched / len(truth_calls)
+
+
+def _printed(error: Any) -> str:
+    """An error as text; a state difference holding an int too long to print (over Python's
+    4,300 digits) is described instead, so a verdict never fails on the model's state."""
+    try:
+        return str(error)
+    except ValueError:
+        return f"<a {type(error).__name__} holding an int too long to print>"
 
 
 def _share(flags) -> float:

@@ -96,8 +96,8 @@ random_text = st.one_of(
 _SEED = st.integers(0, (1 << 64) - 1)
 _ALPHABETS = ["abcdefghijklmnopqrstuvwxyz ABCXYZ0123456789_-./:", ODD_CHARS, SYNTAX_SOUP, "\u00e9\u00df\u03bb\u4e2d\u6587\U0001f642\u00f1\u00fc"]
 _SPECIAL_FLOATS = [0.0, -0.0, 0.5, 1e308, -1e308, 5e-324, 1e16, float("inf"), float("-inf"), float("nan")]
-_HUGE_INT = 1 << 20_000
-_SPECIAL_INTS = [0, -1, 1, 2**31, -(2**63), 2**64, 10**30, 10**400]
+HUGE_INT = 1 << 20_000  # too long to print (Python's limit is 4,300 digits)
+_SPECIAL_INTS = [0, -1, 1, 2**31, -(2**63), 2**64, 10**30, 10**400, 10**4200]
 
 
 class Choices:
@@ -154,7 +154,7 @@ def py_object(r: Choices, depth: int = 0, huge: bool = False) -> Any:
     tuples; with ``huge``, sometimes an int too long to print (over Python's 4,300 digits)."""
     kind = r.number(0, 10 if depth < 2 else 7)
     if huge and r.one_in(20):
-        return _HUGE_INT
+        return HUGE_INT
     if kind <= 7:
         return [None, r.one_in(2), r.integer(), r.floating(), complex(r.floating(), 1), r.text(),
                 r.text().encode("utf-8", "surrogatepass"), "..."][kind]

@@ -32,6 +32,7 @@ from fcenv.tasks import Task
 from handlers.base import Call, DecodeError
 from tests.fuzz_text import (
     HOSTILE_NAMES,
+    HUGE_INT,
     INJECTIONS,
     JAVA_VALUES,
     JS_VALUES,
@@ -530,7 +531,8 @@ def multi_turn_result(r: Choices, f: Fuzz, task: Task) -> list[list[list[Call] |
             doc = r.pick(task.functions)
             params = list(doc.get("parameters", {}).get("properties", {})) or ["a"]
             name = doc["name"] if not r.one_in(10) else r.pick(HOSTILE_NAMES)
-            return [Call(name, {r.pick(params): py_object(r, huge=True) for _ in range(r.number(0, 2))})]
+            values = {r.pick(params): HUGE_INT if r.one_in(4) else py_object(r, huge=True) for _ in range(r.number(0, 2))}
+            return [Call(name, values)]
         return decode_step(step_text(r, f, task))
 
     if r.one_in(3):  # the ground truth, a step or two changed: verdicts near the line

@@ -6,6 +6,8 @@
    the step as holding no call: the turn ends. ``decode_step`` now does the same.
 2. ``check_multi_turn`` on calls built by another caller with such an int crashed computing
    the ``matches_ground_truth`` facet; such a call now matches nothing.
+3. ... and crashed writing the verdict's messages when the int had reached the model's state
+   (``adjustClimateControl(temperature=<int>)``); the difference is now described, not printed.
 """
 
 from __future__ import annotations
@@ -66,3 +68,12 @@ def test_unprintable_steps_match_bfcl(oracle, base_task):
         ours = replay(base_task, steps)
         assert {k: ours[k] for k in ("valid", "error_type", "decoded", "results", "states")} == \
             {k: theirs[k] for k in ("valid", "error_type", "decoded", "results", "states")}
+
+
+def test_unprintable_state_still_gives_a_verdict(bfcl_dir):
+    tasks = load_tasks(bfcl_dir / "BFCL_v4_multi_turn_base.json")
+    task = next(t for t in tasks if "VehicleControlAPI" in t.involved_classes and t.ground_truth[0])
+    decoded = [[[Call("adjustClimateControl", {"temperature": 1 << 20000})]]] + [[] for _ in task.ground_truth[1:]]
+    result = get_checker("multi_turn")(task, decoded)
+    assert not result.valid and result.error_type == "multi_turn:instance_state_mismatch"
+    assert all(isinstance(e, str) for e in result.errors) and "too long to print" in result.errors[1]
