@@ -1,0 +1,167 @@
+"""TPPO throughput and MFU on a 0.5B-parameter Qwen2-shaped model, against plain baselines.
+
+A randomly initialised model of Qwen2-0.5B's shape (bf16 on a GPU, fp32 on a CPU) with our
+policy (actor and critic LoRA adapters, value head) measures:
+
+- rollout: ``Policy.sample`` (KV cache, temperature sampling), generated tokens per second,
+  against Hugging Face ``generate`` on the same contexts and lengths (the physical reference);
+- update: scoring (old, reference and critic passes) plus one TPPO update (critic and actor
+  steps) over the same sequences, tokens per second, against one plain forward and backward
+  of the same tokens through the LoRA model;
+- MFU: model FLOPs (2 per parameter per token forward, 6 forward and backward, attention
+  included) over time, divided by the device's peak dense bf16 FLOPs (``--peak_tflops``).
+
+Every action is forced to ``--new_tokens`` tokens (no stop token can be sampled), so both
+sides generate the same number of tokens. Run on a GPU: ``python bench/bench_gpu.py``; a
+quick CPU smoke run: ``python bench/bench_gpu.py --shape small --batch 4 --context 64
+--new_tokens 16``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from algos.buffer import compute_advantages, score_rollout  # noqa: E402
+from algos.policy import LoraSettings, Policy  # noqa: E402
+from algos.rollout import ActionRecord, EpisodeRecord, Rollout  # noqa: E402
+from algos.trainer import PPOSettings, PPOTrainer, make_optimizers  # noqa: E402
+from bench.bench_memory import SHAPES  # noqa: E402
+
+# Dense bf16 peak (TFLOP/s) by device name; anything else needs --peak_tflops.
+PEAKS = {"H100": 989.0, "H200": 989.0, "A100": 312.0}
+
+
+def build(shape: str, device: torch.device) -> tuple[torch.nn.Module, int]:
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+
+    hidden, inter, layers, heads, kv, vocab = SHAPES[shape]
+    config = Qwen2Config(hidden_size=hidden, intermediate_size=inter, num_hidden_layers=layers,
+                         num_attention_heads=heads, num_key_value_heads=kv, vocab_size=vocab,
+                         tie_word_embeddings=True, eos_token_id=1, pad_token_id=0)
+    dtype = torch.bfloat16 if device.type == "cuda" else torch.float32
+    torch.manual_seed(0)
+    return Qwen2ForCausalLM(config).to(device=device, dtype=dtype), config.vocab_size
+
+
+def flops_per_token(model: torch.nn.Module, sequence: int) -> float:
+    """Forward FLOPs per token: 2 per weight, plus attention scores and mixing."""
+    config = model.config
+    weights = sum(p.numel() for p in model.parameters()) - config.vocab_size * config.hidden_size * (0 if config.tie_word_embeddings else 1)
+    attention = 2 * 2 * config.num_hidden_layers * sequence * config.hidden_size
+    return 2 * weights + attention
+
+
+def timed(fn, device: torch.device) -> tuple[float, object]:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    start = time.perf_counter()
+    out = fn()
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    return time.perf_counter() - start, out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--shape", choices=sorted(SHAPES), default="qwen2-0.5b")
+    parser.add_argument("--batch", type=int, default=32)
+    parser.add_argument("--context", type=int, default=512)
+    parser.add_argument("--new_tokens", type=int, default=128)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--peak_tflops", type=float, default=None)
+    parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "gpu.json"))
+    args = parser.parse_args(argv)
+
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    name = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
+    peak = args.peak_tflops or next((v for k, v in PEAKS.items() if k in name), None)
+    base, vocab = build(args.shape, device)
+    lora = LoraSettings(r=8, alpha=16, target_modules=["q_proj", "k_proj", "v_proj", "o_proj"])
+    # A stop id outside the vocabulary is never sampled, so every action has full length
+    # (HF generate gets the same from min_new_tokens).
+    policy = Policy(base, pad_id=0, stop_ids=[vocab], actor_lora=lora).to(device)
+    actor_opt, critic_opt = make_optimizers(policy, 1e-5, 1e-5)
+    trainer = PPOTrainer(policy, PPOSettings(algorithm="TPPO", ppo_epoch=1), actor_opt, critic_opt)
+    generator = torch.Generator(device=device).manual_seed(0)
+    contexts = torch.randint(2, vocab, (args.batch, args.context), generator=generator, device=device).tolist()
+    sequence = args.context + args.new_tokens
+    per_token = flops_per_token(base, sequence)
+
+    results: dict[str, list[float]] = {k: [] for k in ("rollout", "generate", "update", "forward_backward")}
+    for repeat in range(args.repeats + 1):  # the first round warms up and is not counted
+        seconds, (actions, logps) = timed(lambda: policy.sample(contexts, args.new_tokens, generator=generator), device)
+        generated = sum(len(a) for a in actions)
+        rollout_tps = generated / seconds
+
+        ids = torch.tensor(contexts, device=device)
+        with policy.model.disable_adapter():
+            seconds, out = timed(lambda: base.generate(
+                ids, attention_mask=torch.ones_like(ids), do_sample=True, temperature=1.0, top_k=0, top_p=1.0,
+                max_new_tokens=args.new_tokens, min_new_tokens=args.new_tokens, pad_token_id=0), device)
+        generate_tps = (out.shape[1] - ids.shape[1]) * ids.shape[0] / seconds
+
+        rollout = Rollout(
+            actions=[ActionRecord(thread=i, context=c, action=a, sample_logprobs=lp, text="", reward=float(i % 2))
+                     for i, (c, a, lp) in enumerate(zip(contexts, actions, logps))],
+            episodes=[EpisodeRecord(task_index=i, task_id=str(i), action_indices=[i], terminated=True)
+                      for i in range(len(contexts))], seconds=0.0)
+
+        def update():
+            buffer = score_rollout(policy, rollout, chunk_size=args.batch)
+            compute_advantages(buffer, rollout, [0.0] * len(contexts), "TPPO", 1.0, 0.95)
+            return trainer.update(buffer, np.random.default_rng(repeat))
+
+        seconds, _ = timed(update, device)
+        update_tps = args.batch * sequence / seconds
+
+        tokens = torch.cat([ids, torch.tensor(actions, device=device)], dim=1)
+
+        def forward_backward():
+            logits = policy.model(input_ids=tokens).logits
+            logits.float().logsumexp(-1).mean().backward()
+
+        seconds, _ = timed(forward_backward, device)
+        policy.model.zero_grad(set_to_none=True)
+        fb_tps = args.batch * sequence / seconds
+        if repeat:
+            for key, value in zip(results, (rollout_tps, generate_tps, update_tps, fb_tps)):
+                results[key].append(value)
+
+    median = {k: float(np.median(v)) for k, v in results.items()}
+    # Generation: forward only (2 FLOPs per weight per token, prefill counted per token made).
+    # The update: 3 forwards (old, reference, critic) and 2 forward+backward (critic, actor).
+    mfu = {}
+    if peak:
+        mfu = {
+            "rollout": median["rollout"] * per_token / (peak * 1e12),
+            "generate": median["generate"] * per_token / (peak * 1e12),
+            "update": median["update"] * per_token * (3 + 2 * 3) / (peak * 1e12),
+            "forward_backward": median["forward_backward"] * per_token * 3 / (peak * 1e12),
+        }
+    report = {"device": name, "shape": args.shape, "parameters": sum(p.numel() for p in base.parameters()),
+              "dtype": str(next(base.parameters()).dtype), "batch": args.batch, "context": args.context,
+              "new_tokens": args.new_tokens, "tokens_per_second": median, "mfu": mfu, "peak_tflops": peak,
+              "torch": torch.__version__}
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(report, indent=2) + "\n")
+    print(f"{name}, {args.shape} ({report['parameters'] / 1e6:.0f}M parameters, {report['dtype']}), batch "
+          f"{args.batch}, context {args.context}, {args.new_tokens} new tokens")
+    for key, label in (("rollout", "rollout (Policy.sample)"), ("generate", "HF generate"),
+                       ("update", "TPPO scoring + update"), ("forward_backward", "plain forward+backward")):
+        extra = f", MFU {mfu[key] * 100:.1f}%" if mfu else ""
+        print(f"  {label:<26} {median[key]:>10.0f} tokens/s{extra}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
