@@ -16,10 +16,18 @@ from algos.config import parse_config
 
 def main(argv: list[str] | None = None) -> int:
     config = parse_config(argv)  # before the heavy imports: flag errors and --help come at once
+    from algos.manifest import CheckpointError
     from algos.runner import Runner
+    from fcenv.data import DatasetError
 
-    runner = Runner(config)
-    run_dir = runner.run()
+    try:
+        runner = Runner(config)
+        run_dir = runner.run()
+    except (CheckpointError, DatasetError) as exc:
+        # Bad input files are the user's to fix: the message names every file and problem,
+        # and a traceback would only bury it.
+        print(f"train_fctncalling.py: error: {exc}", file=sys.stderr)
+        return 1
     runner.log(f"results in {run_dir}")
     return 0
 

@@ -5,8 +5,15 @@ Layout of ``checkpoints/iter_<n>/``:
 - ``critic/``: the critic adapter, plus ``value_head.safetensors`` (the head belongs to it);
 - ``optimizers.pt``: both optimizers' state;
 - ``rng_rank<r>.pt``: each process's RNG states (Python, NumPy, torch, the run's own generators);
-- ``state.json``: iteration, samples seen and whatever else the runner keeps.
-The folder is assembled under a temporary name and renamed when complete.
+- ``state.json``: iteration, samples seen and whatever else the runner keeps;
+- ``manifest.json``: every other file with its size and sha256 (see ``algos.manifest``).
+
+Writing is crash-safe: the files go to ``.iter_<n>.partial/`` beside the final place, are
+flushed to disk, the manifest is written last and the folder is renamed into place in one
+step. So a folder named ``iter_<n>`` is always a finished write; a kill at any moment leaves
+at most a ``.partial`` folder, which resuming skips (and the next write of that iteration
+replaces). Loading checks the manifest first, so a file damaged later gives a
+``CheckpointError`` naming the folder, the file and the problem, never a torch traceback.
 """
 
 from __future__ import annotations
@@ -15,28 +22,50 @@ import json
 import random
 import re
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
-from peft import set_peft_model_state_dict
+from peft import get_peft_model_state_dict, set_peft_model_state_dict
 from safetensors.torch import load_file, save_file
 
+from algos.manifest import (
+    CheckpointError,
+    fsync_path,
+    read_manifest,
+    verify_file,
+    verify_folder,
+    write_manifest,
+)
 from algos.policy import ACTOR, CRITIC, Policy
-from algos.results import atomic_write_text
+
+__all__ = ["CheckpointError"]
 
 _ITER = re.compile(r"^iter_(\d+)$")
+_PARTIAL = re.compile(r"^\.iter_(\d+)\.partial$")
+ACTOR_WEIGHTS = f"{ACTOR}/adapter_model.safetensors"
+CRITIC_WEIGHTS = f"{CRITIC}/adapter_model.safetensors"
+VALUE_HEAD = f"{CRITIC}/value_head.safetensors"
+OPTIMIZERS = "optimizers.pt"
+STATE = "state.json"
+MODEL_FILES = [ACTOR_WEIGHTS, CRITIC_WEIGHTS, VALUE_HEAD, OPTIMIZERS, STATE]
 
 
 def checkpoint_name(iteration: int) -> str:
     return f"iter_{iteration:06d}"
 
 
+def rng_file(rank: int) -> str:
+    return f"rng_rank{rank}.pt"
+
+
 def staging_dir(checkpoints: Path, iteration: int) -> Path:
     return checkpoints / f".{checkpoint_name(iteration)}.partial"
 
 
+# ---- RNG states ---------------------------------------------------------------------------
 def rng_state(extra: dict[str, Any]) -> dict[str, Any]:
     state = {
         "python": random.getstate(),
@@ -58,9 +87,17 @@ def restore_rng(state: dict[str, Any]) -> dict[str, Any]:
     return state["extra"]
 
 
+# ---- writing ------------------------------------------------------------------------------
+def begin(stage: Path) -> None:
+    """A fresh staging folder: the leftovers of a killed write of the same iteration go."""
+    if stage.exists():
+        shutil.rmtree(stage)
+    stage.mkdir(parents=True)
+
+
 def write_rng(stage: Path, rank: int, extra: dict[str, Any]) -> None:
     stage.mkdir(parents=True, exist_ok=True)
-    torch.save(rng_state(extra), stage / f"rng_rank{rank}.pt")
+    torch.save(rng_state(extra), stage / rng_file(rank))
 
 
 def write_model_state(stage: Path, policy: Policy, actor_optimizer, critic_optimizer, state: dict[str, Any]) -> None:
@@ -69,54 +106,164 @@ def write_model_state(stage: Path, policy: Policy, actor_optimizer, critic_optim
     policy.model.save_pretrained(stage, selected_adapters=[ACTOR, CRITIC])
     (stage / "README.md").unlink(missing_ok=True)  # PEFT's model card template, not ours
     head = {k: v.detach().cpu().contiguous() for k, v in policy.value_head.state_dict().items()}
-    save_file(head, stage / CRITIC / "value_head.safetensors")
-    torch.save({"actor": actor_optimizer.state_dict(), "critic": critic_optimizer.state_dict()},
-               stage / "optimizers.pt")
-    atomic_write_text(stage / "state.json", json.dumps(state, indent=2, sort_keys=True) + "\n")
+    save_file(head, stage / VALUE_HEAD)
+    torch.save({"actor": actor_optimizer.state_dict(), "critic": critic_optimizer.state_dict()}, stage / OPTIMIZERS)
+    (stage / STATE).write_text(json.dumps(state, indent=2, sort_keys=True) + "\n")
 
 
 def publish(stage: Path, iteration: int) -> Path:
+    """Manifest last, then one rename: ``iter_<n>`` appears complete or not at all."""
+    write_manifest(stage, {"iteration": iteration})
     final = stage.parent / checkpoint_name(iteration)
-    if final.exists():
-        shutil.rmtree(final)
+    old = stage.parent / f".{final.name}.old"
+    if old.exists():
+        shutil.rmtree(old)
+    if final.exists():  # a resumed run saving an iteration again: move the old copy aside first
+        final.rename(old)
     stage.rename(final)
+    fsync_path(stage.parent)
+    if old.exists():
+        shutil.rmtree(old)
     return final
 
 
-def latest_checkpoint(path: str | Path) -> Path | None:
-    """``path`` itself if it is a checkpoint, else the newest one under ``path/checkpoints``."""
-    path = Path(path)
-    if (path / "state.json").exists():
-        return path
-    folder = path / "checkpoints"
+# ---- finding ------------------------------------------------------------------------------
+def _numbered(folder: Path, pattern: re.Pattern) -> list[tuple[int, Path]]:
     if not folder.is_dir():
-        return None
-    found = sorted((int(m.group(1)), p) for p in folder.iterdir() if (m := _ITER.match(p.name)))
-    return found[-1][1] if found else None
+        return []
+    return sorted((int(m.group(1)), p) for p in folder.iterdir() if (m := pattern.match(p.name)) and p.is_dir())
+
+
+def complete_checkpoints(run_dir: Path) -> list[Path]:
+    """Published checkpoints of a run, oldest first (a published folder is a finished write)."""
+    return [p for _, p in _numbered(Path(run_dir) / "checkpoints", _ITER)]
+
+
+def incomplete_checkpoints(run_dir: Path) -> list[Path]:
+    """Staging folders of writes that never finished (the process was killed during a save)."""
+    return [p for _, p in _numbered(Path(run_dir) / "checkpoints", _PARTIAL)]
+
+
+def latest_checkpoint(path: str | Path) -> Path | None:
+    """``path`` itself if it is a checkpoint, else the newest complete one under ``path/checkpoints``."""
+    path = Path(path)
+    if _PARTIAL.match(path.name):
+        raise CheckpointError(path, None, "a temporary folder of a checkpoint write that never finished; "
+                                          f"resume from the run folder {run_dir_of(path)} instead")
+    if _ITER.match(path.name) or (path / "manifest.json").exists() or (path / STATE).exists():
+        return path
+    found = complete_checkpoints(path)
+    return found[-1] if found else None
+
+
+def find_resume_checkpoint(path: str | Path, log: Callable[[str], None] = print) -> Path:
+    """The checkpoint ``--resume path`` means, verified; says which unfinished writes it skipped."""
+    path = Path(path)
+    if not path.exists():
+        raise CheckpointError(path, None, "no such folder")
+    checkpoint = latest_checkpoint(path)
+    if checkpoint is None:
+        raise CheckpointError(path, None, "no complete checkpoint in this run folder (expected checkpoints/iter_<n>/)")
+    if checkpoint != path:
+        reached = int(_ITER.match(checkpoint.name).group(1))
+        for number, partial in _numbered(path / "checkpoints", _PARTIAL):
+            if number > reached:
+                log(f"skipping incomplete checkpoint {partial} (its write never finished); "
+                    f"using the last complete one, {checkpoint.name}")
+    try:
+        verify_checkpoint(checkpoint)
+    except CheckpointError as exc:
+        earlier = [p for p in complete_checkpoints(run_dir_of(checkpoint)) if p.name < checkpoint.name]
+        hint = f"; to go on from the one before, pass --resume {earlier[-1]}" if earlier else ""
+        raise CheckpointError(exc.folder, exc.file, exc.problem + hint) from None
+    return checkpoint
 
 
 def run_dir_of(checkpoint: Path) -> Path:
     return checkpoint.parent.parent
 
 
+# ---- loading ------------------------------------------------------------------------------
+def verify_checkpoint(checkpoint: Path) -> dict[str, Any]:
+    """Check every file against the manifest; returns the manifest."""
+    checkpoint = Path(checkpoint)
+    if not checkpoint.is_dir():
+        raise CheckpointError(checkpoint, None, "no such folder")
+    return verify_folder(checkpoint, MODEL_FILES)
+
+
+def _read(checkpoint: Path, name: str, reader: Callable[[Path], Any]) -> Any:
+    """Read one file, turning a library's exception into a ``CheckpointError`` naming the file."""
+    try:
+        return reader(checkpoint / name)
+    except CheckpointError:
+        raise
+    # safetensors, pickle, zip, EOF and JSON errors all mean the same here: the bytes are bad.
+    except Exception as exc:  # noqa: BLE001
+        raise CheckpointError(checkpoint, name, f"cannot be read: {type(exc).__name__}: {exc}") from None
+
+
+def _check_shapes(checkpoint: Path, name: str, saved: dict[str, torch.Tensor], expected: dict[str, torch.Tensor]) -> None:
+    missing = sorted(set(expected) - set(saved))
+    unexpected = sorted(set(saved) - set(expected))
+    if missing or unexpected:
+        raise CheckpointError(checkpoint, name, f"does not fit this model: missing tensors {missing[:3]}, "
+                                                f"unexpected tensors {unexpected[:3]}")
+    for key, value in saved.items():
+        if tuple(value.shape) != tuple(expected[key].shape):
+            raise CheckpointError(checkpoint, name, f"does not fit this model: tensor {key} has shape "
+                                                    f"{tuple(value.shape)}, the model's is {tuple(expected[key].shape)}")
+
+
+def _load_optimizer(checkpoint: Path, optimizer, state: dict[str, Any], role: str) -> None:
+    try:
+        optimizer.load_state_dict(state[role])
+    except (KeyError, ValueError, TypeError) as exc:
+        raise CheckpointError(checkpoint, OPTIMIZERS, f"the {role} optimizer's state does not fit: {exc}") from None
+    params = [p for group in optimizer.param_groups for p in group["params"]]
+    for param in params:
+        for key, value in optimizer.state.get(param, {}).items():
+            if torch.is_tensor(value) and value.dim() > 0 and value.shape != param.shape:
+                raise CheckpointError(checkpoint, OPTIMIZERS, f"the {role} optimizer's {key} has shape "
+                                                              f"{tuple(value.shape)}, its parameter's is {tuple(param.shape)}")
+
+
 def load_model_state(checkpoint: Path, policy: Policy, actor_optimizer, critic_optimizer) -> dict[str, Any]:
-    device = policy.device
-    for name in (ACTOR, CRITIC):
-        weights = load_file(checkpoint / name / "adapter_model.safetensors", device=str(device))
-        result = set_peft_model_state_dict(policy.model, weights, adapter_name=name)
-        unexpected = getattr(result, "unexpected_keys", [])
-        if unexpected:
-            raise ValueError(f"{checkpoint / name} does not fit this model: unexpected {unexpected[:3]}")
-    policy.value_head.load_state_dict(load_file(checkpoint / CRITIC / "value_head.safetensors", device=str(device)))
-    # Our own files, written by write_model_state: they hold optimizer state, not just tensors.
-    optimizers = torch.load(checkpoint / "optimizers.pt", map_location=device, weights_only=False)
-    actor_optimizer.load_state_dict(optimizers["actor"])
-    critic_optimizer.load_state_dict(optimizers["critic"])
-    return json.loads((checkpoint / "state.json").read_text())
+    checkpoint = Path(checkpoint)
+    verify_checkpoint(checkpoint)
+    device = str(policy.device)
+    for name, file in ((ACTOR, ACTOR_WEIGHTS), (CRITIC, CRITIC_WEIGHTS)):
+        weights = _read(checkpoint, file, lambda p: load_file(p, device=device))
+        _check_shapes(checkpoint, file, weights, get_peft_model_state_dict(policy.model, adapter_name=name))
+        set_peft_model_state_dict(policy.model, weights, adapter_name=name)
+    head = _read(checkpoint, VALUE_HEAD, lambda p: load_file(p, device=device))
+    _check_shapes(checkpoint, VALUE_HEAD, head, policy.value_head.state_dict())
+    policy.value_head.load_state_dict(head)
+    # Our own files, written by write_model_state and checked against the manifest: they
+    # hold optimizer state, not just tensors.
+    optimizers = _read(checkpoint, OPTIMIZERS, lambda p: torch.load(p, map_location=device, weights_only=False))
+    if not isinstance(optimizers, dict):
+        raise CheckpointError(checkpoint, OPTIMIZERS, "does not hold the two optimizers' states")
+    _load_optimizer(checkpoint, actor_optimizer, optimizers, "actor")
+    _load_optimizer(checkpoint, critic_optimizer, optimizers, "critic")
+    state = _read(checkpoint, STATE, lambda p: json.loads(p.read_text()))
+    for key in ("iteration", "samples"):
+        if not isinstance(state, dict) or not isinstance(state.get(key), int):
+            raise CheckpointError(checkpoint, STATE, f"has no integer {key!r}")
+    return state
 
 
 def load_rng(checkpoint: Path, rank: int) -> dict[str, Any]:
-    path = checkpoint / f"rng_rank{rank}.pt"
-    if not path.exists():
-        raise FileNotFoundError(f"{path} is missing: resume with the same number of processes")
-    return restore_rng(torch.load(path, weights_only=False))
+    checkpoint = Path(checkpoint)
+    name = rng_file(rank)
+    manifest = read_manifest(checkpoint)
+    if name not in manifest["files"]:
+        saved = sum(1 for f in manifest["files"] if f.startswith("rng_rank"))
+        raise CheckpointError(checkpoint, name, f"missing: the checkpoint was saved by {saved} process(es); "
+                                                "resume with the same number of processes")
+    verify_file(checkpoint, manifest, name)
+    state = _read(checkpoint, name, lambda p: torch.load(p, weights_only=False))
+    try:
+        return restore_rng(state)
+    except (KeyError, TypeError, ValueError, RuntimeError) as exc:
+        raise CheckpointError(checkpoint, name, f"not an RNG state: {type(exc).__name__}: {exc}") from None

@@ -2,8 +2,9 @@
 
 ``results/<experiment>/<model>/<dataset>/<algorithm>/run<k>/`` holds ``args.json``,
 ``logs/`` (TensorBoard event files), ``metrics.jsonl`` (one line of scalars per logged
-iteration) and ``checkpoints/iter_<n>/``. Files are written to a temporary name and renamed,
-so a crash never leaves a half-written file behind.
+iteration) and ``checkpoints/iter_<n>/``. Files are written to a temporary name, flushed to
+disk and renamed, so a crash never leaves a half-written file behind; the metrics log is
+append-only and is cut back to the checkpoint a run resumes from.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import json
 import os
 import re
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -24,10 +26,21 @@ def atomic_write_text(path: Path, text: str) -> None:
     try:
         with os.fdopen(fd, "w") as handle:
             handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
         os.replace(temp, path)
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise
+    _fsync_dir(path.parent)  # makes the rename itself durable
+
+
+def _fsync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def run_parent(results_dir: str | Path, experiment: str, model: str, dataset: str, algorithm: str) -> Path:
@@ -53,9 +66,12 @@ def write_args(run_dir: Path, args: dict[str, Any]) -> None:
 
 
 def append_metrics(run_dir: Path, record: dict[str, Any]) -> None:
-    # Appending one short line is as close to atomic as a log gets; readers skip a torn tail.
+    # One write of one line: a kill leaves at most a torn last line, which readers skip and
+    # a resumed run cuts away (truncate_metrics) before appending again.
     with open(run_dir / "metrics.jsonl", "a") as handle:
         handle.write(json.dumps(record, sort_keys=True) + "\n")
+        handle.flush()
+        os.fsync(handle.fileno())
 
 
 def read_metrics(run_dir: Path) -> list[dict[str, Any]]:
@@ -72,6 +88,20 @@ def read_metrics(run_dir: Path) -> list[dict[str, Any]]:
 
 
 def truncate_metrics(run_dir: Path, after_iteration: int) -> None:
-    """On resume, drop lines logged after the checkpoint (they will be logged again)."""
+    """On resume, drop lines logged after the checkpoint (they will be logged again) and a torn tail."""
     kept = [r for r in read_metrics(run_dir) if r.get("iteration", 0) <= after_iteration]
     atomic_write_text(Path(run_dir) / "metrics.jsonl", "".join(json.dumps(r, sort_keys=True) + "\n" for r in kept))
+
+
+def wait_until_new_event_file_sorts_last(logs: Path) -> None:
+    """Make the next TensorBoard event file sort after every existing one.
+
+    TensorBoard reads a folder's event files in name order, and the names start with the
+    second they were opened; a resumed run's ``purge_step`` only hides the stale events of
+    files read before its own. A resume within the same second as the killed run's start
+    (tests, quick restarts) therefore waits for the next second.
+    """
+    stamps = [int(p.name.split(".")[3]) for p in Path(logs).glob("events.out.tfevents.*")
+              if len(p.name.split(".")) > 3 and p.name.split(".")[3].isdigit()]
+    while stamps and int(time.time()) <= max(stamps):
+        time.sleep(0.05)

@@ -24,7 +24,14 @@ from algos.buffer import bootstrap_values, compute_advantages, score_rollout
 from algos.config import TrainConfig, to_dict
 from algos.loading import load_model
 from algos.policy import LoraSettings, Policy
-from algos.results import append_metrics, new_run_dir, run_parent, truncate_metrics, write_args
+from algos.results import (
+    append_metrics,
+    new_run_dir,
+    run_parent,
+    truncate_metrics,
+    wait_until_new_event_file_sorts_last,
+    write_args,
+)
 from algos.rollout import TextCodec, play
 from algos.stats import explained_variance, explained_variance_sums, means, rollout_stats
 from algos.tiny import TINY_EVAL, TINY_TRAIN
@@ -91,6 +98,7 @@ class Runner:
         self.iteration = 0
         self.samples = 0
         self.writer = None
+        self.purge_step: int | None = None  # on resume: TensorBoard steps from here on are the new run's
         if config.resume:
             self._resume(config.resume)
         else:
@@ -151,16 +159,19 @@ class Runner:
     def _resume(self, path: str) -> None:
         import json
 
-        checkpoint = ckpt.latest_checkpoint(path)
-        if checkpoint is None:
-            raise FileNotFoundError(f"no checkpoint found at {path}")
+        checkpoint = ckpt.find_resume_checkpoint(path, self.log)
         self.run_dir = ckpt.run_dir_of(checkpoint)
-        saved = json.loads((self.run_dir / "args.json").read_text())
+        try:
+            saved = json.loads((self.run_dir / "args.json").read_text())
+        except (OSError, ValueError) as exc:
+            raise ckpt.CheckpointError(checkpoint, None, f"its run's args.json cannot be read ({exc})") from None
         changed = [k for k in _RESUME_FIXED if k in saved and saved[k] != getattr(self.config, k)]
         if changed:
-            raise ValueError(f"--resume: these flags differ from the run's args.json: {changed}")
+            raise ckpt.CheckpointError(checkpoint, None, f"--resume: these flags differ from the run's "
+                                                         f"args.json: {changed}")
         state = ckpt.load_model_state(checkpoint, self.policy, self.actor_optimizer, self.critic_optimizer)
         self.iteration, self.samples = int(state["iteration"]), int(state["samples"])
+        self.purge_step = self.samples + 1
         extra = ckpt.load_rng(checkpoint, self.rank)
         self.rng.bit_generator.state = extra["tasks"]
         self.sampling.set_state(extra["sampling"].to(self.sampling.device) if self.sampling.device.type != "cpu"
@@ -285,8 +296,11 @@ class Runner:
         if self.writer is None:
             from torch.utils.tensorboard import SummaryWriter
 
-            # purge_step drops events a crashed run wrote after the checkpoint we resumed from.
-            self.writer = SummaryWriter(str(self.run_dir / "logs"), purge_step=self.samples if self.config.resume else None)
+            # purge_step hides the events a killed run wrote after the checkpoint this run
+            # resumed from, so each iteration is logged once.
+            if self.purge_step is not None:
+                wait_until_new_event_file_sorts_last(self.run_dir / "logs")
+            self.writer = SummaryWriter(str(self.run_dir / "logs"), purge_step=self.purge_step)
         for key, value in metrics.items():
             if isinstance(value, float) and math.isfinite(value):
                 self.writer.add_scalar(key, value, self.samples)
@@ -310,6 +324,7 @@ class Runner:
         checkpoints = self.run_dir / "checkpoints"
         stage = ckpt.staging_dir(checkpoints, self.iteration)
         if self.is_main:
+            ckpt.begin(stage)
             state = {"iteration": self.iteration, "samples": self.samples, "world_size": self.world,
                      "algorithm": self.config.algorithm_name}
             ckpt.write_model_state(stage, self.policy, self.actor_optimizer, self.critic_optimizer, state)
