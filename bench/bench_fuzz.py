@@ -44,7 +44,6 @@ from checkers import available_checkers, get_checker  # noqa: E402
 from handlers import DecodeError, available_handlers, decode, get_handler  # noqa: E402
 from tests.strategies import (  # noqa: E402
     Choices,
-    episode_texts,
     fuzz_for,
     fuzz_settings,
     json_text,
@@ -55,6 +54,7 @@ from tests.strategies import (  # noqa: E402
     task_text,
     tool_call_text,
 )
+from tests.strategies_multi_turn import episode_texts  # noqa: E402
 from tests.test_fuzz import assert_check_result, assert_decoded, multi_turn_case, single_turn_case  # noqa: E402
 from tests.test_fuzz_env import MULTI_TURN, SINGLE_TURN, assert_step, env_choices, make_env  # noqa: E402
 

@@ -15,11 +15,10 @@ vector_kwargs={"shared_memory": False})``) observations travel through the worke
 
 from __future__ import annotations
 
-import string
-from typing import Any
-
 import multiprocessing
+import string
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces

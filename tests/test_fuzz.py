@@ -32,12 +32,12 @@ from tests.strategies import (
     fuzz_settings,
     json_text,
     model_text,
-    multi_turn_result,
     python_text,
     random_text,
     source_text,
     tool_call_text,
 )
+from tests.strategies_multi_turn import multi_turn_result
 
 pytestmark = pytest.mark.slow
 

@@ -19,7 +19,8 @@ from hypothesis import given, note
 from hypothesis import strategies as st
 
 from fcenv.env import FunctionCallingEnv
-from tests.strategies import Choices, episode_texts, fuzz_for, fuzz_settings, task_text
+from tests.strategies import Choices, fuzz_for, fuzz_settings, task_text
+from tests.strategies_multi_turn import episode_texts
 
 pytestmark = pytest.mark.slow
 
