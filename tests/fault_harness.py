@@ -21,6 +21,7 @@ import torch
 from safetensors.torch import load_file
 
 from algos import checkpoint as ckpt
+from algos.results import read_metrics
 from algos.tiny import TINY_SYSTEM_PROMPT, TinySpec
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -175,3 +176,42 @@ def scalars(run_dir: Path) -> dict[str, list[tuple[int, float]]]:
     events = EventAccumulator(str(run_dir / "logs"), size_guidance={"scalars": 0})
     events.Reload()
     return {tag: [(e.step, e.value) for e in events.Scalars(tag)] for tag in events.Tags()["scalars"]}
+
+
+def differences(run_dir: Path, reference: Path, iterations: int) -> list[str]:
+    """How a (killed and resumed) run differs from an uninterrupted ``reference`` run of the
+    same flags: checkpoints, metrics and TensorBoard scalars must all be equal, each
+    iteration logged once, and no unfinished write left over. Empty when they are the same."""
+    problems = []
+    if published(run_dir) != list(range(1, iterations + 1)):
+        problems.append(f"checkpoints {published(run_dir)}")
+    if partials(run_dir):
+        problems.append(f"unfinished writes left over: {partials(run_dir)}")
+    for mine, theirs in zip(ckpt.complete_checkpoints(run_dir), ckpt.complete_checkpoints(reference)):
+        try:
+            ckpt.verify_checkpoint(mine)
+        except ckpt.CheckpointError as exc:
+            problems.append(str(exc))
+            continue
+        if not same_tensors(checkpoint_tensors(mine), checkpoint_tensors(theirs)):
+            problems.append(f"{mine.name} holds other tensors than the uninterrupted run's")
+
+    def without_timings(records: list[dict]) -> list[dict]:
+        return [{k: v for k, v in r.items() if not k.startswith("perf/")} for r in records]
+
+    metrics = read_metrics(run_dir)
+    if [m["iteration"] for m in metrics] != list(range(1, iterations + 1)):
+        problems.append(f"metrics.jsonl iterations {[m['iteration'] for m in metrics]}")
+    elif without_timings(metrics) != without_timings(read_metrics(reference)):
+        problems.append("metrics.jsonl values differ from the uninterrupted run's")
+
+    got, expected = scalars(run_dir), scalars(reference)
+    if got.keys() != expected.keys():
+        problems.append(f"TensorBoard tags differ: {sorted(set(got) ^ set(expected))}")
+    for tag in sorted(set(got) & set(expected)):
+        steps, expected_steps = [s for s, _ in got[tag]], [s for s, _ in expected[tag]]
+        if steps != expected_steps:
+            problems.append(f"TensorBoard {tag} steps {steps}, expected {expected_steps}")
+        elif not tag.startswith("perf/") and got[tag] != expected[tag]:
+            problems.append(f"TensorBoard {tag} values differ from the uninterrupted run's")
+    return problems
