@@ -19,7 +19,7 @@ train: $(VENV)/.installed
 	$(BIN)/python train_fctncalling.py
 
 test: $(VENV)/.installed $(ORACLE)/.installed datasets/bfcl/long_context.json
-	$(BIN)/python -m pytest -n 2 --require-oracle --oracle-python $(ORACLE)/bin/python $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n 2 --require-oracle --oracle-python=$(ORACLE)/bin/python $(PYTEST_ARGS)
 
 bench: $(VENV)/.installed $(ORACLE)/.installed datasets/bfcl/long_context.json
 	$(BIN)/pip install --quiet -e ".[bench]"
