@@ -179,6 +179,29 @@ def find_resume_checkpoint(path: str | Path, log: Callable[[str], None] = print)
     return checkpoint
 
 
+def set_aside_later(checkpoint: Path, log: Callable[[str], None] = print) -> list[Path]:
+    """Resuming from an older checkpoint than a run's newest starts another continuation:
+    the later checkpoints are renamed out of the way (``.iter_<n>.superseded``, kept, not
+    deleted), so that a later ``--resume`` of the run folder cannot mix the two."""
+    match = _ITER.match(checkpoint.name)
+    if match is None:
+        return []
+    moved = []
+    for number, path in _numbered(checkpoint.parent, _ITER):
+        if number > int(match.group(1)):
+            target = path.with_name(f".{path.name}.superseded")
+            if target.exists():
+                shutil.rmtree(target)
+            path.rename(target)
+            moved.append(target)
+    if moved:
+        fsync_path(checkpoint.parent)
+        names = ", ".join(p.name.removeprefix(".").removesuffix(".superseded") for p in moved)
+        log(f"resuming from {checkpoint.name}, an older checkpoint than the run's newest: set aside {names} "
+            f"(renamed to .<name>.superseded)")
+    return moved
+
+
 def run_dir_of(checkpoint: Path) -> Path:
     return checkpoint.parent.parent
 

@@ -177,6 +177,7 @@ class Runner:
         self.sampling.set_state(extra["sampling"].to(self.sampling.device) if self.sampling.device.type != "cpu"
                                 else extra["sampling"])
         if self.is_main:
+            ckpt.set_aside_later(checkpoint, self.log)
             truncate_metrics(self.run_dir, self.iteration)
         self.log(f"resumed from {checkpoint} at iteration {self.iteration}")
 

@@ -117,6 +117,24 @@ def test_kill_mid_iteration_resumes_from_the_last_checkpoint(tiny_model, straigh
     assert_same_as_straight(run_dir, straight)
 
 
+def test_resuming_an_older_checkpoint_sets_the_later_ones_aside(tiny_model, straight, tmp_path):
+    run_dir = tmp_path / "run1"
+    shutil.copytree(straight, run_dir)
+    older = ckpt.complete_checkpoints(run_dir)[4]
+    flags = [*train_flags(tiny_model, tmp_path, ITERATIONS), "--resume", str(older)]
+    messages = []
+    runner = Runner(parse_config(flags), log=messages.append)
+    assert runner.iteration == 5 and published(run_dir) == [1, 2, 3, 4, 5]
+    later = [run_dir / "checkpoints" / f".{ckpt.checkpoint_name(k)}.superseded" for k in (6, 7, 8)]
+    assert all(path.is_dir() for path in later)
+    assert any("set aside iter_000006, iter_000007, iter_000008" in m for m in messages)
+    assert [m["iteration"] for m in read_metrics(run_dir)] == [1, 2, 3, 4, 5]
+    runner.run()
+    # The continuation in this process equals the uninterrupted run, TensorBoard included:
+    # the events the first continuation logged after iteration 5 are purged.
+    assert_same_as_straight(run_dir, straight)
+
+
 # Moments of a checkpoint write, in the order it reaches them: the staging folder just made,
 # the actor adapter saved, the optimizers saved, and every file plus the manifest written
 # with only the rename to come.
