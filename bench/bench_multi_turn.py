@@ -1,11 +1,13 @@
 """Multi-turn checking time, ours vs BFCL's, on the same trajectories; and the env's step cost.
 
-Run: ``python bench/bench_multi_turn.py [--per-entry 2] [--repeat 1]``.
+Run: ``python bench/bench_multi_turn.py [--per-entry 2] [--repeat 3]``.
 
 1. Checking: the ground truth of all 800 multi-turn entries plus ``--per-entry`` perturbed
    trajectories each (tests/trajectories.py), evaluated as BFCL's runner does (decode every
    step, execute, state and response checks). BFCL is timed inside its own process by the
    oracle driver's ``time_multi`` op; ours in this process with ``check_multi_turn_result``.
+   One warm-up pass per side, then ``--repeat`` passes, the sides taking turns; the fastest
+   pass of each side counts. Our cache of parsed ground-truth calls is emptied before each pass.
 2. The env: ``reset`` + ``step`` through the ground-truth trajectories of every entry,
    reported per step.
 """
@@ -25,6 +27,7 @@ from fcenv.data import load_tasks  # noqa: E402
 from fcenv.env import FunctionCallingEnv  # noqa: E402
 from fcenv.episode import EpisodeSettings  # noqa: E402
 from fcenv.evaluate import check_multi_turn_result  # noqa: E402
+from fcenv.multi_turn.executor import parse_call_text  # noqa: E402
 from tests.oracle import Oracle  # noqa: E402
 from tests.trajectories import ground_truth_steps, perturbed_trajectories  # noqa: E402
 
@@ -41,7 +44,7 @@ def bfcl_dir() -> Path:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--per-entry", type=int, default=2, help="perturbed trajectories per entry")
-    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--oracle-python", default=str(ROOT / ".oracle-venv" / "bin" / "python"))
     args = parser.parse_args()
 
@@ -55,17 +58,25 @@ def main() -> None:
 
     items = [{"entry": {"id": t.id, "initial_config": t.initial_config, "involved_classes": t.involved_classes},
               "ground_truth": t.ground_truth, "turns": steps} for t, steps in cases]
-    theirs = Oracle(args.oracle_python).run([{"op": "time_multi", "items": items, "repeat": args.repeat}])[0]["seconds"]
-
+    request = {"op": "time_multi", "items": items, "repeat": 1}
+    oracle = Oracle(args.oracle_python)
     settings = EpisodeSettings()
-    start = time.perf_counter()
-    for _ in range(args.repeat):
+
+    def ours_pass() -> float:
+        parse_call_text.cache_clear()  # each pass starts as a first evaluation of the file would
+        start = time.perf_counter()
         for task, steps in cases:
             check_multi_turn_result(task, steps, settings)
-    ours = time.perf_counter() - start
+        return time.perf_counter() - start
 
-    runs = len(cases) * args.repeat
-    print(f"multi-turn checking, {len(cases)} trajectories x {args.repeat}")
+    ours_pass()  # warm-up; the oracle warms up on the first of its two requests
+    ours = theirs = float("inf")
+    for _ in range(args.repeat):  # the sides take turns; the fastest pass of each counts
+        theirs = min(theirs, oracle.run([request, request])[1]["seconds"])
+        ours = min(ours, ours_pass())
+
+    runs = len(cases)
+    print(f"multi-turn checking, {len(cases)} trajectories, fastest of {args.repeat} passes per side")
     print(f"{'':12}{'total s':>10}{'ms/trajectory':>16}")
     print(f"{'ours':12}{ours:>10.2f}{ours / runs * 1e3:>16.2f}")
     print(f"{'BFCL':12}{theirs:>10.2f}{theirs / runs * 1e3:>16.2f}")

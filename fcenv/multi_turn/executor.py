@@ -182,9 +182,8 @@ class ToolSession:
         # BFCL routes a method name to the last involved class that has it.
         self.routes: dict[str, Any] = {}
         for instance in self.instances.values():
-            for method, _ in inspect.getmembers(instance, inspect.ismethod):
-                if not method.startswith("_"):
-                    self.routes[method] = instance
+            for method in _public_methods(type(instance)):
+                self.routes[method] = instance
 
     @classmethod
     def for_task(cls, task, backend_package: str | None = None) -> ToolSession:
@@ -260,6 +259,15 @@ class ToolSession:
             return name, repr(sorted(bound.arguments.items(), key=lambda kv: kv[0]))
         except (ValueError, RecursionError):  # no printed form (an int over 4,300 digits): matches nothing
             return None
+
+
+@lru_cache(maxsize=None)
+def _public_methods(cls: type) -> tuple[str, ...]:
+    """The names a call may route to: public methods (bound on an instance; so class
+    methods too, static methods not). Listing them is slow and classes never change."""
+    return tuple(name for name, member in inspect.getmembers(cls)
+                 if not name.startswith("_") and (inspect.isfunction(member) or inspect.ismethod(member))
+                 and not isinstance(inspect.getattr_static(cls, name), staticmethod))
 
 
 @lru_cache(maxsize=None)
