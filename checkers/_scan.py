@@ -10,6 +10,7 @@ reproduce the regexes' leftmost-match, lazy-extent semantics with it.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 
 class Finder:
@@ -60,3 +61,11 @@ def skip_space(text: str, i: int) -> int:
     while i < n and text[i].isspace():  # str.isspace() is exactly re's \s
         i += 1
     return i
+
+
+def match_text(pattern: re.Pattern[str], value: Any) -> bool:
+    """``pattern.match(value)`` as BFCL's converters call ``re.match``: a value that is not
+    text raises the same TypeError."""
+    if not isinstance(value, str):
+        raise TypeError(f"expected string or bytes-like object, got '{type(value).__name__}'")
+    return pattern.match(value) is not None

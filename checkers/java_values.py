@@ -27,7 +27,7 @@ import bisect
 import re
 from typing import Any
 
-from checkers._scan import Finder, skip_space
+from checkers._scan import Finder, match_text, skip_space
 
 # Scalar patterns: simple enough for re to run in linear time.
 _INTEGER = re.compile(r"^-?\d+$")
@@ -49,13 +49,13 @@ NOT_IMPLEMENTED = {"Set": "Set", "Hashtable": "Set", "Queue": "Queue", "Stack": 
 def java_to_value(value: str, java_type: str, nested_type: str | None = None) -> Any:
     """BFCL's ``java_type_converter``: the value for ``java_type``, or ``value`` unchanged."""
     if java_type in ("byte", "short", "integer"):
-        return int(value) if _match(_INTEGER, value) else value
+        return int(value) if match_text(_INTEGER, value) else value
     if java_type == "float":
-        return float(_FLOAT_SUFFIX.sub("", value)) if _match(_FLOAT, value) else value
+        return float(_FLOAT_SUFFIX.sub("", value)) if match_text(_FLOAT, value) else value
     if java_type == "double":
-        return float(value) if _match(_DOUBLE, value) else value
+        return float(value) if match_text(_DOUBLE, value) else value
     if java_type == "long":
-        return int(_LONG_SUFFIX.sub("", value)) if _match(_LONG, value) else value
+        return int(_LONG_SUFFIX.sub("", value)) if match_text(_LONG, value) else value
     if java_type == "boolean":
         return value == "true" if value in ("true", "false") else value
     if java_type == "char":
@@ -71,12 +71,6 @@ def java_to_value(value: str, java_type: str, nested_type: str | None = None) ->
     if java_type in ("String", "any"):
         return str(value)
     raise ValueError(f"Unsupported type: {java_type}")
-
-
-def _match(pattern: re.Pattern[str], value: Any) -> bool:
-    if not isinstance(value, str):
-        raise TypeError(f"expected string or bytes-like object, got '{type(value).__name__}'")
-    return pattern.match(value) is not None
 
 
 def parse_java_value(text: str) -> Any:

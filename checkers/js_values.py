@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from checkers._scan import Finder, skip_space
+from checkers._scan import Finder, match_text, skip_space
 
 _INTEGER = re.compile(r"^-?\d+$")
 _FLOAT = re.compile(r"^-?\d+(\.\d+)?$")
@@ -40,11 +40,11 @@ def js_to_value(value: str, js_type: str, nested_type: str | None = None) -> Any
             return value[1:-1]
         return value
     if js_type == "integer":
-        return int(value) if _match(_INTEGER, value) else value
+        return int(value) if match_text(_INTEGER, value) else value
     if js_type == "float":
-        return float(value) if _match(_FLOAT, value) else value
+        return float(value) if match_text(_FLOAT, value) else value
     if js_type == "Bigint":
-        return int(value[:-1]) if _match(_BIGINT, value) else value  # "10n\n" raises, as in BFCL
+        return int(value[:-1]) if match_text(_BIGINT, value) else value  # "10n\n" raises, as in BFCL
     if js_type == "Boolean":
         return value == "true" if value in ("true", "false") else value
     if js_type in ("dict", "array"):
@@ -52,12 +52,6 @@ def js_to_value(value: str, js_type: str, nested_type: str | None = None) -> Any
     if js_type == "any":
         return value
     raise ValueError(f"Unsupported type: {js_type}")
-
-
-def _match(pattern: re.Pattern[str], value: Any) -> bool:
-    if not isinstance(value, str):
-        raise TypeError(f"expected string or bytes-like object, got '{type(value).__name__}'")
-    return pattern.match(value) is not None
 
 
 def parse_js_value(text: str) -> Any:
