@@ -89,6 +89,27 @@ def test_python_texts_bfcl_rejects(text):
     assert failure_kind(text, "python") == "decoder_failed"
 
 
+@pytest.mark.parametrize("text, expected", [
+    (r"[f(a='\d+')]", {"a": "\\d+"}),
+    ("[f(a=[1if 1 else 2])]", None),  # a number run into a keyword warns, then fails on IfExp
+    ("[f(a=0x1for x in y)]", None),
+    ("[f(a=1.5jor 2)]", None),
+    ("[f(a='5th')]", {"a": "5th"}),
+])
+def test_python_parse_warnings_never_surface(text, expected, recwarn):
+    # Python warns while parsing these; BFCL ignores that. Under warnings-as-errors (as in
+    # many test setups) the verdict must not change, and nothing may be printed or raised.
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        if expected is None:
+            assert failure_kind(text, "python") == "decoder_failed"
+        else:
+            assert calls(text, "python") == [("f", expected)]
+    assert len(recwarn) == 0
+
+
 def test_python_operator_expressions_beyond_literals_are_refused():
     # Documented divergence: BFCL's eval() gets 3, 'Ab' and 1 here; ours never calls anything.
     for text in ("[f(a=len('ab')+1)]", "[f(a='a'.upper()+'b')]", "[f(a=(1 is 1)+0)]", "[f(a=MAXIMUM_STEP_LIMIT+1)]"):
