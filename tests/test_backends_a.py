@@ -7,8 +7,6 @@ our classes, then compares every result string and each class's public state aft
 
 from __future__ import annotations
 
-import copy
-import inspect
 import json
 import random
 from pathlib import Path
@@ -16,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from fcenv.backends import BACKENDS, FUNC_DOC_FILES, STATELESS, backend_class
+from fcenv.backends import BACKENDS, FUNC_DOC_FILES, backend_class
+from fcenv.multi_turn.executor import ToolSession
 from tests.backend_harness import parse_call, result_string
 from tests.oracle import to_jsonable
 from tests.oracle.state import public_state
@@ -57,19 +56,8 @@ def method_owners(bfcl_dir: Path, involved: list[str]) -> dict[str, str]:
 
 def run_ours(involved, initial_config, turns, long_context=False) -> dict[str, Any]:
     """Our classes, driven exactly as the driver's ``execute_turns`` drives BFCL's."""
-    instances = {}
-    for name in involved:
-        inst = backend_class(name)()
-        if name not in STATELESS:
-            inst._load_scenario(
-                copy.deepcopy(initial_config.get(name, {})), long_context=long_context
-            )
-        instances[name] = inst
-    routes = {}
-    for inst in instances.values():
-        for name, _ in inspect.getmembers(inst, inspect.ismethod):
-            if not name.startswith("_"):
-                routes[name] = inst
+    session = ToolSession(list(involved), initial_config, long_context)
+    instances, routes = session.instances, session.routes
     results, states = [], []
     for turn in turns:
         turn_results = []
