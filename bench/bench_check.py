@@ -19,6 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.side_by_side import fastest_passes  # noqa: E402
 from checkers import get_checker  # noqa: E402
 from checkers.ast_checker import calls_from_bfcl  # noqa: E402
 from handlers.base import DecodeError  # noqa: E402
@@ -67,11 +68,7 @@ def checker_only(samples, oracle: Oracle, repeat: int) -> None:
             check(sample.task, calls)
         return time.perf_counter() - start
 
-    ours_pass()
-    ours = reference = float("inf")
-    for _ in range(repeat):
-        reference = min(reference, oracle.run([request, request])[1]["seconds"])
-        ours = min(ours, ours_pass())
+    ours, reference = fastest_passes(ours_pass, oracle, request, repeat)
     per = 1e6 / len(items)
     print(f"{'checker only (ast)':<24}{len(items):>8}{ours * per:>15.1f}{reference * per:>15.1f}{reference / ours:>9.2f}x")
 
@@ -101,11 +98,7 @@ def main() -> None:
         request = {"op": "time_single", "repeat": 1, "items": [
             {"text": s.text, "category": s.task.category, "function": s.task.functions,
              "ground_truth": s.task.ground_truth} for s, _, _ in items]}
-        time_ours(items, 1)  # warm-up; the oracle warms up on the first of its two requests
-        ours = reference = float("inf")
-        for _ in range(args.repeat):  # the sides take turns; the fastest pass of each counts
-            reference = min(reference, oracle.run([request, request])[1]["seconds"])
-            ours = min(ours, time_ours(items, 1))
+        ours, reference = fastest_passes(lambda: time_ours(items, 1), oracle, request, args.repeat)
         rows.append((name, len(items), ours, reference))
     total = ("all", sum(r[1] for r in rows), sum(r[2] for r in rows), sum(r[3] for r in rows))
     print(f"{'family':<24}{'texts':>8}{'ours us/text':>15}{'BFCL us/text':>15}{'speed-up':>10}")

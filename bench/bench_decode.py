@@ -20,6 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.side_by_side import fastest_passes  # noqa: E402
 from handlers import decode  # noqa: E402
 from handlers.base import DecodeError  # noqa: E402
 from tests.oracle import Oracle  # noqa: E402
@@ -57,11 +58,8 @@ def main() -> None:
     print(f"{'language':<12}{'texts':>8}{'decoded':>9}{'ours us/text':>15}{'BFCL us/text':>15}{'speed-up':>10}")
     for language, texts in corpora.items():
         request = {"op": "time_decode", "language": language, "texts": texts, "repeat": 1}
-        _, decoded = one_pass(texts, language)  # warm-up
-        ours = reference = float("inf")
-        for _ in range(args.repeat):
-            reference = min(reference, oracle.run([request, request])[1]["seconds"])
-            ours = min(ours, one_pass(texts, language)[0])
+        _, decoded = one_pass(texts, language)
+        ours, reference = fastest_passes(lambda: one_pass(texts, language)[0], oracle, request, args.repeat)
         per = 1e6 / len(texts)
         print(f"{language:<12}{len(texts):>8}{decoded / len(texts):>9.0%}"
               f"{ours * per:>15.1f}{reference * per:>15.1f}{reference / ours:>9.2f}x")

@@ -23,6 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.side_by_side import fastest_passes  # noqa: E402
 from fcenv.data import load_tasks  # noqa: E402
 from fcenv.env import FunctionCallingEnv  # noqa: E402
 from fcenv.episode import EpisodeSettings  # noqa: E402
@@ -69,11 +70,7 @@ def main() -> None:
             check_multi_turn_result(task, steps, settings)
         return time.perf_counter() - start
 
-    ours_pass()  # warm-up; the oracle warms up on the first of its two requests
-    ours = theirs = float("inf")
-    for _ in range(args.repeat):  # the sides take turns; the fastest pass of each counts
-        theirs = min(theirs, oracle.run([request, request])[1]["seconds"])
-        ours = min(ours, ours_pass())
+    ours, theirs = fastest_passes(ours_pass, oracle, request, args.repeat)
 
     runs = len(cases)
     print(f"multi-turn checking, {len(cases)} trajectories, fastest of {args.repeat} passes per side")
