@@ -29,9 +29,15 @@ venv: $(VENV)/.installed
 oracle: $(ORACLE)/.installed
 data: datasets/bfcl/long_context.json
 
+# A venv is reused only when its interpreter runs; a dangling link or a half-built venv left by
+# an earlier attempt is removed and built again (rm -rf on a link removes the link, not its target).
+define fresh_venv
+	@$(1)/bin/python -c "" 2>/dev/null && [ ! -L $(1) ] || { echo "(re)creating $(1)"; rm -rf $(1); $(PYTHON) -m venv $(1); }
+endef
+
 # torch first, pinned, so pip takes the CPU build instead of fetching CUDA packages.
 $(VENV)/.installed: pyproject.toml
-	$(PYTHON) -m venv $(VENV)
+	$(call fresh_venv,$(VENV))
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet torch==2.13.0
 	$(BIN)/pip install --quiet -e ".[test]"
@@ -39,7 +45,7 @@ $(VENV)/.installed: pyproject.toml
 
 # The reference checker, installed without its ~25 vendor SDKs (bfcl_reference.md section 8.3).
 $(ORACLE)/.installed:
-	$(PYTHON) -m venv $(ORACLE)
+	$(call fresh_venv,$(ORACLE))
 	$(ORACLE)/bin/pip install --quiet --upgrade pip
 	$(ORACLE)/bin/pip install --quiet --no-deps bfcl-eval==$(BFCL_EVAL)
 	$(ORACLE)/bin/pip install --quiet tree_sitter==0.21.3 tree-sitter-java==0.21.0 \

@@ -98,7 +98,10 @@ def fetch_bfcl(dest: Path = DEFAULT_DIR, version: str = BFCL_VERSION, wheel: Pat
         staging = Path(tmp) / "data"
         extract_wheel(wheel, staging)
         # Swap in whole so an interrupted fetch never leaves a half-written folder behind.
-        if dest.exists():
+        # A link left there (dangling or not) is replaced by a real folder, never followed.
+        if dest.is_symlink():
+            dest.unlink()
+        elif dest.exists():
             shutil.rmtree(dest)
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copytree(staging, dest)
