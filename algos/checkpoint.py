@@ -3,6 +3,7 @@
 Layout of ``checkpoints/iter_<n>/``:
 - ``actor/``: the actor LoRA adapter in PEFT's format (``PeftModel.from_pretrained`` loads it);
 - ``critic/``: the critic adapter, plus ``value_head.safetensors`` (the head belongs to it);
+  absent for critic-free algorithms, which have neither;
 - ``optimizers.pt``: both optimizers' state;
 - ``rng_rank<r>.pt``: each process's RNG states (Python, NumPy, torch, the run's own generators);
 - ``state.json``: iteration, samples seen and whatever else the runner keeps;
@@ -51,6 +52,11 @@ VALUE_HEAD = f"{CRITIC}/value_head.safetensors"
 OPTIMIZERS = "optimizers.pt"
 STATE = "state.json"
 MODEL_FILES = [ACTOR_WEIGHTS, CRITIC_WEIGHTS, VALUE_HEAD, OPTIMIZERS, STATE]
+ACTOR_ONLY_FILES = [ACTOR_WEIGHTS, OPTIMIZERS, STATE]
+
+
+def model_files(policy: Policy) -> list[str]:
+    return MODEL_FILES if policy.has_critic else ACTOR_ONLY_FILES
 
 
 def checkpoint_name(iteration: int) -> str:
@@ -103,11 +109,14 @@ def write_rng(stage: Path, rank: int, extra: dict[str, Any]) -> None:
 def write_model_state(stage: Path, policy: Policy, actor_optimizer, critic_optimizer, state: dict[str, Any]) -> None:
     """The main process's part: adapters, value head, optimizers, state."""
     stage.mkdir(parents=True, exist_ok=True)
-    policy.model.save_pretrained(stage, selected_adapters=[ACTOR, CRITIC])
+    policy.model.save_pretrained(stage, selected_adapters=[ACTOR, CRITIC] if policy.has_critic else [ACTOR])
     (stage / "README.md").unlink(missing_ok=True)  # PEFT's model card template, not ours
-    head = {k: v.detach().cpu().contiguous() for k, v in policy.value_head.state_dict().items()}
-    save_file(head, stage / VALUE_HEAD)
-    torch.save({"actor": actor_optimizer.state_dict(), "critic": critic_optimizer.state_dict()}, stage / OPTIMIZERS)
+    optimizers = {"actor": actor_optimizer.state_dict()}
+    if policy.has_critic:
+        head = {k: v.detach().cpu().contiguous() for k, v in policy.value_head.state_dict().items()}
+        save_file(head, stage / VALUE_HEAD)
+        optimizers["critic"] = critic_optimizer.state_dict()
+    torch.save(optimizers, stage / OPTIMIZERS)
     (stage / STATE).write_text(json.dumps(state, indent=2, sort_keys=True) + "\n")
 
 
@@ -207,12 +216,13 @@ def run_dir_of(checkpoint: Path) -> Path:
 
 
 # ---- loading ------------------------------------------------------------------------------
-def verify_checkpoint(checkpoint: Path) -> dict[str, Any]:
-    """Check every file against the manifest; returns the manifest."""
+def verify_checkpoint(checkpoint: Path, required: list[str] = ACTOR_ONLY_FILES) -> dict[str, Any]:
+    """Check every file against the manifest (and that ``required`` files are there); returns
+    the manifest."""
     checkpoint = Path(checkpoint)
     if not checkpoint.is_dir():
         raise CheckpointError(checkpoint, None, "no such folder")
-    return verify_folder(checkpoint, MODEL_FILES)
+    return verify_folder(checkpoint, required)
 
 
 def _read(checkpoint: Path, name: str, reader: Callable[[Path], Any]) -> Any:
@@ -253,22 +263,25 @@ def _load_optimizer(checkpoint: Path, optimizer, state: dict[str, Any], role: st
 
 def load_model_state(checkpoint: Path, policy: Policy, actor_optimizer, critic_optimizer) -> dict[str, Any]:
     checkpoint = Path(checkpoint)
-    verify_checkpoint(checkpoint)
+    verify_checkpoint(checkpoint, model_files(policy))
     device = str(policy.device)
-    for name, file in ((ACTOR, ACTOR_WEIGHTS), (CRITIC, CRITIC_WEIGHTS)):
+    adapters = ((ACTOR, ACTOR_WEIGHTS), (CRITIC, CRITIC_WEIGHTS)) if policy.has_critic else ((ACTOR, ACTOR_WEIGHTS),)
+    for name, file in adapters:
         weights = _read(checkpoint, file, lambda p: load_file(p, device=device))
         _check_shapes(checkpoint, file, weights, get_peft_model_state_dict(policy.model, adapter_name=name))
         set_peft_model_state_dict(policy.model, weights, adapter_name=name)
-    head = _read(checkpoint, VALUE_HEAD, lambda p: load_file(p, device=device))
-    _check_shapes(checkpoint, VALUE_HEAD, head, policy.value_head.state_dict())
-    policy.value_head.load_state_dict(head)
+    if policy.has_critic:
+        head = _read(checkpoint, VALUE_HEAD, lambda p: load_file(p, device=device))
+        _check_shapes(checkpoint, VALUE_HEAD, head, policy.value_head.state_dict())
+        policy.value_head.load_state_dict(head)
     # Our own files, written by write_model_state and checked against the manifest: they
     # hold optimizer state, not just tensors.
     optimizers = _read(checkpoint, OPTIMIZERS, lambda p: torch.load(p, map_location=device, weights_only=False))
     if not isinstance(optimizers, dict):
         raise CheckpointError(checkpoint, OPTIMIZERS, "does not hold the two optimizers' states")
     _load_optimizer(checkpoint, actor_optimizer, optimizers, "actor")
-    _load_optimizer(checkpoint, critic_optimizer, optimizers, "critic")
+    if policy.has_critic:
+        _load_optimizer(checkpoint, critic_optimizer, optimizers, "critic")
     state = _read(checkpoint, STATE, lambda p: json.loads(p.read_text()))
     for key in ("iteration", "samples"):
         if not isinstance(state, dict) or not isinstance(state.get(key), int):

@@ -26,8 +26,13 @@ class TrainConfig:
     # --- run ---------------------------------------------------------------------------
     seed: int = _flag(1, "seed of everything random in the run")
     env_name: str = _flag("fcenv/FunctionCalling-v0", "Gymnasium id of the environment")
-    algorithm_name: str = _flag("TPPO", "TPPO: token-level PPO with BAD; APPO: action-level PPO",
+    algorithm_name: str = _flag("TPPO", "a preset: TPPO (token-level PPO with BAD) or APPO (action-level "
+                                        "PPO with GAE); the three flags below change its choices",
                                 choices=["TPPO", "APPO"])
+    advantage_estimator: str = _flag("", "advantage estimator (default: the preset's): bad or action_gae")
+    ratio_level: str = _flag("", "level of the PPO ratio (default: the preset's): token, action or turn")
+    critic: str = _flag("auto", "train a critic: auto (when the estimator needs one), on or off",
+                        choices=["auto", "on", "off"])
     experiment_name: str = _flag("default", "first folder of the results path")
     results_dir: str = _flag("results", "root of the results layout")
     resume: str = _flag("", "a run folder or one of its checkpoints to continue from")
@@ -118,7 +123,13 @@ def parse_config(argv: list[str] | None = None) -> TrainConfig:
 
 
 def validate(config: TrainConfig) -> list[str]:
+    from algos.algorithms import resolve
+
     problems = []
+    try:
+        resolve(config.algorithm_name, config.advantage_estimator, config.ratio_level, config.critic)
+    except ValueError as exc:
+        problems.append(f"--algorithm_name/--advantage_estimator/--ratio_level/--critic: {exc}")
     positive = ["n_rollout_threads", "episode_length", "num_env_steps", "ppo_epoch", "num_mini_batch",
                 "gradient_cp_steps", "max_new_tokens", "context_window", "log_interval", "save_interval"]
     problems += [f"--{name} must be positive" for name in positive if getattr(config, name) <= 0]

@@ -29,6 +29,7 @@ class LoadedModel:
     renderer: Callable[[list[dict]], str] | None  # None: the env's default rendering
     system_prompt: str | None  # None: BFCL's prompting prompt
     label: str  # the model folder in the results path
+    path: Path  # the folder the base model and tokenizer were loaded from
     pad_id: int
     stop_ids: list[int]
 
@@ -93,5 +94,5 @@ def load_model(model_name_or_path: str, device: torch.device, *, cache_dir: str 
     # Padding is tracked by masks, so any id will do; EOS stays a trained action token.
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else stop_ids[0]
     return LoadedModel(base=base, tokenizer=tokenizer, renderer=renderer,
-                       system_prompt=system_prompt or default_prompt, label=label, pad_id=int(pad_id),
+                       system_prompt=system_prompt or default_prompt, label=label, path=path, pad_id=int(pad_id),
                        stop_ids=stop_ids)

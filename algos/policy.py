@@ -111,6 +111,10 @@ class Policy(torch.nn.Module):
         return [p for p in self.parameters() if id(p) not in trainable]
 
     @property
+    def has_critic(self) -> bool:
+        return self.value_head is not None
+
+    @property
     def base(self) -> torch.nn.Module:
         return self.model.get_base_model()
 

@@ -31,6 +31,7 @@ class ActionRecord:
     reward: float = 0.0
     info: dict[str, Any] = field(default_factory=dict)
     hit_length_limit: bool = False  # no stop token within max_new_tokens
+    turn: int = 0  # the BFCL turn this action was taken in (multi-turn episodes)
 
 
 @dataclass
@@ -124,7 +125,8 @@ def play(
             observation, reward, terminated, truncated, info = envs[thread].step(text)
             record = ActionRecord(thread=thread, context=context, action=action, sample_logprobs=logp,
                                   text=text, reward=float(reward), info=_summary(info),
-                                  hit_length_limit=not action or action[-1] not in policy.stop_ids)
+                                  hit_length_limit=not action or action[-1] not in policy.stop_ids,
+                                  turn=int(info.get("turn", 0)))
             episode = current[thread]
             episode.action_indices.append(len(actions))
             actions.append(record)

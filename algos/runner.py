@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import resource
+import shutil
 import time
 from collections import deque
 from collections.abc import Callable
@@ -20,13 +21,15 @@ import torch
 
 import fcenv  # noqa: F401  (registers the environment id)
 from algos import checkpoint as ckpt
+from algos.algorithms import resolve
 from algos.buffer import bootstrap_values, compute_advantages, score_rollout
 from algos.config import TrainConfig, to_dict
-from algos.loading import load_model
+from algos.loading import is_embedded, load_model
 from algos.policy import LoraSettings, Policy
 from algos.results import (
     append_metrics,
     new_run_dir,
+    read_metrics,
     run_parent,
     truncate_metrics,
     wait_until_new_event_file_sorts_last,
@@ -38,8 +41,10 @@ from algos.tiny import TINY_EVAL, TINY_TRAIN
 from algos.trainer import PPOSettings, PPOTrainer, make_optimizers
 from algos.warmup import ground_truth_examples, supervised_steps
 
+HEADLINE = "heldout_greedy/accuracy"
+
 # Flags that must match between a run and its resumption.
-_RESUME_FIXED = ("algorithm_name", "model_name_or_path", "dataset_path", "seed", "n_rollout_threads",
+_RESUME_FIXED = ("algorithm_name", "advantage_estimator", "ratio_level", "critic", "model_name_or_path", "dataset_path", "seed", "n_rollout_threads",
                  "episode_length", "lora_r", "lora_alpha", "lora_target_modules", "max_new_tokens",
                  "context_window", "temperature")
 
@@ -76,7 +81,9 @@ class Runner:
             self.loaded = load_model(config.model_name_or_path, device, cache_dir=config.cache_dir,
                                      system_prompt=config.system_prompt)
         lora = LoraSettings(r=config.lora_r, alpha=config.lora_alpha, target_modules=list(config.lora_target_modules))
+        self.algorithm = resolve(config.algorithm_name, config.advantage_estimator, config.ratio_level, config.critic)
         self.policy = Policy(self.loaded.base, pad_id=self.loaded.pad_id, stop_ids=self.loaded.stop_ids,
+                             with_critic=self.algorithm.critic,
                              actor_lora=lora, temperature=config.temperature,
                              gradient_checkpointing=config.gradient_checkpointing).to(device)
         self.codec = TextCodec(self.loaded.tokenizer, config.context_window - config.max_new_tokens)
@@ -84,7 +91,7 @@ class Runner:
         self._set_up_data()
         self.actor_optimizer, self.critic_optimizer = make_optimizers(self.policy, config.lr, config.critic_lr)
         settings = PPOSettings(
-            algorithm=config.algorithm_name, ppo_epoch=config.ppo_epoch, num_mini_batch=config.num_mini_batch,
+            ratio=self.algorithm.ratio, ppo_epoch=config.ppo_epoch, num_mini_batch=config.num_mini_batch,
             gradient_cp_steps=config.gradient_cp_steps, clip_param=config.clip_param, value_clip=config.value_clip,
             entropy_coef=config.entropy_coef, kl_coef=config.kl_coef, value_loss_coef=config.value_loss_coef,
             huber_delta=config.huber_delta if config.use_huber_loss else None,
@@ -137,11 +144,24 @@ class Runner:
             dataset = c.dataset_name or self.train_path.stem
             parent = run_parent(c.results_dir, c.experiment_name, self.loaded.label, dataset, c.algorithm_name)
             run_dir = new_run_dir(parent)
-            write_args(run_dir, {**to_dict(c), "world_size": self.world})
+            write_args(run_dir, {**to_dict(c), "world_size": self.world, "resolved": self._resolved(run_dir)})
             holder = [str(run_dir)]
         if self.world > 1:
             broadcast_object_list(holder)
         return Path(holder[0])
+
+    def _resolved(self, run_dir: Path) -> dict:
+        """What the flags resolved to, so that anyone can rebuild the run's env and model: the
+        data files, the system prompt, and the base model's folder. The embedded model is
+        copied into the run (``base/``, a few MB), so the run stays loadable with
+        ``AutoModelForCausalLM``/``AutoTokenizer`` and ``PeftModel`` after the cache is gone."""
+        base = self.loaded.path
+        if is_embedded(self.config.model_name_or_path):
+            shutil.copytree(base, run_dir / "base")
+            base = run_dir / "base"
+        return {"train_path": str(self.train_path.resolve()), "eval_path": str(Path(self.eval_path).resolve()),
+                "eval_indices": list(self.eval_indices),
+                "system_prompt": self.loaded.system_prompt, "base_model": str(Path(base).resolve())}
 
     def _warm_up(self) -> None:
         c = self.config
@@ -210,6 +230,8 @@ class Runner:
 
         c = self.config
         total = self.total_iterations
+        if self.iteration == 0:
+            self._record_start()
         bar = tqdm(total=total, initial=self.iteration, disable=not (self.is_main and c.progress),
                    desc=f"{c.algorithm_name}", unit="it", dynamic_ncols=True)
         while self.iteration < total:
@@ -222,11 +244,29 @@ class Runner:
                 self.save()
             bar.update(1)
             bar.set_postfix(reward=f"{metrics['rollout/reward']:.3f}",
-                            **({"eval": f"{metrics['eval/reward']:.3f}"} if "eval/reward" in metrics else {}))
+                            **({"heldout": f"{metrics[HEADLINE]:.3f}"} if HEADLINE in metrics else {}))
         bar.close()
         if self.writer is not None:
             self.writer.close()
+        self._report_start_to_end()
         return self.run_dir
+
+    def _record_start(self) -> None:
+        """The run's start, before any update: the held-out figures at iteration 0 and a
+        checkpoint (``iter_000000``, after any warm-up) to compare the end with."""
+        if self.config.eval_interval > 0:
+            self._log({**self.evaluate(), "progress/samples": 0.0})
+        self.save()
+
+    def _report_start_to_end(self) -> None:
+        evaluations = [m for m in read_metrics(self.run_dir) if HEADLINE in m]
+        if len(evaluations) < 2:
+            return
+        start, end = evaluations[0], evaluations[-1]
+        for mode in ("greedy", "sampled"):
+            key = f"heldout_{mode}/accuracy"
+            self.log(f"held-out accuracy ({mode}) start -> end: {start[key]:.3f} -> {end[key]:.3f} "
+                     f"({end[key] - start[key]:+.3f}, {len(self.eval_indices)} tasks)")
 
     def _next_task(self, thread: int) -> int:
         return int(self.train_indices[int(self.rng.integers(len(self.train_indices)))])
@@ -240,7 +280,7 @@ class Runner:
         scoring_started = time.perf_counter()
         buffer = score_rollout(self.policy, rollout, chunk, with_reference=c.kl_coef != 0)
         last_values = bootstrap_values(self.policy, rollout, chunk)
-        compute_advantages(buffer, rollout, last_values, c.algorithm_name, c.gamma, c.gae_lambda)
+        compute_advantages(buffer, rollout, last_values, self.algorithm.estimator, c.gamma, c.gae_lambda)
         update_started = time.perf_counter()
         train_actor = self.iteration >= c.critic_warmup_iters
         update = self.trainer.update(buffer, self.rng, train_actor=train_actor)
@@ -270,8 +310,9 @@ class Runner:
 
     @torch.no_grad()
     def evaluate(self) -> dict[str, float]:
-        """The held-out tasks (split across processes), answered greedily ("eval/") and
-        sampled at the training temperature ("eval_sampled/", the policy RL optimises)."""
+        """The held-out tasks (split across processes), answered greedily ("heldout_greedy/")
+        and sampled at the training temperature ("heldout_sampled/", the policy RL optimises);
+        ``accuracy`` is BFCL's verdict rate."""
         if not self.eval_indices:
             return {}
         mine = self.eval_indices[self.rank::self.world]
@@ -283,7 +324,7 @@ class Runner:
         # the training's random streams stay untouched.
         sampling = torch.Generator(device=self.policy.device)
         sampling.manual_seed(self.config.seed * 7919 + self.rank)
-        for prefix, greedy in (("eval", True), ("eval_sampled", False)):
+        for prefix, greedy in (("heldout_greedy", True), ("heldout_sampled", False)):
             queue = deque(mine)
             rollout = play(self.eval_envs[:needed], self.policy, self.codec,
                            lambda thread, queue=queue: queue.popleft() if queue else None,

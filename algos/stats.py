@@ -29,8 +29,8 @@ def rollout_stats(rollout: Rollout, prefix: str) -> dict[str, float]:
     for episode in rollout.episodes:
         _add(sums, f"{prefix}/episode_return", episode.total_reward(rollout.actions))
         last = rollout.actions[episode.action_indices[-1]]
-        # A multi-turn episode is right when its final verdict is; single-turn has one.
-        _add(sums, f"{prefix}/verdict_rate", float(last.info.get("valid", False)))
+        # BFCL accuracy: a multi-turn episode is right when its final verdict is.
+        _add(sums, f"{prefix}/accuracy", float(last.info.get("valid", False)))
     return dict(sums)
 
 

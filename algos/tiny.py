@@ -1,7 +1,7 @@
-"""The embedded default model: a tiny Qwen2-shaped LM and its tokenizer, built offline.
+"""The embedded default model: a tiny Llama-shaped LM and its tokenizer, built offline.
 
 Nothing is downloaded. The tokenizer is a byte-level BPE trained with ``tokenizers`` on the
-bundled dataset's prompts and answers; the model is a Qwen2 config built in code, then given
+bundled dataset's prompts and answers; the model is a Llama config built in code, then given
 a short supervised pretraining on the bundled training split's ground truth so that it is
 partly right before RL starts. Both are cached (``.cache/fcenv/tiny-<key>/`` in the
 repository by default) under a key that covers every input, so a second run loads them in
@@ -27,8 +27,12 @@ TINY_DATA_DIR = REPO_ROOT / "datasets" / "tiny"
 TINY_TRAIN = TINY_DATA_DIR / "tiny_train.json"
 TINY_EVAL = TINY_DATA_DIR / "tiny_eval.json"
 DEFAULT_CACHE_DIR = REPO_ROOT / ".cache" / "fcenv"
-TINY_MODEL_NAME = "tiny-qwen2"
-BUILD_VERSION = 3
+TINY_MODEL_NAME = "tiny-llama"
+BUILD_VERSION = 4
+# Llama, not Qwen2: transformers 5's AutoTokenizer replaces the pipeline of a "qwen2" checkpoint
+# with Qwen2's own (its pre-tokenizer regex), which silently tokenizes our texts differently;
+# for "llama" it loads the saved tokenizer.json as it is, so the saved model loads the
+# standard way (tests/test_tiny_model.py checks it).
 
 # The tiny model's prompt leaves out the JSON function docs (there is no "{functions}"):
 # at ~100 tokens per function they would be four fifths of every context, and a model of a
@@ -55,16 +59,19 @@ class TinySpec:
     num_heads: int = 4
     num_kv_heads: int = 2
     max_positions: int = 1024
-    pretrain_steps: int = 600
-    pretrain_batch: int = 16
+    pretrain_steps: int = 1000
+    pretrain_batch: int = 32
     pretrain_lr: float = 3e-3
-    flawed_per_prompt: int = 2  # flawed demonstrations beside each correct one (algos/flawed_answers.py)
+    demonstrations: int = 4  # the imperfect teacher's answers per training prompt (algos/teacher.py)
+    habit_rate: float = 0.6
+    slip_rate: float = 0.3
     seed: int = 1234
 
 
 def tokenizer_corpus(dataset_path: Path = TINY_TRAIN) -> list[str]:
     """The texts the tokenizer learns from: every prompt and answer of the training split,
     written the way the env writes them."""
+    from algos.teacher import PROSE
     from algos.warmup import answer_text
     from fcenv.data import load_tasks
     from fcenv.prompts import hinted_functions, system_prompt
@@ -75,7 +82,7 @@ def tokenizer_corpus(dataset_path: Path = TINY_TRAIN) -> list[str]:
         texts += [m["content"] for turn in task.question for m in turn]
         if task.kind == "ast":
             texts.append(answer_text(task.ground_truth))
-    texts.append("Sure! ")  # the flawed demonstrations' prose (algos/flawed_answers.py)
+    texts.append(PROSE)  # the teacher's prose (algos/teacher.py)
     return texts
 
 
@@ -103,9 +110,9 @@ def train_tokenizer(corpus: list[str], vocab_size: int):
 
 
 def tiny_config(tokenizer, spec: TinySpec):
-    from transformers import Qwen2Config
+    from transformers import LlamaConfig
 
-    return Qwen2Config(
+    return LlamaConfig(
         vocab_size=len(tokenizer),
         hidden_size=spec.hidden_size,
         intermediate_size=spec.intermediate_size,
@@ -171,25 +178,22 @@ def build_tiny(
 
 
 def _pretrained_model(tokenizer, spec: TinySpec, dataset_path: Path, log: Callable[[str], None]):
-    from transformers import Qwen2ForCausalLM
+    from transformers import LlamaForCausalLM
 
-    from algos.warmup import answer_text, ground_truth_examples, plain_logprobs, supervised_steps
+    from algos.warmup import ground_truth_examples, plain_logprobs, supervised_steps
+    from algos.teacher import Teacher, teacher_answer, value_pools
+    from fcenv.data import load_tasks
 
-    answers = None
-    if spec.flawed_per_prompt > 0:
-        from algos.flawed_answers import flawed_answer, value_pools
-        from fcenv.data import load_tasks
+    pools = value_pools(t.ground_truth for t in load_tasks(dataset_path) if t.kind == "ast")
+    teacher = Teacher(habit_rate=spec.habit_rate, slip_rate=spec.slip_rate)
+    draws = random.Random(spec.seed)
 
-        pools = value_pools(t.ground_truth for t in load_tasks(dataset_path) if t.kind == "ast")
-        flaws = random.Random(spec.seed)
-
-        def answers(task) -> list[str]:
-            flawed = [flawed_answer(task.ground_truth, pools, flaws) for _ in range(spec.flawed_per_prompt)]
-            return [answer_text(task.ground_truth), *flawed]
+    def answers(task) -> list[str]:
+        return [teacher_answer(task.ground_truth, pools, draws, teacher) for _ in range(spec.demonstrations)]
 
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(spec.seed)
-        model = Qwen2ForCausalLM(tiny_config(tokenizer, spec))
+        model = LlamaForCausalLM(tiny_config(tokenizer, spec))
         examples = ground_truth_examples(dataset_path, tokenizer, chat_renderer(tokenizer), TINY_SYSTEM_PROMPT,
                                          spec.max_positions - 64, answers=answers)
         model.train()

@@ -1,10 +1,12 @@
 """The PPO update: epochs over the buffer, minibatches, gradient accumulation, clipping.
 
-TPPO's surrogate is per token (ratio of token probabilities, BAD advantage of the token);
-APPO's is per action (ratio of whole-action probabilities, one GAE advantage per action).
-Both add the entropy bonus and the KL penalty to the reference policy per token, and train
-the critic with a clipped value loss on the entries that have a target. Advantages are
-whitened once per iteration over the real entries of every process's buffer.
+The clipped surrogate works at one of three levels (``PPOSettings.ratio``): per token (the
+ratio of token probabilities, each token's own advantage, as TPPO), per action (the product
+of an action's token ratios, one advantage per action, as APPO) or per turn (the product over
+a multi-turn episode's turn, one advantage per turn). All add the entropy bonus and the KL
+penalty to the reference policy per token; with a critic, it is trained with a clipped value
+loss on the entries that have a target. Advantages are whitened once per iteration over the
+units of the ratio (tokens, actions or turns) of every process's buffer.
 
 With several processes each one updates on its own buffer; gradients are averaged across
 processes (``reduce_mean``) before clipping, so the replicas stay identical.
@@ -36,7 +38,7 @@ ReduceFn = Callable[[torch.Tensor], torch.Tensor]
 
 @dataclass
 class PPOSettings:
-    algorithm: str = "TPPO"
+    ratio: str = "token"  # "token", "action" or "turn" (algos.algorithms.RATIO_LEVELS)
     ppo_epoch: int = 2
     num_mini_batch: int = 1
     gradient_cp_steps: int = 1
@@ -54,10 +56,14 @@ def _local(t: torch.Tensor) -> torch.Tensor:
     return t
 
 
-def make_optimizers(policy: Policy, lr: float, critic_lr: float) -> tuple[torch.optim.Optimizer, torch.optim.Optimizer]:
+def make_optimizers(policy: Policy, lr: float,
+                    critic_lr: float) -> tuple[torch.optim.Optimizer, torch.optim.Optimizer | None]:
+    """The actor's optimizer and the critic's (None without a critic)."""
     # One optimizer per role, over parameter lists fixed at construction: which adapter
     # PEFT has active never changes what each optimizer owns.
     actor = torch.optim.AdamW(policy.actor_parameters(), lr=lr, eps=1e-5, weight_decay=0.0)
+    if not policy.has_critic:
+        return actor, None
     critic = torch.optim.AdamW(policy.critic_parameters(), lr=critic_lr, eps=1e-5, weight_decay=0.0)
     return actor, critic
 
@@ -100,19 +106,25 @@ class PPOTrainer:
     # ---- the update -------------------------------------------------------------------
     def update(self, buffer: Buffer, rng: np.random.Generator, train_actor: bool = True) -> dict[str, float]:
         s = self.settings
-        per_token = s.algorithm == "TPPO"
-        adv_mask = buffer.action_mask if per_token else buffer.value_mask
-        mean, std = self._global_moments(buffer.advantages, adv_mask)
+        units = buffer.units(s.ratio)
+        heads = _unit_heads(units)
+        # Whitening over the units the ratio works on: every token, or one entry per unit.
+        if s.ratio == "token":
+            moments_mask = buffer.action_mask
+        else:
+            moments_mask = torch.zeros_like(buffer.action_mask)
+            moments_mask[heads, 0] = 1.0
+        mean, std = self._global_moments(buffer.advantages, moments_mask)
         advantages = normalize(buffer.advantages, buffer.action_mask, mean, std)
         totals: dict[str, float] = defaultdict(float)
         weights: dict[str, float] = defaultdict(float)
+        with_critic = self.policy.has_critic
         for _ in range(s.ppo_epoch):
             epoch_kl, epoch_count = 0.0, 0.0
-            order = rng.permutation(len(buffer))
-            for minibatch in np.array_split(order, s.num_mini_batch):
-                stats = self._critic_step(buffer, minibatch)
+            for minibatch in self._minibatches(units, rng):
+                stats = self._critic_step(buffer, minibatch) if with_critic else {}
                 if train_actor:
-                    stats.update(self._actor_step(buffer, advantages, minibatch))
+                    stats.update(self._actor_step(buffer, advantages, units, minibatch))
                     epoch_kl += stats["approx_kl"] * stats["_tokens"]
                     epoch_count += stats["_tokens"]
                 for key, value in stats.items():
@@ -127,8 +139,25 @@ class PPOTrainer:
                     break
         return {k: totals[k] / weights[k] for k in totals if weights[k] > 0}
 
-    def _chunks(self, minibatch: np.ndarray) -> list[np.ndarray]:
-        return [c for c in np.array_split(minibatch, self.settings.gradient_cp_steps) if len(c)]
+    def _minibatches(self, units: torch.Tensor, rng: np.random.Generator) -> list[np.ndarray]:
+        """Rows in random order, split into minibatches that keep each ratio unit whole."""
+        members: dict[int, list[int]] = defaultdict(list)
+        for row, unit in enumerate(units.tolist()):
+            members[unit].append(row)
+        order = rng.permutation(len(members))
+        return [np.array([row for unit in part for row in members[int(unit)]], dtype=np.int64)
+                for part in np.array_split(order, self.settings.num_mini_batch)]
+
+    def _chunks(self, minibatch: np.ndarray, units: torch.Tensor | None = None) -> list[np.ndarray]:
+        """Gradient-accumulation chunks; with ``units``, a unit's rows stay in one chunk."""
+        if units is None:
+            return [c for c in np.array_split(minibatch, self.settings.gradient_cp_steps) if len(c)]
+        keys = units[torch.as_tensor(minibatch)].tolist()
+        distinct = list(dict.fromkeys(keys))
+        parts = np.array_split(np.arange(len(distinct)), self.settings.gradient_cp_steps)
+        where = {unit: k for k, part in enumerate(parts) for unit in (distinct[i] for i in part)}
+        chunks = [minibatch[[where[key] == k for key in keys]] for k in range(len(parts))]
+        return [c for c in chunks if len(c)]
 
     def _batch(self, buffer: Buffer, rows: np.ndarray):
         return pack([buffer.contexts[i] for i in rows], [buffer.actions[i] for i in rows],
@@ -154,14 +183,15 @@ class PPOTrainer:
         self.critic_optimizer.step()
         return {"value_loss": loss_total, "critic_grad_norm": grad_norm}
 
-    def _actor_step(self, buffer: Buffer, advantages: torch.Tensor, minibatch: np.ndarray) -> dict[str, float]:
+    def _actor_step(self, buffer: Buffer, advantages: torch.Tensor, units: torch.Tensor,
+                    minibatch: np.ndarray) -> dict[str, float]:
         s = self.settings
         params = self.policy.actor_parameters()
         self.actor_optimizer.zero_grad(set_to_none=True)
         tokens = float(buffer.action_mask[minibatch].sum().clamp(min=1.0))
-        actions = float(max(len(minibatch), 1))
+        unit_count = float(max(len(set(units[torch.as_tensor(minibatch)].tolist())), 1))
         sums = defaultdict(float)
-        for rows in self._chunks(minibatch):
+        for rows in self._chunks(minibatch, units):
             batch = self._batch(buffer, rows)
             k = batch.action_width
             device = self.policy.device
@@ -170,16 +200,22 @@ class PPOTrainer:
             old = buffer.old_logprobs[rows, :k].to(device)
             ref = buffer.ref_logprobs[rows, :k].to(device)
             adv = advantages[rows, :k].to(device)
-            if s.algorithm == "TPPO":
+            if s.ratio == "token":
                 surrogate, clipped = clipped_policy_loss(logp, old, adv, s.clip_param)
                 policy_loss = masked_sum(surrogate, mask) / tokens
                 sums["clip_fraction"] += float(masked_sum(clipped, mask))
             else:
-                # One ratio per action: the product of its token ratios.
-                surrogate, clipped = clipped_policy_loss((logp * mask).sum(1), (old * mask).sum(1), adv[:, 0],
-                                                         s.clip_param)
-                policy_loss = surrogate.sum() / actions
-                sums["clip_fraction"] += float((clipped[:, None] * mask).sum())
+                # One ratio per unit (an action, or a turn's actions): the product of its
+                # token ratios, with the unit's one advantage.
+                local = torch.unique(units[torch.as_tensor(rows)], return_inverse=True)[1].to(device)
+                count = int(local.max()) + 1
+                new_sum = torch.zeros(count, device=device).index_add(0, local, (logp * mask).sum(1))
+                old_sum = torch.zeros(count, device=device).index_add(0, local, (old * mask).sum(1))
+                sizes = torch.zeros(count, device=device).index_add(0, local, torch.ones_like(adv[:, 0]))
+                unit_adv = torch.zeros(count, device=device).index_add(0, local, adv[:, 0]) / sizes
+                surrogate, clipped = clipped_policy_loss(new_sum, old_sum, unit_adv, s.clip_param)
+                policy_loss = surrogate.sum() / unit_count
+                sums["clip_fraction"] += float((clipped[local][:, None] * mask).sum())
             entropy_mean = masked_sum(entropy, mask) / tokens
             loss = policy_loss - s.entropy_coef * entropy_mean
             kl_ref = torch.zeros((), device=device)
@@ -202,3 +238,14 @@ class PPOTrainer:
             "clip_fraction": sums["clip_fraction"] / tokens,
             "_tokens": tokens,
         }
+
+
+def _unit_heads(units: torch.Tensor) -> torch.Tensor:
+    """The first row of each unit: where a unit's one advantage is read and whitened."""
+    seen: set[int] = set()
+    heads = []
+    for row, unit in enumerate(units.tolist()):
+        if unit not in seen:
+            seen.add(unit)
+            heads.append(row)
+    return torch.tensor(heads, dtype=torch.long)

@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     # (HF generate gets the same from min_new_tokens).
     policy = Policy(base, pad_id=0, stop_ids=[vocab], actor_lora=lora).to(device)
     actor_opt, critic_opt = make_optimizers(policy, 1e-5, 1e-5)
-    trainer = PPOTrainer(policy, PPOSettings(algorithm="TPPO", ppo_epoch=1), actor_opt, critic_opt)
+    trainer = PPOTrainer(policy, PPOSettings(ratio="token", ppo_epoch=1), actor_opt, critic_opt)
     generator = torch.Generator(device=device).manual_seed(0)
     contexts = torch.randint(2, vocab, (args.batch, args.context), generator=generator, device=device).tolist()
     sequence = args.context + args.new_tokens
@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
 
         def update():
             buffer = score_rollout(policy, rollout, chunk_size=args.batch)
-            compute_advantages(buffer, rollout, [0.0] * len(contexts), "TPPO", 1.0, 0.95)
+            compute_advantages(buffer, rollout, [0.0] * len(contexts), "bad", 1.0, 0.95)
             return trainer.update(buffer, np.random.default_rng(repeat))
 
         seconds, _ = timed(update, device)

@@ -15,12 +15,16 @@ Where BFCL's own evaluation crashes (an unknown parameter type, a Java ``Set``, 
 ``valid=False`` with ``error_type="checker_error:<ExceptionName>"``.
 
 Facets (each in [0, 1], 1 = right; computed only when the verdict is not valid, since a
-valid answer has every facet at 1.0; a ``DecodeError`` gives all 0.0):
+valid answer has every facet at 1.0; a ``DecodeError`` gives all 0.0), with their default
+weights in the shaped reward (``FACET_WEIGHTS``):
 
 - ``decodable``: 1.0 when the text decoded into calls.
-- ``count``: ``1 / (1 + |#calls - #expected|)``.
-- For each expected call, its best-matching model call (the one with the highest sum of the
-  facets below) is scored, and each facet is the mean over expected calls:
+- ``function_name``, ``required_args``, ``types``, ``values``: the model's calls are matched
+  one to one with the expected calls (best-scoring pairs first), each pair scored as below,
+  and each facet is the sum over matched pairs divided by the larger of the number of calls
+  made and expected. So every call beyond the expected ones dilutes every facet: listing
+  alternatives ("[f(x=1), f(x=2)]" for one call) never pays, and a repeated call is matched
+  once, so duplicating a call never stands in for a missing one.
   - ``function_name``: 1.0 when the names match (BFCL's name rule), else 0.0.
   - ``required_args``: fraction of the schema's required parameters present (0.0 when the
     name is wrong; 1.0 when nothing is required).
@@ -28,7 +32,8 @@ valid answer has every facet at 1.0; a ``DecodeError`` gives all 0.0):
     ``""`` in the answer), the fraction given, known, and of an acceptable type.
   - ``values``: over the same parameters, the fraction that also have an acceptable value.
   - With no parameters to judge, ``types`` and ``values`` are 1.0 when the name matches.
-  An entry with no expected calls scores these 1.0 when there are no calls, else 0.0.
+  An entry with no expected calls scores these 1.0 when there are no calls, else 0.0; an
+  answer with no calls where calls are expected scores 0.0 on every facet.
 """
 
 from __future__ import annotations
@@ -40,10 +45,14 @@ from checkers._bfcl_rules import Failure, check_type, check_value, resolve_type
 from checkers.result import CheckResult, LazyFacets
 from handlers.base import Call, DecodeError
 
-FACETS = ("decodable", "function_name", "required_args", "types", "values", "count")
+# Each facet with its default weight in the shaped reward: values matter most, then picking
+# the function and giving what it requires.
+FACET_WEIGHTS = {"decodable": 1.0, "function_name": 2.0, "required_args": 2.0, "types": 1.0, "values": 3.0}
+FACETS = tuple(FACET_WEIGHTS)
+MATCHED_FACETS = ("function_name", "required_args", "types", "values")
 
 
-@register_checker("ast")
+@register_checker("ast", facets=FACET_WEIGHTS)
 def check(task: Any, decoded: list[Call] | DecodeError, *, underscore_to_dot: bool = False) -> CheckResult:
     """BFCL's AST verdict on ``decoded`` for a single-turn ``task``, with reward facets."""
     if isinstance(decoded, DecodeError):
@@ -171,28 +180,47 @@ def facets(functions: list[dict], calls: list[Call], answers: Any, language: str
            underscore_to_dot: bool = False) -> dict[str, float]:
     """Partial-credit facets (see the module docstring); never raises on odd inputs."""
     answers = answers if isinstance(answers, list) else []
-    scores = {"decodable": 1.0, "count": 1.0 / (1 + abs(len(calls) - len(answers)))}
-    per_call = [_best_match(functions, calls, answer, language, underscore_to_dot) for answer in answers]
+    if answers and not calls:  # "[]" or an empty text where calls are needed: nothing is right
+        return dict.fromkeys(FACETS, 0.0)
+    scores = {"decodable": 1.0}
     if not answers:
-        per_call = [(1.0, 1.0, 1.0, 1.0) if not calls else (0.0, 0.0, 0.0, 0.0)]
-    for k, name in enumerate(("function_name", "required_args", "types", "values")):
-        scores[name] = sum(match[k] for match in per_call) / len(per_call)
+        scores.update(dict.fromkeys(MATCHED_FACETS, 1.0 if not calls else 0.0))
+        return scores
+    # A repeated call says nothing new: only its first copy can be matched (the others still
+    # count in the denominator), so duplicating a call never stands in for a missing one.
+    firsts: dict[str, int] = {}
+    for j, call in enumerate(calls):
+        firsts.setdefault(_call_key(call, j), j)
+    candidates = sorted(firsts.values())
+    pairs = []
+    for i, answer in enumerate(answers):
+        doc = find_description(functions, next(iter(answer))) if isinstance(answer, dict) and len(answer) == 1 else None
+        if doc is None:
+            continue
+        for j in candidates:
+            call = calls[j]
+            score = _call_scores(doc, call, answer, language, underscore_to_dot)
+            if any(score):
+                pairs.append((-sum(score), i, j, score))
+    pairs.sort(key=lambda pair: pair[:3])
+    totals = [0.0] * len(MATCHED_FACETS)
+    taken_answers: set[int] = set()
+    taken_calls: set[int] = set()
+    for _, i, j, score in pairs:  # one to one, best pairs first
+        if i not in taken_answers and j not in taken_calls:
+            taken_answers.add(i)
+            taken_calls.add(j)
+            totals = [t + s for t, s in zip(totals, score)]
+    denominator = max(len(calls), len(answers))
+    scores.update({name: total / denominator for name, total in zip(MATCHED_FACETS, totals)})
     return scores
 
 
-def _best_match(functions: list[dict], calls: list[Call], answer: Any, language: str,
-                underscore_to_dot: bool) -> tuple[float, float, float, float]:
-    if not isinstance(answer, dict) or len(answer) != 1:
-        return (0.0, 0.0, 0.0, 0.0)
-    doc = find_description(functions, next(iter(answer)))
-    if doc is None:
-        return (0.0, 0.0, 0.0, 0.0)
-    best = (0.0, 0.0, 0.0, 0.0)
-    for call in calls:
-        score = _call_scores(doc, call, answer, language, underscore_to_dot)
-        if sum(score) > sum(best):
-            best = score
-    return best
+def _call_key(call: Call, index: int) -> str:
+    try:
+        return f"{call.name}{sorted(call.arguments.items(), key=lambda item: item[0])!r}"
+    except ValueError:  # an int too long to print: treat the call as unique
+        return f"#{index}"
 
 
 def _call_scores(doc: dict, call: Call, answer: dict, language: str,

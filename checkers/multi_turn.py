@@ -13,9 +13,13 @@ instances and the turn is judged by BFCL's rules (bfcl_reference.md section 5.3)
    multiset (``multi_turn:execution_response_mismatch``).
 
 The entry is valid when every turn passes; its error is the first failing turn's. Facets of a
-turn: ``state`` and ``response`` (1 when that check passes or is not run), ``executed`` (share
-of the model's calls that ran without error), ``matches_ground_truth`` (share of the turn's
-ground-truth calls the model made with the same arguments).
+turn (``TURN_FACETS``, with their default weights in the shaped reward): ``state`` and
+``response`` (1 when that check passes or is not run), ``executed`` (share of the model's
+calls that ran without error), ``ground_truth_recall`` (share of the turn's ground-truth calls
+the model made with the same arguments). Facets of a step (``STEP_FACETS``, logged in the
+step's ``info``, weight 0: the shaped reward pays turns): ``decodable``, ``step_executed``
+(share of the step's calls that ran without error) and ``step_in_ground_truth`` (share of the
+step's calls that are among the turn's ground-truth calls not made yet).
 """
 
 from __future__ import annotations
@@ -36,7 +40,10 @@ STATE_MISMATCH = "multi_turn:instance_state_mismatch"
 RESPONSE_MISMATCH = "multi_turn:execution_response_mismatch"
 FORCE_TERMINATED = "multi_turn:force_terminated"
 INFERENCE_ERROR = "multi_turn:inference_error"
-TURN_FACETS = ("executed", "matches_ground_truth", "state", "response")
+# A turn that fails the state or the response check must earn less than one that passes, so
+# those two carry most of the weight.
+TURN_FACETS = {"executed": 1.0, "ground_truth_recall": 2.0, "state": 3.0, "response": 2.0}
+STEP_FACETS = {"decodable": 1.0, "step_executed": 0.0, "step_in_ground_truth": 0.0}
 
 # BFCL judges an entry's model and ground-truth instances in one process, where some of their
 # state is the same objects: the long-context TravelAPI cards (module constants) and the
@@ -143,7 +150,7 @@ class Trajectory:
             return dict.fromkeys(TURN_FACETS, 0.0)
         return {
             "executed": _share(not is_error_result(r) for r in results),
-            "matches_ground_truth": self._matched_share(calls, truth_calls),
+            "ground_truth_recall": self._matched_share(calls, truth_calls),
             "state": float(state),
             "response": float(response),
         }
@@ -182,7 +189,7 @@ def _mean_facets(verdicts: list[CheckResult]) -> dict[str, float]:
     return {n: sum(v.facets.get(n, 0.0) for v in verdicts) / len(verdicts) for n in names}
 
 
-@register_checker("multi_turn")
+@register_checker("multi_turn", facets={**TURN_FACETS, **STEP_FACETS})
 def check_multi_turn(task, decoded, backend_package: str | None = None) -> CheckResult:
     """A whole trajectory: ``decoded[turn][step]`` is a step's calls or its DecodeError.
 

@@ -11,7 +11,9 @@ holds a call: a decode failure, prose, ``[]`` or a non-call shape all count as "
 
 Facets: ``decodable`` (1.0 when the text decoded into calls, even an empty list) and
 ``abstained`` for irrelevance (1.0 when no call was made) or ``called`` for relevance (1.0
-when a call was made), so that 1.0 is always the right direction.
+when a call was made), so that 1.0 is always the right direction. Their default weights in
+the shaped reward are declared below; ``abstained`` and ``called`` decide the verdict, so they
+weigh most.
 """
 
 from __future__ import annotations
@@ -28,7 +30,11 @@ def contains_call(decoded: list[Call] | DecodeError) -> bool:
     return not isinstance(decoded, DecodeError) and len(decoded) > 0
 
 
-@register_checker("irrelevance")
+IRRELEVANCE_FACETS = {"decodable": 1.0, "abstained": 3.0}
+RELEVANCE_FACETS = {"decodable": 1.0, "called": 3.0}
+
+
+@register_checker("irrelevance", facets=IRRELEVANCE_FACETS)
 def check_irrelevance(task: Any, decoded: list[Call] | DecodeError) -> CheckResult:
     called = contains_call(decoded)
     facets = {"decodable": float(not isinstance(decoded, DecodeError)), "abstained": float(not called)}
@@ -38,7 +44,7 @@ def check_irrelevance(task: Any, decoded: list[Call] | DecodeError) -> CheckResu
     return CheckResult(True, None, [], facets)
 
 
-@register_checker("relevance")
+@register_checker("relevance", facets=RELEVANCE_FACETS)
 def check_relevance(task: Any, decoded: list[Call] | DecodeError) -> CheckResult:
     called = contains_call(decoded)
     facets = {"decodable": float(not isinstance(decoded, DecodeError)), "called": float(called)}

@@ -21,7 +21,7 @@ from checkers import CheckResult
 from fcenv.data import load_tasks
 from fcenv.episode import EpisodeSettings, SingleTurnEpisode, StepOutcome, calls_info
 from fcenv.prompts import BFCL_SYSTEM_PROMPT, Renderer, get_renderer
-from fcenv.rewards import RewardFn, get_reward_fn
+from fcenv.rewards import RewardFn, get_reward_fn, pays_per_turn
 from fcenv.spaces import UnicodeText
 from fcenv.tasks import Task
 
@@ -56,8 +56,9 @@ class FunctionCallingEnv(gym.Env[str, str]):
             (the task's language for AST categories, Python otherwise).
         checker: a registered checker name or a callable ``(task, decoded) -> CheckResult``
             for every task; None picks by category, BFCL's way.
-        reward: ``"bfcl"`` (1 if valid else 0), ``"shaped"`` (weighted facets) or a callable
-            ``(CheckResult) -> float``; ``reward_weights`` sets the shaped weights.
+        reward: ``"bfcl"`` (1 if valid else 0), ``"shaped"`` (1 if valid, else at most 0.5 of
+            partial credit from the checker's facets) or a callable ``(CheckResult) -> float``;
+            ``reward_weights`` changes some of the shaped reward's weights (``fcenv.rewards``).
         system_prompt: the system prompt template, ``{functions}`` marking where the JSON
             docs go; BFCL's prompting prompt by default.
         renderer: ``"chatml"`` (default), ``"plain"`` or a callable ``(messages) -> str``,
@@ -99,15 +100,15 @@ class FunctionCallingEnv(gym.Env[str, str]):
         if not self.tasks:
             raise ValueError("the environment needs at least one task")
         self._index = {t.id: i for i, t in enumerate(self.tasks)}
+        self.reward_fn = get_reward_fn(reward, reward_weights)
         self.settings = EpisodeSettings(
             handler=handler,
             checker=checker,
             system_prompt=BFCL_SYSTEM_PROMPT if system_prompt is None else system_prompt,
             max_steps_per_turn=max_steps_per_turn,
             backend_package=backend_package,
-            turn_rewards=reward != "bfcl",
+            turn_rewards=pays_per_turn(self.reward_fn),
         )
-        self.reward_fn = get_reward_fn(reward, reward_weights)
         self.renderer = get_renderer(renderer)
         self.order = order
         self.render_mode = render_mode

@@ -90,21 +90,28 @@ def test_truncate_left_keeps_the_end():
     assert truncate_left([1, 2], 4) == [1, 2]
 
 
-def test_answer_text_and_flawed_answers():
-    from algos.flawed_answers import FLAWS, flawed_answer, value_pools
+def test_answer_text_and_the_teachers_demonstrations():
+    from collections import Counter
+
+    from algos.teacher import Teacher, teacher_answer, value_pools
     from algos.warmup import answer_text
 
-    truth = [{"get_weather": {"city": ["Paris"], "unit": ["celsius", ""]}}]
-    assert answer_text(truth) == "[get_weather(city='Paris', unit='celsius')]"
+    truth = [{"get_weather": {"city": ["Paris"], "unit": ["fahrenheit", ""]}}]
+    assert answer_text(truth) == "[get_weather(city='Paris', unit='fahrenheit')]"
     assert answer_text([{"f": {"a": ["", 1], "b": [2]}}]) == "[f(b=2)]"
-    pools = value_pools([truth, [{"add": {"a": [1], "b": [2]}}], [{"get_weather": {"city": ["Rome"], "unit": ["fahrenheit"]}}]])
+    pools = value_pools([truth, [{"add": {"a": [1], "b": [2]}}], [{"get_weather": {"city": ["Rome"], "unit": ["celsius"]}}]])
     rng = random.Random(0)
-    seen = {flawed_answer(truth, pools, rng) for _ in range(200)}
-    assert "[get_weather(city='Paris', unit='celsius')]" not in seen
-    assert "Sure! [get_weather(city='Paris', unit='celsius')]" in seen
+    seen = Counter(teacher_answer(truth, pools, rng, Teacher(habit_rate=0.6, slip_rate=0.3)) for _ in range(2000))
+    right, habit = "[get_weather(city='Paris', unit='fahrenheit')]", "[get_weather(city='Paris', unit='celsius')]"
+    # The habit (every weather question read as celsius) is the teacher's most frequent answer,
+    # the right answer is also common, and slips are spread over the rest.
+    assert seen.most_common(1)[0][0] == habit
+    assert 0.2 < seen[right] / 2000 < 0.4
     assert any("Rome" in s for s in seen) and any(s.startswith("[add(") for s in seen)
-    assert "[get_weather(unit='celsius')]" in seen
-    assert len(FLAWS) == 4
+    assert any(s in seen for s in ("[get_weather(unit='fahrenheit')]", "[get_weather(city='Paris')]"))
+    parallel = [{"add": {"a": [1], "b": [2]}}, {"add": {"a": [3], "b": [4]}}]
+    answers = Counter(teacher_answer(parallel, pools, rng, Teacher(habit_rate=0.6, slip_rate=0.0)) for _ in range(1000))
+    assert answers["[add(a=1, b=2)]"] > answers["[add(a=1, b=2), add(a=3, b=4)]"] > 300
 
 
 def test_explained_variance_from_sums():

@@ -105,12 +105,13 @@ def test_resume_continues_exactly(tiny_model, tmp_path):
     # The logs continue: same metrics, TensorBoard steps go on from the checkpoint.
     straight_metrics = read_metrics(straight.run_dir)
     resumed_metrics = read_metrics(run_dir)
-    assert [m["iteration"] for m in resumed_metrics] == [1, 2, 3]
-    for a, b in zip(straight_metrics, resumed_metrics):
+    assert [m["iteration"] for m in resumed_metrics] == [0, 1, 2, 3]  # 0: the held-out start
+    assert straight_metrics[0] == resumed_metrics[0]
+    for a, b in zip(straight_metrics[1:], resumed_metrics[1:]):
         assert a["rollout/reward"] == b["rollout/reward"]
         assert a["train/value_loss"] == b["train/value_loss"]
     assert tensorboard_steps(run_dir, "rollout/reward") == [THREADS, 2 * THREADS, 3 * THREADS]
-    assert tensorboard_steps(run_dir, "eval/reward") == [2 * THREADS, 3 * THREADS]
+    assert tensorboard_steps(run_dir, "heldout_greedy/accuracy") == [0, 2 * THREADS, 3 * THREADS]
     assert (run_dir / "checkpoints" / "iter_000003").is_dir()
 
 

@@ -49,7 +49,7 @@ def test_tool_results_enter_the_next_observation(base_env):
     assert info["results"] == ['{"current_directory_content": ["document", "archive"]}']
     assert info["messages"][-1] == {"role": "tool", "name": "ls(a=True)", "content": info["results"][0]}
     assert info["results"][0] in obs and obs.endswith("<|im_start|>assistant\n")
-    assert info["facets"]["decodable"] == 1.0 and info["facets"]["executed"] == 1.0
+    assert info["facets"]["decodable"] == 1.0 and info["facets"]["step_executed"] == 1.0
 
 
 def test_prose_ends_the_turn_and_brings_the_next_question(base_env, bfcl_dir):

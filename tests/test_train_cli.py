@@ -70,13 +70,31 @@ def test_cli_trains_and_writes_the_results_layout(tiny_model, tmp_path):
     assert args["experiment_name"] == "cli" and args["world_size"] == 1
     assert list((run_dir / "logs").glob("events.out.tfevents.*"))
     metrics = read_metrics(run_dir)
-    assert [m["iteration"] for m in metrics] == [1, 2]
-    for key in ("rollout/reward", "rollout/verdict_rate", "train/policy_loss", "train/value_loss", "train/kl_ref",
+    assert [m["iteration"] for m in metrics] == [0, 1, 2]
+    # Iteration 0 is the start: the held-out figures before any update, and a checkpoint.
+    headline = ("heldout_greedy/accuracy", "heldout_greedy/reward", "heldout_sampled/accuracy",
+                "heldout_sampled/reward")
+    assert all(key in metrics[0] for key in headline) and metrics[0]["samples"] == 0
+    for key in ("rollout/reward", "rollout/accuracy", "train/policy_loss", "train/value_loss", "train/kl_ref",
                 "train/entropy", "train/clip_fraction", "train/explained_variance", "perf/samples_per_second",
-                "perf/generated_tokens_per_second", "perf/memory_mb", "eval/reward", "eval/verdict_rate"):
+                "perf/generated_tokens_per_second", "perf/memory_mb", *headline):
         assert key in metrics[-1], key
     assert any(k.startswith("rollout/facet_") for k in metrics[-1])
-    assert sorted(p.name for p in (run_dir / "checkpoints").iterdir()) == ["iter_000001", "iter_000002"]
+    assert sorted(p.name for p in (run_dir / "checkpoints").iterdir()) == ["iter_000000", "iter_000001", "iter_000002"]
+    assert "held-out accuracy (greedy) start -> end" in result.stdout
+    assert "held-out accuracy (sampled) start -> end" in result.stdout
+    resolved = args["resolved"]
+    assert resolved["base_model"] == str(tiny_model.resolve()) and resolved["system_prompt"] == TINY_SYSTEM_PROMPT
+    assert resolved["eval_indices"] == [0, 1, 2]
+
+    # An independent client measures the run: the saved base through transformers' Auto
+    # classes, the actor through PeftModel.from_pretrained, plain generate, env verdicts.
+    client = run(sys.executable, str(ROOT / "bench" / "heldout.py"), str(run_dir), "--samples", "1",
+                 "--out", str(tmp_path / "heldout.json"))
+    assert client.returncode == 0, client.stderr[-3000:]
+    report = json.loads((tmp_path / "heldout.json").read_text())
+    assert [r["checkpoint"] for r in report["reports"]] == ["iter_000000", "iter_000002"]
+    assert all(0.0 <= r["greedy_accuracy"] <= 1.0 and r["tasks"] == 3 for r in report["reports"])
     # a second run of the same setup gets the next number
     result = run(sys.executable, str(SCRIPT), *tiny_flags(tiny_model, tmp_path), "--experiment_name", "cli",
                  "--num_env_steps", "2", "--eval_interval", "0")
@@ -114,7 +132,7 @@ def test_two_cpu_processes_train_data_parallel(tiny_model, tmp_path):
     assert json.loads((run_dir / "args.json").read_text())["world_size"] == 2
     metrics = read_metrics(run_dir)
     # 8 actions over 2 processes x 2 envs: two iterations of 4 actions each
-    assert [m["samples"] for m in metrics] == [4, 8]
+    assert [m["samples"] for m in metrics] == [0, 4, 8]  # 0: the held-out start
     checkpoint = run_dir / "checkpoints" / "iter_000002"
     assert (checkpoint / "rng_rank0.pt").exists() and (checkpoint / "rng_rank1.pt").exists()
     assert not list(run_dir.parent.glob("run2"))  # one run folder for both processes

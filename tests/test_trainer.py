@@ -103,7 +103,7 @@ def test_multi_turn_episodes_bootstrap_across_actions(tiny_model, tmp_path, bfcl
     assert any(len(e.action_indices) > 1 for e in rollout.episodes)
     assert all(len(a.context) <= 152 for a in rollout.actions)
     buffer = score_rollout(runner.policy, rollout, chunk_size=4)
-    compute_advantages(buffer, rollout, [0.0, 0.0], "TPPO", 0.9, 1.0)
+    compute_advantages(buffer, rollout, [0.0, 0.0], "bad", 0.9, 1.0)
     for episode in rollout.episodes:
         rows = episode.action_indices
         # lam = 1: every token's target is r_t + gamma * (target of the next action)

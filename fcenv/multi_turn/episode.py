@@ -50,8 +50,8 @@ class MultiTurnEpisode:
             valid=not any(map(is_error_result, results)),
             facets={
                 "decodable": 1.0,
-                "executed": sum(not is_error_result(r) for r in results) / len(results),
-                "matches_ground_truth": self._matched_share(calls),
+                "step_executed": sum(not is_error_result(r) for r in results) / len(results),
+                "step_in_ground_truth": self._matched_share(calls),
             },
         )
         info = {"turn": self.trajectory.turn, "results": results}

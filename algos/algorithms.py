@@ -1,0 +1,57 @@
+"""An algorithm is three choices: the advantage estimator, the level of the policy ratio, and
+whether a critic is trained. Named algorithms are presets of these choices.
+
+- ``estimator``: a name in ``algos.estimators`` (``bad``, ``action_gae``, ...).
+- ``ratio``: ``token`` (one clipped ratio per token, the token's own advantage), ``action``
+  (the product of an action's token ratios, one advantage per action) or ``turn`` (the
+  product over every action of a multi-turn episode's turn, one advantage per turn).
+- ``critic``: train the critic adapter and value head. Estimators that bootstrap from values
+  need it; critic-free estimators do without (no critic adapter or value head at all).
+
+TPPO and APPO are the presets; adding an algorithm is an estimator function plus a line here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from algos.estimators import get_estimator
+
+RATIO_LEVELS = ("token", "action", "turn")
+
+
+@dataclass(frozen=True)
+class Algorithm:
+    estimator: str
+    ratio: str
+    critic: bool
+
+
+PRESETS: dict[str, Algorithm] = {
+    # Token-level PPO with Bellman backup over action decomposition (POAD's BAD).
+    "TPPO": Algorithm(estimator="bad", ratio="token", critic=True),
+    # Action-level PPO: GAE over actions, one ratio and one advantage per action.
+    "APPO": Algorithm(estimator="action_gae", ratio="action", critic=True),
+}
+
+
+def resolve(preset: str, estimator: str = "", ratio: str = "", critic: str = "auto") -> Algorithm:
+    """The preset with the given choices changed; raises ``ValueError`` naming the bad choice.
+
+    Empty ``estimator``/``ratio`` and ``critic="auto"`` keep the preset's choice.
+    """
+    if preset not in PRESETS:
+        raise ValueError(f"unknown algorithm {preset!r}; the presets are {sorted(PRESETS)}")
+    base = PRESETS[preset]
+    chosen_estimator = estimator or base.estimator
+    needs_critic = get_estimator(chosen_estimator).needs_critic
+    chosen_ratio = ratio or base.ratio
+    if chosen_ratio not in RATIO_LEVELS:
+        raise ValueError(f"unknown ratio level {chosen_ratio!r}; use one of {RATIO_LEVELS}")
+    if critic not in ("auto", "on", "off"):
+        raise ValueError(f"critic must be 'auto', 'on' or 'off', not {critic!r}")
+    if critic == "off" and needs_critic:
+        raise ValueError(f"the {chosen_estimator!r} estimator bootstraps from the critic's values; it cannot run "
+                         f"with the critic off")
+    with_critic = critic == "on" or (critic == "auto" and needs_critic)
+    return Algorithm(estimator=chosen_estimator, ratio=chosen_ratio, critic=with_critic)

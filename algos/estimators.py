@@ -1,0 +1,98 @@
+"""Advantage estimators: from a scored rollout to advantages and value targets.
+
+An estimator is one function registered by name. It gets the buffer (rewards, the critic's
+token values when there is a critic, the mask of real action tokens, and each row's episode,
+turn and task) and the bootstrap value of each episode, and returns:
+
+- ``advantages`` (N, K): every real action token's advantage (an action-level estimator
+  writes the action's advantage on each of its tokens);
+- ``returns`` (N, K) and ``value_mask`` (N, K): the critic's targets and which entries have one
+  (all zeros for an estimator that needs no critic).
+
+Built in: ``bad`` (TPPO: Bellman backup with action decomposition, per token) and
+``action_gae`` (APPO: GAE over actions, one value per action). A new estimator is a function
+here plus a preset in ``algos.algorithms``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from algos.advantages import action_gae, bad_advantages
+
+
+@dataclass(frozen=True)
+class Estimate:
+    advantages: torch.Tensor
+    returns: torch.Tensor
+    value_mask: torch.Tensor
+
+
+# (buffer, episodes, last_values, gamma, lam) -> Estimate; ``episodes`` are lists of buffer rows.
+EstimatorFn = Callable[..., Estimate]
+
+
+@dataclass(frozen=True)
+class Estimator:
+    fn: EstimatorFn
+    needs_critic: bool
+
+
+ESTIMATORS: dict[str, Estimator] = {}
+
+
+def register_estimator(name: str, needs_critic: bool) -> Callable[[EstimatorFn], EstimatorFn]:
+    def decorator(fn: EstimatorFn) -> EstimatorFn:
+        ESTIMATORS[name] = Estimator(fn, needs_critic)
+        return fn
+
+    return decorator
+
+
+def get_estimator(name: str) -> Estimator:
+    try:
+        return ESTIMATORS[name]
+    except KeyError:
+        raise ValueError(f"unknown advantage estimator {name!r}; known: {sorted(ESTIMATORS)}") from None
+
+
+def _zeros(buffer) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    return torch.zeros_like(buffer.action_mask), torch.zeros_like(buffer.action_mask), torch.zeros_like(buffer.action_mask)
+
+
+@register_estimator("bad", needs_critic=True)
+def bad(buffer, episodes: Sequence[list[int]], last_values: Sequence[float], gamma: float, lam: float) -> Estimate:
+    """Per token: inside an action a token's target is the next token's value (no reward, no
+    discount); the action's last token sees the reward and the discounted next action."""
+    advantages, returns, value_mask = _zeros(buffer)
+    lengths = buffer.action_mask.sum(1).long().tolist()
+    values = buffer.values.double().numpy()
+    rewards = buffer.rewards.double().numpy()
+    for rows, last_value in zip(episodes, last_values):
+        token_values = [values[i, :lengths[i]] for i in rows]
+        adv, ret = bad_advantages(token_values, rewards[rows], last_value, gamma, lam)
+        for i, a, r in zip(rows, adv, ret):
+            advantages[i, :lengths[i]] = torch.from_numpy(np.asarray(a, dtype=np.float32))
+            returns[i, :lengths[i]] = torch.from_numpy(np.asarray(r, dtype=np.float32))
+            value_mask[i, :lengths[i]] = 1.0
+    return Estimate(advantages, returns, value_mask)
+
+
+@register_estimator("action_gae", needs_critic=True)
+def action_level_gae(buffer, episodes: Sequence[list[int]], last_values: Sequence[float], gamma: float,
+                     lam: float) -> Estimate:
+    """GAE over the actions of an episode, the value of each action's observation (column 0)."""
+    advantages, returns, value_mask = _zeros(buffer)
+    values = buffer.values.double().numpy()
+    rewards = buffer.rewards.double().numpy()
+    for rows, last_value in zip(episodes, last_values):
+        adv, ret = action_gae(values[rows, 0], rewards[rows], last_value, gamma, lam)
+        for i, a, r in zip(rows, adv, ret):
+            advantages[i] = float(a) * buffer.action_mask[i]
+            returns[i, 0] = float(r)
+            value_mask[i, 0] = 1.0
+    return Estimate(advantages, returns, value_mask)
