@@ -31,6 +31,7 @@ class Buffer:
     episode: torch.Tensor  # (N,) index of the row's episode in the rollout
     turn: torch.Tensor  # (N,) the row's turn within its episode (0 for single-turn)
     task: torch.Tensor  # (N,) dataset index of the row's task
+    group: torch.Tensor  # (N,) the row's group: episodes of one task played together (--group_size)
     advantages: torch.Tensor | None = None  # (N, K)
     returns: torch.Tensor | None = None  # (N, K)
     value_mask: torch.Tensor | None = None  # (N, K) entries that have a value target
@@ -52,7 +53,8 @@ def _chunks(count: int, size: int) -> list[range]:
 
 
 @torch.no_grad()
-def score_rollout(policy: Policy, rollout: Rollout, chunk_size: int, with_reference: bool = True) -> Buffer:
+def score_rollout(policy: Policy, rollout: Rollout, chunk_size: int, with_reference: bool = True,
+                  group_size: int = 1) -> Buffer:
     """Old log-probs, reference log-probs (zeros when not needed) and token values (zeros
     without a critic) of every action, in chunks."""
     contexts = [a.context for a in rollout.actions]
@@ -79,9 +81,10 @@ def score_rollout(policy: Policy, rollout: Rollout, chunk_size: int, with_refere
         episode[record.action_indices] = index
         task[record.action_indices] = record.task_index
     turn = torch.tensor([a.turn for a in rollout.actions], dtype=torch.long)
+    group = torch.tensor([a.thread // group_size for a in rollout.actions], dtype=torch.long)
     return Buffer(contexts=contexts, actions=actions, action_mask=mask, old_logprobs=old * mask,
                   ref_logprobs=ref * mask, values=values * mask, rewards=rewards, episode=episode, turn=turn,
-                  task=task)
+                  task=task, group=group)
 
 
 @torch.no_grad()

@@ -26,10 +26,12 @@ class TrainConfig:
     # --- run ---------------------------------------------------------------------------
     seed: int = _flag(1, "seed of everything random in the run")
     env_name: str = _flag("fcenv/FunctionCalling-v0", "Gymnasium id of the environment")
-    algorithm_name: str = _flag("TPPO", "a preset: TPPO (token-level PPO with BAD) or APPO (action-level "
-                                        "PPO with GAE); the three flags below change its choices",
-                                choices=["TPPO", "APPO"])
-    advantage_estimator: str = _flag("", "advantage estimator (default: the preset's): bad or action_gae")
+    algorithm_name: str = _flag("TPPO", "a preset: TPPO (token-level PPO with BAD), APPO (action-level "
+                                        "PPO with GAE), GRPO or RLOO (critic-free, group-relative; set "
+                                        "--group_size); the three flags below change its choices",
+                                choices=["TPPO", "APPO", "GRPO", "RLOO"])
+    advantage_estimator: str = _flag("", "advantage estimator (default: the preset's): bad, action_gae, grpo "
+                                         "or rloo")
     ratio_level: str = _flag("", "level of the PPO ratio (default: the preset's): token, action or turn")
     critic: str = _flag("auto", "train a critic: auto (when the estimator needs one), on or off",
                         choices=["auto", "on", "off"])
@@ -61,7 +63,9 @@ class TrainConfig:
     # --- rollout -----------------------------------------------------------------------
     n_rollout_threads: int = _flag(32, "environments stepped in parallel (per process)")
     episode_length: int = _flag(1, "actions per environment per iteration (episodes always finish)")
-    num_env_steps: int = _flag(4800, "total actions over the run (all processes); sets the iterations")
+    group_size: int = _flag(1, "episodes of the same task per group, played side by side (GRPO and RLOO "
+                               "need 2 or more; --n_rollout_threads must be a multiple)")
+    num_env_steps: int = _flag(6400, "total actions over the run (all processes); sets the iterations")
     # --- PPO ---------------------------------------------------------------------------
     lr: float = _flag(1e-3, "actor (LoRA) learning rate")
     critic_lr: float = _flag(2e-3, "critic (LoRA and value head) learning rate")
@@ -86,7 +90,7 @@ class TrainConfig:
     # --- logging, evaluation, checkpoints ---------------------------------------------
     log_interval: int = _flag(1, "iterations between TensorBoard writes")
     eval_interval: int = _flag(25, "iterations between evaluations on the held-out split (0: never)")
-    eval_episodes: int = _flag(64, "held-out tasks per evaluation (0: all)")
+    eval_episodes: int = _flag(0, "held-out tasks per evaluation (0: all)")
     save_interval: int = _flag(50, "iterations between checkpoints (the last one is always saved)")
     progress: bool = _flag(True, "show a progress bar")
     torch_threads: int = _flag(1, "CPU threads for torch (0: torch's default). One thread is the fastest "
@@ -126,10 +130,23 @@ def validate(config: TrainConfig) -> list[str]:
     from algos.algorithms import resolve
 
     problems = []
+    from algos.estimators import get_estimator
+
     try:
-        resolve(config.algorithm_name, config.advantage_estimator, config.ratio_level, config.critic)
+        algorithm = resolve(config.algorithm_name, config.advantage_estimator, config.ratio_level, config.critic)
     except ValueError as exc:
         problems.append(f"--algorithm_name/--advantage_estimator/--ratio_level/--critic: {exc}")
+    else:
+        if get_estimator(algorithm.estimator).needs_groups and config.group_size < 2:
+            problems.append(f"--group_size must be 2 or more for the {algorithm.estimator!r} estimator "
+                            f"(it compares episodes of the same task)")
+    if config.group_size < 1:
+        problems.append("--group_size must be positive")
+    elif config.group_size > 1:
+        if config.n_rollout_threads % config.group_size:
+            problems.append("--n_rollout_threads must be a multiple of --group_size")
+        if config.episode_length != 1:
+            problems.append("--group_size above 1 plays one episode per environment: --episode_length must be 1")
     positive = ["n_rollout_threads", "episode_length", "num_env_steps", "ppo_epoch", "num_mini_batch",
                 "gradient_cp_steps", "max_new_tokens", "context_window", "log_interval", "save_interval"]
     problems += [f"--{name} must be positive" for name in positive if getattr(config, name) <= 0]

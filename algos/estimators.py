@@ -9,9 +9,12 @@ turn and task) and the bootstrap value of each episode, and returns:
 - ``returns`` (N, K) and ``value_mask`` (N, K): the critic's targets and which entries have one
   (all zeros for an estimator that needs no critic).
 
-Built in: ``bad`` (TPPO: Bellman backup with action decomposition, per token) and
-``action_gae`` (APPO: GAE over actions, one value per action). A new estimator is a function
-here plus a preset in ``algos.algorithms``.
+Built in: ``bad`` (TPPO: Bellman backup with action decomposition, per token),
+``action_gae`` (APPO: GAE over actions, one value per action), and the critic-free group
+estimators ``grpo`` (the episode's return against its group's mean, over the group's standard
+deviation) and ``rloo`` (against the mean of the rest of its group), which need several
+episodes of the same task per group (``--group_size``). A new estimator is a function here
+plus a preset in ``algos.algorithms``.
 """
 
 from __future__ import annotations
@@ -40,14 +43,17 @@ EstimatorFn = Callable[..., Estimate]
 class Estimator:
     fn: EstimatorFn
     needs_critic: bool
+    needs_groups: bool = False  # several episodes of one task per group
+    whiten: bool = True  # normalise the advantages over the whole batch before the update
 
 
 ESTIMATORS: dict[str, Estimator] = {}
 
 
-def register_estimator(name: str, needs_critic: bool) -> Callable[[EstimatorFn], EstimatorFn]:
+def register_estimator(name: str, needs_critic: bool, needs_groups: bool = False,
+                       whiten: bool = True) -> Callable[[EstimatorFn], EstimatorFn]:
     def decorator(fn: EstimatorFn) -> EstimatorFn:
-        ESTIMATORS[name] = Estimator(fn, needs_critic)
+        ESTIMATORS[name] = Estimator(fn, needs_critic, needs_groups, whiten)
         return fn
 
     return decorator
@@ -96,3 +102,49 @@ def action_level_gae(buffer, episodes: Sequence[list[int]], last_values: Sequenc
             returns[i, 0] = float(r)
             value_mask[i, 0] = 1.0
     return Estimate(advantages, returns, value_mask)
+
+
+def _episode_returns(buffer, episodes: Sequence[list[int]]) -> np.ndarray:
+    rewards = buffer.rewards.double().numpy()
+    return np.array([rewards[rows].sum() for rows in episodes])
+
+
+def _broadcast(buffer, episodes: Sequence[list[int]], per_episode: np.ndarray) -> Estimate:
+    """Every token of every action of an episode gets the episode's advantage; no value targets."""
+    advantages, returns, value_mask = _zeros(buffer)
+    for rows, value in zip(episodes, per_episode):
+        advantages[rows] = float(value) * buffer.action_mask[rows]
+    return Estimate(advantages, returns, value_mask)
+
+
+def _groups(buffer, episodes: Sequence[list[int]]) -> dict[int, list[int]]:
+    members: dict[int, list[int]] = {}
+    for index, rows in enumerate(episodes):
+        members.setdefault(int(buffer.group[rows[0]]), []).append(index)
+    return members
+
+
+@register_estimator("grpo", needs_critic=False, needs_groups=True, whiten=False)
+def group_normalised(buffer, episodes: Sequence[list[int]], last_values: Sequence[float], gamma: float,
+                     lam: float, eps: float = 1e-4) -> Estimate:
+    """GRPO: (return - group mean) / (group standard deviation + eps); a group whose
+    episodes all earned the same gets 0 (it says nothing about which behaviour is better)."""
+    returns = _episode_returns(buffer, episodes)
+    advantages = np.zeros_like(returns)
+    for members in _groups(buffer, episodes).values():
+        group = returns[members]
+        advantages[members] = (group - group.mean()) / (group.std() + eps)
+    return _broadcast(buffer, episodes, advantages)
+
+
+@register_estimator("rloo", needs_critic=False, needs_groups=True, whiten=False)
+def leave_one_out(buffer, episodes: Sequence[list[int]], last_values: Sequence[float], gamma: float,
+                  lam: float) -> Estimate:
+    """RLOO: the return against the mean return of the other episodes of its group."""
+    returns = _episode_returns(buffer, episodes)
+    advantages = np.zeros_like(returns)
+    for members in _groups(buffer, episodes).values():
+        group = returns[members]
+        if len(group) > 1:
+            advantages[members] = (group - (group.sum() - group) / (len(group) - 1))
+    return _broadcast(buffer, episodes, advantages)

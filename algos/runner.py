@@ -23,6 +23,7 @@ import fcenv  # noqa: F401  (registers the environment id)
 from algos import checkpoint as ckpt
 from algos.algorithms import resolve
 from algos.buffer import bootstrap_values, compute_advantages, score_rollout
+from algos.estimators import get_estimator
 from algos.config import TrainConfig, to_dict
 from algos.loading import is_embedded, load_model
 from algos.policy import LoraSettings, Policy
@@ -72,14 +73,15 @@ class Runner:
         self.is_main = self.accelerator.is_main_process
         self.log = log if self.is_main else (lambda message: None)
         device = self.accelerator.device
-        if config.torch_threads > 0:
-            torch.set_num_threads(config.torch_threads)
 
         # The same seed on every process: identical adapters and value head at the start.
         set_seed(config.seed)
         with self.accelerator.main_process_first():
+            # Before the thread setting: the one-time build of the tiny model uses every core.
             self.loaded = load_model(config.model_name_or_path, device, cache_dir=config.cache_dir,
                                      system_prompt=config.system_prompt)
+        if config.torch_threads > 0:
+            torch.set_num_threads(config.torch_threads)
         lora = LoraSettings(r=config.lora_r, alpha=config.lora_alpha, target_modules=list(config.lora_target_modules))
         self.algorithm = resolve(config.algorithm_name, config.advantage_estimator, config.ratio_level, config.critic)
         self.policy = Policy(self.loaded.base, pad_id=self.loaded.pad_id, stop_ids=self.loaded.stop_ids,
@@ -95,7 +97,8 @@ class Runner:
             gradient_cp_steps=config.gradient_cp_steps, clip_param=config.clip_param, value_clip=config.value_clip,
             entropy_coef=config.entropy_coef, kl_coef=config.kl_coef, value_loss_coef=config.value_loss_coef,
             huber_delta=config.huber_delta if config.use_huber_loss else None,
-            max_grad_norm=config.max_grad_norm, target_kl=config.target_kl)
+            max_grad_norm=config.max_grad_norm, target_kl=config.target_kl,
+            whiten=get_estimator(self.algorithm.estimator).whiten)
         self.trainer = PPOTrainer(self.policy, settings, self.actor_optimizer, self.critic_optimizer,
                                   reduce_mean=self._reduce_mean)
         # Per-process randomness of the run: task draws and minibatch order, and sampling.
@@ -230,7 +233,7 @@ class Runner:
 
         c = self.config
         total = self.total_iterations
-        if self.iteration == 0:
+        if self.iteration == 0 and not c.resume:  # a resumed run already holds its start
             self._record_start()
         bar = tqdm(total=total, initial=self.iteration, disable=not (self.is_main and c.progress),
                    desc=f"{c.algorithm_name}", unit="it", dynamic_ncols=True)
@@ -268,17 +271,33 @@ class Runner:
             self.log(f"held-out accuracy ({mode}) start -> end: {start[key]:.3f} -> {end[key]:.3f} "
                      f"({end[key] - start[key]:+.3f}, {len(self.eval_indices)} tasks)")
 
-    def _next_task(self, thread: int) -> int:
+    def _draw_task(self) -> int:
         return int(self.train_indices[int(self.rng.integers(len(self.train_indices)))])
+
+    def _task_source(self) -> Callable[[int], int]:
+        """Each thread's next task: a fresh draw, or with groups, its group's task (drawn once
+        per iteration, groups in thread order)."""
+        size = self.config.group_size
+        if size == 1:
+            return lambda thread: self._draw_task()
+        drawn: dict[int, int] = {}
+
+        def group_task(thread: int) -> int:
+            group = thread // size
+            if group not in drawn:
+                drawn[group] = self._draw_task()
+            return drawn[group]
+
+        return group_task
 
     def train_iteration(self) -> dict[str, float]:
         c = self.config
         started = time.perf_counter()
-        rollout = play(self.envs, self.policy, self.codec, self._next_task, max_new_tokens=c.max_new_tokens,
+        rollout = play(self.envs, self.policy, self.codec, self._task_source(), max_new_tokens=c.max_new_tokens,
                        actions_per_env=c.episode_length, generator=self.sampling)
         chunk = max(1, math.ceil(len(rollout.actions) / (c.num_mini_batch * c.gradient_cp_steps)))
         scoring_started = time.perf_counter()
-        buffer = score_rollout(self.policy, rollout, chunk, with_reference=c.kl_coef != 0)
+        buffer = score_rollout(self.policy, rollout, chunk, with_reference=c.kl_coef != 0, group_size=c.group_size)
         last_values = bootstrap_values(self.policy, rollout, chunk)
         compute_advantages(buffer, rollout, last_values, self.algorithm.estimator, c.gamma, c.gae_lambda)
         update_started = time.perf_counter()

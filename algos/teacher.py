@@ -3,12 +3,18 @@
 Real supervised data is imperfect, and that is what RL is for. The tiny model is pretrained on
 several demonstrations per training prompt, written by a teacher with two kinds of flaws:
 
-- **habits**, tied to what is asked, that the teacher shows more often than not: it opens with
-  prose for the chat-like functions ("Sure! [...]", which BFCL cannot decode), answers only the
-  first request of a parallel question, reads every weather question as celsius, and swaps the
-  two currencies of a conversion. A model trained on this data makes these mistakes greedily;
-- **slips**, spread at random over every answer: a wrong value, a missing argument or the
-  wrong function.
+- a **habit**, tied to how the request is phrased, that the teacher shows more often than
+  not: it answers a question ("What is ...?") chattily, opening with prose ("Sure! [...]",
+  which BFCL cannot decode), while it answers a command ("Add 2 and 3.") with the bare calls.
+  A model trained on this data opens its answers to questions with prose when decoding
+  greedily;
+- **slips**, spread at random over every answer: a missing argument or the wrong function.
+
+Neither leaves a skill half-taught: the calls after the prose are right as often as any, and
+a slip drops or swaps a whole piece. So the reward has behaviours to change, not skills to
+build. Flaws that decouple the answer from the request (a random value instead of the one
+asked for, always one unit, swapped arguments) were tried and unteach reading the request,
+which a short RL run on a model this small cannot teach again.
 
 Outside its habits the teacher is right more often than not, so the pretrained model has every
 skill (the format, which function, copying values), and the reward only has to move
@@ -26,15 +32,14 @@ from typing import Any
 
 from algos.warmup import call_list_text
 
-SLIPS = ("wrong_value", "missing_argument", "wrong_function")
-CHATTY_FUNCTIONS = ("translate_text", "send_message")
+SLIPS = ("missing_argument", "wrong_function")
 PROSE = "Sure! "
 
 
 @dataclass(frozen=True)
 class Teacher:
-    habit_rate: float = 0.6  # how often a habit shows where it applies
-    slip_rate: float = 0.3  # how often an answer has one random slip
+    habit_rate: float  # how often the habit shows on a question
+    slip_rate: float  # how often an answer has one random slip
 
 
 def value_pools(ground_truths: Iterable[list[dict[str, dict[str, list[Any]]]]]) -> dict[str, list[Any]]:
@@ -58,42 +63,12 @@ def _first_choices(ground_truth) -> list[tuple[str, dict[str, Any]]]:
     return calls
 
 
-def _habit(calls: list[tuple[str, dict[str, Any]]]) -> str | None:
-    """The habit that applies to an answer, if any (at most one does)."""
-    name = calls[0][0]
-    if len(calls) > 1:
-        return "first_request_only"
-    if name in CHATTY_FUNCTIONS:
-        return "prose"
-    if name == "get_weather" and calls[0][1].get("unit") != "celsius":
-        return "celsius"
-    if name == "convert_currency":
-        return "swapped_currencies"
-    return None
-
-
-def _with_habit(habit: str, calls: list[tuple[str, dict[str, Any]]]) -> tuple[list, str]:
-    name, args = calls[0]
-    if habit == "first_request_only":
-        return calls[:1], ""
-    if habit == "celsius":
-        return [(name, {**args, "unit": "celsius"})], ""
-    if habit == "swapped_currencies":
-        return [(name, {**args, "source": args.get("target"), "target": args.get("source")})], ""
-    return calls, PROSE
-
-
 def _with_slip(calls: list[tuple[str, dict[str, Any]]], pools: dict[str, list[Any]], rng: random.Random) -> list:
     calls = list(calls)
     slip = rng.choice(SLIPS)
     index = rng.randrange(len(calls))
     name, args = calls[index]
-    if slip == "wrong_value" and args:
-        key = rng.choice(sorted(args))
-        others = [v for v in pools.get(key, []) if v != args[key]]
-        if others:
-            calls[index] = (name, {**args, key: rng.choice(others)})
-    elif slip == "missing_argument" and args:
+    if slip == "missing_argument" and args:
         dropped = rng.choice(sorted(args))
         calls[index] = (name, {k: v for k, v in args.items() if k != dropped})
     elif slip == "wrong_function":
@@ -103,14 +78,11 @@ def _with_slip(calls: list[tuple[str, dict[str, Any]]], pools: dict[str, list[An
     return calls
 
 
-def teacher_answer(ground_truth, pools: dict[str, list[Any]], rng: random.Random,
-                   teacher: Teacher = Teacher()) -> str:
-    """One demonstration of the imperfect teacher for a task's ground truth."""
+def teacher_answer(question: str, ground_truth, pools: dict[str, list[Any]], rng: random.Random,
+                   teacher: Teacher) -> str:
+    """One demonstration of the imperfect teacher for a request and its ground truth."""
     calls = _first_choices(ground_truth)
-    prefix = ""
-    habit = _habit(calls)
-    if habit is not None and rng.random() < teacher.habit_rate:
-        calls, prefix = _with_habit(habit, calls)
+    chatty = "?" in question and rng.random() < teacher.habit_rate
     if rng.random() < teacher.slip_rate:
         calls = _with_slip(calls, pools, rng)
-    return prefix + call_list_text(calls)
+    return (PROSE if chatty else "") + call_list_text(calls)

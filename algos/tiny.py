@@ -28,7 +28,8 @@ TINY_TRAIN = TINY_DATA_DIR / "tiny_train.json"
 TINY_EVAL = TINY_DATA_DIR / "tiny_eval.json"
 DEFAULT_CACHE_DIR = REPO_ROOT / ".cache" / "fcenv"
 TINY_MODEL_NAME = "tiny-llama"
-BUILD_VERSION = 4
+BUILD_VERSION = 5
+BUILD_THREADS = 2
 # Llama, not Qwen2: transformers 5's AutoTokenizer replaces the pipeline of a "qwen2" checkpoint
 # with Qwen2's own (its pre-tokenizer regex), which silently tokenizes our texts differently;
 # for "llama" it loads the saved tokenizer.json as it is, so the saved model loads the
@@ -59,11 +60,11 @@ class TinySpec:
     num_heads: int = 4
     num_kv_heads: int = 2
     max_positions: int = 1024
-    pretrain_steps: int = 1000
+    pretrain_steps: int = 1600
     pretrain_batch: int = 32
     pretrain_lr: float = 3e-3
     demonstrations: int = 4  # the imperfect teacher's answers per training prompt (algos/teacher.py)
-    habit_rate: float = 0.6
+    habit_rate: float = 0.8
     slip_rate: float = 0.3
     seed: int = 1234
 
@@ -138,8 +139,12 @@ def chat_renderer(tokenizer) -> Callable[[list[dict]], str]:
 
 
 def cache_key(corpus: list[str], spec: TinySpec) -> str:
+    from algos import teacher
+
     digest = hashlib.sha256()
+    # The teacher's code decides the pretraining data, so it is part of the key too.
     payload = {"version": BUILD_VERSION, "spec": asdict(spec), "prompt": TINY_SYSTEM_PROMPT,
+               "teacher": Path(teacher.__file__).read_text(),
                "template": CHAT_TEMPLATE, "pre_tokenizer": PRE_TOKENIZER_PATTERN, "torch": torch.__version__.split("+")[0]}
     digest.update(json.dumps(payload, sort_keys=True).encode())
     for text in corpus:
@@ -189,8 +194,13 @@ def _pretrained_model(tokenizer, spec: TinySpec, dataset_path: Path, log: Callab
     draws = random.Random(spec.seed)
 
     def answers(task) -> list[str]:
-        return [teacher_answer(task.ground_truth, pools, draws, teacher) for _ in range(spec.demonstrations)]
+        question = " ".join(m["content"] for m in task.question[0] if m["role"] == "user")
+        return [teacher_answer(question, task.ground_truth, pools, draws, teacher) for _ in range(spec.demonstrations)]
 
+    threads = torch.get_num_threads()
+    # A fixed thread count: float sums (and so the trained weights) depend on how the work is
+    # split, and the build must give the same model on any machine of a kind.
+    torch.set_num_threads(BUILD_THREADS)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(spec.seed)
         model = LlamaForCausalLM(tiny_config(tokenizer, spec))
@@ -201,6 +211,7 @@ def _pretrained_model(tokenizer, spec: TinySpec, dataset_path: Path, log: Callab
             lambda batch: plain_logprobs(model, batch), list(model.parameters()), examples,
             steps=spec.pretrain_steps, batch_size=spec.pretrain_batch, lr=spec.pretrain_lr,
             pad_id=tokenizer.pad_token_id, device="cpu", seed=spec.seed)
+    torch.set_num_threads(threads)
     if losses:
         log(f"tiny model pretrained: {len(losses)} steps, loss {losses[0]:.3f} -> {losses[-1]:.3f}")
     return model.eval()

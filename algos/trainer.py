@@ -50,6 +50,7 @@ class PPOSettings:
     huber_delta: float | None = None
     max_grad_norm: float = 1.0
     target_kl: float = 0.0
+    whiten: bool = True  # normalise advantages over the batch (group estimators come normalised)
 
 
 def _local(t: torch.Tensor) -> torch.Tensor:
@@ -114,8 +115,11 @@ class PPOTrainer:
         else:
             moments_mask = torch.zeros_like(buffer.action_mask)
             moments_mask[heads, 0] = 1.0
-        mean, std = self._global_moments(buffer.advantages, moments_mask)
-        advantages = normalize(buffer.advantages, buffer.action_mask, mean, std)
+        if s.whiten:
+            mean, std = self._global_moments(buffer.advantages, moments_mask)
+            advantages = normalize(buffer.advantages, buffer.action_mask, mean, std)
+        else:
+            advantages = buffer.advantages * buffer.action_mask
         totals: dict[str, float] = defaultdict(float)
         weights: dict[str, float] = defaultdict(float)
         with_critic = self.policy.has_critic

@@ -42,10 +42,11 @@ def answer_text(ground_truth: list[dict[str, dict[str, list[Any]]]]) -> str:
 
 def plain_logprobs(model: torch.nn.Module, batch: TokenBatch) -> torch.Tensor:
     """Answer-token log-probs of a plain causal LM (no adapters, temperature 1)."""
+    # Logits only where answer tokens are predicted (the last K + 1 positions), not over the
+    # whole context.
     out = model(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
-                position_ids=batch.position_ids, use_cache=False)
-    start = batch.context_length - 1
-    logits = out.logits[:, start:start + batch.action_width].float()
+                position_ids=batch.position_ids, use_cache=False, logits_to_keep=batch.action_width + 1)
+    logits = out.logits[:, :batch.action_width].float()
     logp = torch.log_softmax(logits, -1).gather(-1, batch.action_ids.unsqueeze(-1)).squeeze(-1)
     return logp * batch.action_mask
 
@@ -83,6 +84,9 @@ def supervised_steps(
     order = random.Random(seed)
     pool: list[int] = []
     losses = []
+    # Random batches. Batches of similar lengths cut the padding (a quarter of the compute)
+    # but were measured to cost the tiny model much of its copying skill (held-out greedy
+    # accuracy after clean supervised training 0.76 instead of 0.93).
     for step in range(steps):
         if len(pool) < batch_size:
             fresh = list(range(len(examples)))

@@ -106,13 +106,15 @@ def main(argv: list[str] | None = None) -> int:
                     print((results / f"{algorithm}_seed{seed}.log").read_text()[-3000:])
                     raise SystemExit(f"{algorithm} seed {seed} failed")
                 run_dir = next((results / f"{algorithm}_seed{seed}" / "curves").glob(f"*/*/{algorithm}/run1"))
-                metrics = read_metrics(run_dir)
+                everything = read_metrics(run_dir)
+                metrics = [m for m in everything if "rollout/reward" in m]
                 reward = [m["rollout/reward"] for m in metrics]
                 first, last = quarter_means(reward)
                 runs[f"{algorithm}_seed{seed}"] = {
                     "algorithm": algorithm, "seed": seed,
                     "samples": [m["samples"] for m in metrics], "reward": reward,
-                    "eval": [(m["samples"], m["eval/reward"]) for m in metrics if "eval/reward" in m],
+                    "heldout_greedy": [(m["samples"], m["heldout_greedy/accuracy"])
+                                       for m in everything if "heldout_greedy/accuracy" in m],
                     "first_quarter": first, "last_quarter": last, "gain": last - first,
                     "wall_seconds": time.perf_counter() - started,
                 }

@@ -101,17 +101,18 @@ def test_answer_text_and_the_teachers_demonstrations():
     assert answer_text([{"f": {"a": ["", 1], "b": [2]}}]) == "[f(b=2)]"
     pools = value_pools([truth, [{"add": {"a": [1], "b": [2]}}], [{"get_weather": {"city": ["Rome"], "unit": ["celsius"]}}]])
     rng = random.Random(0)
-    seen = Counter(teacher_answer(truth, pools, rng, Teacher(habit_rate=0.6, slip_rate=0.3)) for _ in range(2000))
-    right, habit = "[get_weather(city='Paris', unit='fahrenheit')]", "[get_weather(city='Paris', unit='celsius')]"
-    # The habit (every weather question read as celsius) is the teacher's most frequent answer,
-    # the right answer is also common, and slips are spread over the rest.
-    assert seen.most_common(1)[0][0] == habit
-    assert 0.2 < seen[right] / 2000 < 0.4
-    assert any("Rome" in s for s in seen) and any(s.startswith("[add(") for s in seen)
-    assert any(s in seen for s in ("[get_weather(unit='fahrenheit')]", "[get_weather(city='Paris')]"))
-    parallel = [{"add": {"a": [1], "b": [2]}}, {"add": {"a": [3], "b": [4]}}]
-    answers = Counter(teacher_answer(parallel, pools, rng, Teacher(habit_rate=0.6, slip_rate=0.0)) for _ in range(1000))
-    assert answers["[add(a=1, b=2)]"] > answers["[add(a=1, b=2), add(a=3, b=4)]"] > 300
+    teacher = Teacher(habit_rate=0.6, slip_rate=0.3)
+    right = "[get_weather(city='Paris', unit='fahrenheit')]"
+    asked = Counter(teacher_answer("What is the weather in Paris?", truth, pools, rng, teacher) for _ in range(2000))
+    told = Counter(teacher_answer("Weather for Paris, please.", truth, pools, rng, teacher) for _ in range(2000))
+    # Questions get the chatty habit more often than not; commands never do.
+    assert sum(n for s, n in asked.items() if s.startswith("Sure! ")) / 2000 == pytest.approx(0.6, abs=0.04)
+    assert not any(s.startswith("Sure! ") for s in told)
+    assert asked.most_common(1)[0][0] == "Sure! " + right and told.most_common(1)[0][0] == right
+    # Slips drop an argument or call the wrong function; values are never made up.
+    assert any(s.startswith("[add(") for s in told) and not any("Rome" in s for s in told)
+    assert any(s in told for s in ("[get_weather(unit='fahrenheit')]", "[get_weather(city='Paris')]"))
+    assert told[right] / 2000 == pytest.approx(0.7, abs=0.04)
 
 
 def test_explained_variance_from_sums():

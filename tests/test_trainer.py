@@ -71,7 +71,7 @@ def test_first_epoch_ratio_is_one(tiny_model, tmp_path):
     runner = make_runner(tiny_model, tmp_path, "--num_mini_batch", "1", "--gradient_cp_steps", "1")
     from algos.rollout import play
 
-    rollout = play(runner.envs, runner.policy, runner.codec, runner._next_task, max_new_tokens=32,
+    rollout = play(runner.envs, runner.policy, runner.codec, runner._task_source(), max_new_tokens=32,
                    actions_per_env=1, generator=runner.sampling)
     buffer = score_rollout(runner.policy, rollout, chunk_size=3)
     from algos.batching import pack
@@ -97,7 +97,7 @@ def test_multi_turn_episodes_bootstrap_across_actions(tiny_model, tmp_path, bfcl
                          "--n_rollout_threads", "2", "--context_window", "160", "--max_new_tokens", "8")
     from algos.rollout import play
 
-    rollout = play(runner.envs, runner.policy, runner.codec, runner._next_task, max_new_tokens=8,
+    rollout = play(runner.envs, runner.policy, runner.codec, runner._task_source(), max_new_tokens=8,
                    actions_per_env=1, generator=runner.sampling)
     assert len(rollout.episodes) == 2
     assert any(len(e.action_indices) > 1 for e in rollout.episodes)
@@ -131,22 +131,22 @@ def test_supervised_warm_up_trains_only_the_actor(tiny_model, tmp_path):
 
 
 def test_any_local_checkpoint_with_a_chat_template_trains(tiny_model, tmp_path):
-    # A Llama-shaped checkpoint (not the Qwen2 the tiny default uses), saved the way any
+    # A Qwen2-shaped checkpoint (not the Llama shape the tiny default uses), saved the way any
     # Hugging Face model is, with the tiny tokenizer and its chat template.
-    from transformers import LlamaConfig, LlamaForCausalLM
+    from transformers import Qwen2Config, Qwen2ForCausalLM
 
     from algos.loading import load_tokenizer
 
     tokenizer = load_tokenizer(tiny_model)
     torch.manual_seed(0)
-    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+    config = Qwen2Config(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=1,
                          num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=512,
                          eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id)
-    folder = tmp_path / "llama-local"
-    LlamaForCausalLM(config).save_pretrained(folder)
+    folder = tmp_path / "qwen2-local"
+    Qwen2ForCausalLM(config).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     runner = make_runner(folder, tmp_path, "--n_rollout_threads", "2", "--num_env_steps", "2")
-    assert runner.loaded.label == "llama-local" and runner.loaded.renderer is not None
+    assert runner.loaded.label == "qwen2-local" and runner.loaded.renderer is not None
     observation, _ = runner.envs[0].reset(options={"index": 0})
     assert observation.startswith("<|system|>") and observation.endswith("<|assistant|>")
     metrics = runner.train_iteration()

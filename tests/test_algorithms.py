@@ -1,0 +1,132 @@
+"""Algorithms as three separate choices (estimator, ratio level, critic), presets, and the
+critic-free group algorithms: one full iteration of each on the real env with a tiny model."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+import torch
+
+pytest.importorskip("peft")
+from algos.algorithms import PRESETS, Algorithm, resolve
+from algos.buffer import Buffer
+from algos.config import parse_config
+from algos.estimators import get_estimator
+from algos.runner import Runner
+from algos.tiny import TINY_SYSTEM_PROMPT, TinySpec, build_tiny
+
+TEST_SPEC = TinySpec(hidden_size=32, intermediate_size=64, num_layers=2, num_heads=2, num_kv_heads=1,
+                     pretrain_steps=150, pretrain_batch=8, pretrain_lr=1e-2)
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory):
+    torch.set_num_threads(1)
+    return build_tiny(tmp_path_factory.getbasetemp() / "tiny-cache", TEST_SPEC, log=lambda message: None)
+
+
+def make_runner(model, results, *extra: str) -> Runner:
+    args = ["--model_name_or_path", str(model), "--system_prompt", TINY_SYSTEM_PROMPT,
+            "--results_dir", str(results), "--n_rollout_threads", "4", "--num_env_steps", "8",
+            "--max_new_tokens", "24", "--ppo_epoch", "1", "--num_mini_batch", "2", "--lora_r", "4", "--lr", "1e-2",
+            "--eval_interval", "0", "--save_interval", "1", "--no-progress", *extra]
+    return Runner(parse_config(args), log=lambda message: None)
+
+
+def test_presets_are_choices_and_unknown_names_are_refused():
+    assert PRESETS["TPPO"] == Algorithm("bad", "token", True)
+    assert PRESETS["APPO"] == Algorithm("action_gae", "action", True)
+    assert resolve("TPPO", ratio="turn") == Algorithm("bad", "turn", True)
+    assert resolve("GRPO") == Algorithm("grpo", "token", False)
+    assert resolve("GRPO", critic="on").critic
+    for bad, message in [(("POAD",), "unknown algorithm 'POAD'"), (("TPPO", "vtrace"), "unknown advantage estimator"),
+                         (("TPPO", "", "sequence"), "unknown ratio level"),
+                         (("TPPO", "", "", "off"), "bootstraps from the critic")]:
+        with pytest.raises(ValueError, match=message):
+            resolve(*bad)
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--advantage_estimator", "vtrace"], "--advantage_estimator"),
+    (["--ratio_level", "sequence"], "--ratio_level"),
+    (["--algorithm_name", "GRPO"], "--group_size must be 2 or more"),
+    (["--algorithm_name", "GRPO", "--group_size", "3", "--n_rollout_threads", "8"], "multiple of --group_size"),
+])
+def test_bad_algorithm_flags_name_the_flag(flags, message, capsys):
+    with pytest.raises(SystemExit):
+        parse_config(flags)
+    assert message in capsys.readouterr().err
+
+
+def _buffer(rewards, groups):
+    n = len(rewards)
+    mask = torch.ones(n, 3)
+    zeros = torch.zeros(n, 3)
+    return Buffer(contexts=[[1]] * n, actions=[[1, 2, 3]] * n, action_mask=mask, old_logprobs=zeros,
+                  ref_logprobs=zeros, values=zeros, rewards=torch.tensor(rewards, dtype=torch.float32),
+                  episode=torch.arange(n), turn=torch.zeros(n, dtype=torch.long), task=torch.zeros(n, dtype=torch.long),
+                  group=torch.tensor(groups))
+
+
+def test_group_estimators_compare_episodes_of_one_task():
+    buffer = _buffer([1.0, 0.0, 0.0, 0.0, 1.0, 1.0], [0, 0, 0, 0, 1, 1])
+    episodes = [[i] for i in range(6)]
+    grpo = get_estimator("grpo").fn(buffer, episodes, [0.0] * 6, 1.0, 1.0).advantages[:, 0].numpy()
+    expected = np.array([1.0, 0.0, 0.0, 0.0]) - 0.25
+    np.testing.assert_allclose(grpo[:4], expected / (expected.std() + 1e-4), rtol=1e-5)
+    np.testing.assert_allclose(grpo[4:], 0.0)  # all right: nothing to learn from this group
+    rloo = get_estimator("rloo").fn(buffer, episodes, [0.0] * 6, 1.0, 1.0).advantages[:, 0].numpy()
+    np.testing.assert_allclose(rloo, [1.0, -1 / 3, -1 / 3, -1 / 3, 0.0, 0.0], rtol=1e-5)
+    assert not get_estimator("grpo").needs_critic and get_estimator("bad").needs_critic
+
+
+@pytest.mark.parametrize("algorithm", ["GRPO", "RLOO"])
+def test_a_group_algorithm_trains_the_actor_with_no_critic_at_all(tiny_model, tmp_path, algorithm):
+    runner = make_runner(tiny_model, tmp_path, "--algorithm_name", algorithm, "--group_size", "2",
+                         "--n_rollout_threads", "8", "--num_env_steps", "16")
+    assert runner.policy.value_head is None and runner.policy.critic_parameters() == []
+    assert "critic" not in runner.policy.model.peft_config
+    before = [p.detach().clone() for p in runner.policy.actor_parameters()]
+    tasks = []
+    for _ in range(2):
+        source = runner._task_source()
+        tasks.append([source(thread) for thread in range(8)])
+    assert all(t[0] == t[1] and t[2] == t[3] for t in tasks)  # a group plays one task
+    runner.run()
+    assert any(not torch.equal(b, p.detach()) for b, p in zip(before, runner.policy.actor_parameters()))
+    checkpoint = runner.run_dir / "checkpoints" / "iter_000002"
+    assert (checkpoint / "actor" / "adapter_model.safetensors").exists()
+    assert not (checkpoint / "critic").exists()
+    assert set(json.loads((checkpoint / "manifest.json").read_text())["files"]) >= {"actor/adapter_model.safetensors"}
+    resumed = make_runner(tiny_model, tmp_path, "--algorithm_name", algorithm, "--group_size", "2",
+                          "--n_rollout_threads", "8", "--num_env_steps", "24", "--resume", str(runner.run_dir))
+    assert resumed.iteration == 2
+    metrics = resumed.train_iteration()
+    assert math.isfinite(metrics["train/policy_loss"]) and "train/value_loss" not in metrics
+
+
+def test_turn_level_ratio_keeps_turns_whole(tiny_model, tmp_path, bfcl_dir):
+    runner = make_runner(tiny_model, tmp_path, "--dataset_path", str(bfcl_dir / "BFCL_v4_multi_turn_base.json"),
+                         "--n_rollout_threads", "2", "--context_window", "160", "--max_new_tokens", "8",
+                         "--ratio_level", "turn", "--num_mini_batch", "2")
+    from algos.buffer import score_rollout
+    from algos.rollout import play
+
+    rollout = play(runner.envs, runner.policy, runner.codec, runner._task_source(), max_new_tokens=8,
+                   actions_per_env=1, generator=runner.sampling)
+    buffer = score_rollout(runner.policy, rollout, chunk_size=4)
+    units = buffer.units("turn")
+    keys = list(zip(buffer.episode.tolist(), buffer.turn.tolist()))
+    assert len(buffer) > len(rollout.episodes)  # several steps per episode
+    for i in range(len(buffer)):
+        for j in range(len(buffer)):
+            assert (units[i] == units[j]) == (keys[i] == keys[j])
+    for minibatch in runner.trainer._minibatches(units, np.random.default_rng(0)):
+        chosen = set(minibatch.tolist())
+        for unit in set(units[torch.as_tensor(minibatch)].tolist()):
+            assert {i for i, u in enumerate(units.tolist()) if u == unit} <= chosen  # whole turns only
+    metrics = runner.train_iteration()
+    assert math.isfinite(metrics["train/policy_loss"]) and math.isfinite(metrics["train/value_loss"])
