@@ -79,7 +79,9 @@ def read_metrics(run_dir: Path) -> list[dict[str, Any]]:
     if not path.exists():
         return []
     records = []
-    for line in path.read_text().splitlines():
+    for line in path.read_text(encoding="utf-8").split("\n"):  # not splitlines: see fcenv.data.jsonl_lines
+        if not line.strip():
+            continue
         try:
             records.append(json.loads(line))
         except json.JSONDecodeError:

@@ -218,8 +218,9 @@ def facets(functions: list[dict], calls: list[Call], answers: Any, language: str
 
 def _call_key(call: Call, index: int) -> str:
     try:
-        return f"{call.name}{sorted(call.arguments.items(), key=lambda item: item[0])!r}"
-    except ValueError:  # an int too long to print: treat the call as unique
+        ordered = sorted(call.arguments.items(), key=lambda item: (type(item[0]).__name__, str(item[0])))
+        return f"{call.name}{ordered!r}"
+    except (TypeError, ValueError):  # unorderable keys, an int too long to print: a unique call
         return f"#{index}"
 
 

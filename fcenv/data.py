@@ -120,6 +120,16 @@ def _schema_problems(validator, value, file, line, entry_id, prefix="") -> list[
     return problems
 
 
+def jsonl_lines(text: str) -> list[str]:
+    """The lines of a JSON Lines text. A line ends at "\n" (or "\r\n") only: ``str.splitlines``
+    also splits at U+2028, U+0085, form feed and others, which are legal inside JSON strings
+    written with ``ensure_ascii=False``."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
 def read_records(path: Path) -> tuple[list[_Record], list[Problem], bool]:
     """Entries of a JSON Lines file or of one JSON array; returns (records, problems, is_array)."""
     file = str(path)
@@ -131,7 +141,7 @@ def read_records(path: Path) -> tuple[list[_Record], list[Problem], bool]:
     if stripped.startswith("["):
         return *_read_array(text, file), True
     records, problems = [], []
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(jsonl_lines(text), start=1):
         if not line.strip():
             continue
         try:

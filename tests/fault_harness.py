@@ -183,7 +183,7 @@ def differences(run_dir: Path, reference: Path, iterations: int) -> list[str]:
     same flags: checkpoints, metrics and TensorBoard scalars must all be equal, each
     iteration logged once, and no unfinished write left over. Empty when they are the same."""
     problems = []
-    if published(run_dir) != list(range(1, iterations + 1)):
+    if published(run_dir) != list(range(0, iterations + 1)):  # 0: the start checkpoint
         problems.append(f"checkpoints {published(run_dir)}")
     if partials(run_dir):
         problems.append(f"unfinished writes left over: {partials(run_dir)}")
@@ -200,7 +200,7 @@ def differences(run_dir: Path, reference: Path, iterations: int) -> list[str]:
         return [{k: v for k, v in r.items() if not k.startswith("perf/")} for r in records]
 
     metrics = read_metrics(run_dir)
-    if [m["iteration"] for m in metrics] != list(range(1, iterations + 1)):
+    if [m["iteration"] for m in metrics] != list(range(0, iterations + 1)):  # 0: the held-out start
         problems.append(f"metrics.jsonl iterations {[m['iteration'] for m in metrics]}")
     elif without_timings(metrics) != without_timings(read_metrics(reference)):
         problems.append("metrics.jsonl values differ from the uninterrupted run's")

@@ -135,3 +135,24 @@ def test_loading_never_changes_the_data(bfcl_dir):
     raw = [json.loads(x) for x in path.read_text().splitlines()]
     tasks = load_tasks(path)
     assert [t.functions for t in tasks] == [e["function"] for e in raw]
+
+
+def test_json_lines_end_at_newlines_only(tmp_path):
+    """U+2028, U+0085 and form feed are legal inside JSON strings written with
+    ensure_ascii=False; a line ends at "\\n" (or "\\r\\n") only."""
+    folder = tmp_path / "data"
+    (folder / "possible_answer").mkdir(parents=True)
+    doc = {"name": "say", "description": "Say it.",
+           "parameters": {"type": "dict", "properties": {"text": {"type": "string", "description": "t"}},
+                          "required": ["text"]}}
+    odd = "a\u2028b\u0085c\x0cd\u2029e"
+    questions = [{"id": f"simple_python_{i}", "question": [[{"role": "user", "content": f"Say {odd} {i}"}]],
+                  "function": [doc]} for i in range(3)]
+    answers = [{"id": f"simple_python_{i}", "ground_truth": [{"say": {"text": [f"{odd} {i}"]}}]} for i in range(3)]
+    (folder / "BFCL_v4_simple_python.json").write_text(
+        "\r\n".join(json.dumps(q, ensure_ascii=False) for q in questions) + "\r\n", encoding="utf-8")
+    (folder / "possible_answer" / "BFCL_v4_simple_python.json").write_text(
+        "".join(json.dumps(a, ensure_ascii=False) + "\n" for a in answers), encoding="utf-8")
+    tasks = load_tasks(folder / "BFCL_v4_simple_python.json")
+    assert [t.line for t in tasks] == [1, 2, 3]
+    assert tasks[2].question[0][0]["content"] == f"Say {odd} 2"

@@ -75,7 +75,7 @@ def assert_same_as_straight(run_dir: Path, straight: Path) -> None:
     assert differences(run_dir, straight, ITERATIONS) == []
     rewards = scalars(run_dir)["rollout/reward"]
     assert [step for step, _ in rewards] == [THREADS * i for i in range(1, ITERATIONS + 1)]
-    assert [m["samples"] for m in read_metrics(run_dir)] == [THREADS * i for i in range(1, ITERATIONS + 1)]
+    assert [m["samples"] for m in read_metrics(run_dir)] == [THREADS * i for i in range(0, ITERATIONS + 1)]
 
 
 def adapter_tensors(runner: Runner) -> dict[str, torch.Tensor]:
@@ -120,15 +120,15 @@ def test_kill_mid_iteration_resumes_from_the_last_checkpoint(tiny_model, straigh
 def test_resuming_an_older_checkpoint_sets_the_later_ones_aside(tiny_model, straight, tmp_path):
     run_dir = tmp_path / "run1"
     shutil.copytree(straight, run_dir)
-    older = ckpt.complete_checkpoints(run_dir)[4]
+    older = run_dir / "checkpoints" / ckpt.checkpoint_name(5)
     flags = [*train_flags(tiny_model, tmp_path, ITERATIONS), "--resume", str(older)]
     messages = []
     runner = Runner(parse_config(flags), log=messages.append)
-    assert runner.iteration == 5 and published(run_dir) == [1, 2, 3, 4, 5]
+    assert runner.iteration == 5 and published(run_dir) == [0, 1, 2, 3, 4, 5]
     later = [run_dir / "checkpoints" / f".{ckpt.checkpoint_name(k)}.superseded" for k in (6, 7, 8)]
     assert all(path.is_dir() for path in later)
     assert any("set aside iter_000006, iter_000007, iter_000008" in m for m in messages)
-    assert [m["iteration"] for m in read_metrics(run_dir)] == [1, 2, 3, 4, 5]
+    assert [m["iteration"] for m in read_metrics(run_dir)] == [0, 1, 2, 3, 4, 5]
     runner.run()
     # The continuation in this process equals the uninterrupted run, TensorBoard included:
     # the events the first continuation logged after iteration 5 are purged.
@@ -156,7 +156,7 @@ def test_kill_during_checkpoint_writes_resumes_from_the_previous_one(tiny_model,
         assert max(complete) == writing - 1
         for number, checkpoint in zip(complete, ckpt.complete_checkpoints(run_dir)):
             ckpt.verify_checkpoint(checkpoint)  # the kill damaged no complete checkpoint
-            reference = ckpt.complete_checkpoints(straight)[number - 1]
+            reference = straight / "checkpoints" / ckpt.checkpoint_name(number)
             assert same_tensors(checkpoint_tensors(checkpoint), checkpoint_tensors(reference))
         killed.append(writing)
         training = Training([*flags, "--resume", str(run_dir)], tmp_path, f"run{attempt}")
@@ -219,7 +219,7 @@ def make_policy(tiny_model):
 
 def copy_checkpoint(straight: Path, into: Path, number: int = 2) -> Path:
     copy = into / "run1" / "checkpoints" / ckpt.checkpoint_name(number)
-    shutil.copytree(ckpt.complete_checkpoints(straight)[number - 1], copy)
+    shutil.copytree(straight / "checkpoints" / ckpt.checkpoint_name(number), copy)
     return copy
 
 
