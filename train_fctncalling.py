@@ -16,12 +16,20 @@ from algos.config import parse_config
 
 def main(argv: list[str] | None = None) -> int:
     config = parse_config(argv)  # before the heavy imports: flag errors and --help come at once
+    from algos.config import ConfigError
     from algos.manifest import CheckpointError
     from algos.runner import Runner
     from fcenv.data import DatasetError
 
     try:
         runner = Runner(config)
+    except ConfigError as exc:  # found once the model and data are known, before any training
+        print(f"train_fctncalling.py: error: {exc}", file=sys.stderr)
+        return 2
+    except (CheckpointError, DatasetError) as exc:
+        print(f"train_fctncalling.py: error: {exc}", file=sys.stderr)
+        return 1
+    try:
         run_dir = runner.run()
     except (CheckpointError, DatasetError) as exc:
         # Bad input files are the user's to fix: the message names every file and problem,

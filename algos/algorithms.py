@@ -8,7 +8,7 @@ whether a critic is trained. Named algorithms are presets of these choices.
 - ``critic``: train the critic adapter and value head. Estimators that bootstrap from values
   need it; critic-free estimators do without (no critic adapter or value head at all).
 
-TPPO, APPO, GRPO and RLOO are the presets; adding an algorithm is an estimator function plus a
+TPPO, APPO, TurnPPO, GRPO and RLOO are the presets; adding an algorithm is an estimator function plus a
 line here.
 """
 
@@ -33,6 +33,8 @@ PRESETS: dict[str, Algorithm] = {
     "TPPO": Algorithm(estimator="bad", ratio="token", critic=True),
     # Action-level PPO: GAE over actions, one ratio and one advantage per action.
     "APPO": Algorithm(estimator="action_gae", ratio="action", critic=True),
+    # Turn-level PPO: one value per BFCL turn, GAE over turns, one ratio per turn.
+    "TurnPPO": Algorithm(estimator="turn_gae", ratio="turn", critic=True),
     # Critic-free, group-relative: G episodes per task (--group_size), the return against the
     # group's (GRPO: normalised) or the rest of the group's (RLOO) mean, on every token.
     "GRPO": Algorithm(estimator="grpo", ratio="token", critic=False),

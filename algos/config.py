@@ -15,6 +15,10 @@ from typing import Any
 EMBEDDED_MODEL = "tiny"
 
 
+class ConfigError(ValueError):
+    """A setting that cannot work, found once the model and data are known (before training)."""
+
+
 def _flag(default: Any, help: str, **extra: Any) -> Any:
     if isinstance(default, list):
         return field(default_factory=lambda: list(default), metadata={"help": help, **extra})
@@ -27,11 +31,11 @@ class TrainConfig:
     seed: int = _flag(1, "seed of everything random in the run")
     env_name: str = _flag("fcenv/FunctionCalling-v0", "Gymnasium id of the environment")
     algorithm_name: str = _flag("TPPO", "a preset: TPPO (token-level PPO with BAD), APPO (action-level "
-                                        "PPO with GAE), GRPO or RLOO (critic-free, group-relative; set "
+                                        "PPO with GAE), TurnPPO (one value per BFCL turn), GRPO or RLOO (critic-free, group-relative; set "
                                         "--group_size); the three flags below change its choices",
-                                choices=["TPPO", "APPO", "GRPO", "RLOO"])
-    advantage_estimator: str = _flag("", "advantage estimator (default: the preset's): bad, action_gae, grpo "
-                                         "or rloo")
+                                choices=["TPPO", "APPO", "TurnPPO", "GRPO", "RLOO"])
+    advantage_estimator: str = _flag("", "advantage estimator (default: the preset's): bad, action_gae, "
+                                         "turn_gae, grpo or rloo")
     ratio_level: str = _flag("", "level of the PPO ratio (default: the preset's): token, action or turn")
     critic: str = _flag("auto", "train a critic: auto (when the estimator needs one), on or off",
                         choices=["auto", "on", "off"])
@@ -39,15 +43,19 @@ class TrainConfig:
     results_dir: str = _flag("results", "root of the results layout")
     resume: str = _flag("", "a run folder or one of its checkpoints to continue from")
     # --- data and env --------------------------------------------------------------------
-    dataset_path: str = _flag("", "BFCL question file to train on (default: the bundled tiny dataset)")
+    dataset_path: str = _flag("", "BFCL question file to train on (default: the bundled single-turn split, "
+                                  "datasets/tiny/tiny_train.json; the bundled multi-turn one is "
+                                  "datasets/tiny/multi_turn_train.json)")
     dataset_name: str = _flag("", "dataset folder in the results path (default: the file's stem)")
-    eval_dataset_path: str = _flag("", "held-out question file (default: the bundled eval split for "
-                                       "the tiny dataset, else a held-out share of --dataset_path)")
+    eval_dataset_path: str = _flag("", "held-out question file (default: a bundled split's own held-out "
+                                       "split, else a held-out share of --dataset_path)")
     eval_fraction: float = _flag(0.1, "share of --dataset_path held out when there is no eval file")
     reward: str = _flag("shaped", "env reward: 'shaped' (weighted facets) or 'bfcl' (1 if valid)",
                         choices=["shaped", "bfcl"])
     system_prompt: str = _flag("", "system prompt template with '{functions}' (default: the short "
                                    "prompt for the tiny model, BFCL's prompt otherwise)")
+    hide_function_docs: bool = _flag(False, "allow a --system_prompt without '{functions}' on data that has "
+                                            "functions (the model learns its functions from the data)")
     # --- model -------------------------------------------------------------------------
     model_name_or_path: str = _flag(EMBEDDED_MODEL, "a local Hugging Face checkpoint folder, or "
                                                     "'tiny' for the embedded default built offline")
@@ -57,7 +65,9 @@ class TrainConfig:
     lora_target_modules: list = _flag(["q_proj", "k_proj", "v_proj", "o_proj"], "modules that get LoRA",  # noqa: RUF009  (_flag builds a field with a default factory)
                                       nargs="+")
     gradient_checkpointing: bool = _flag(False, "recompute activations in the backward pass")
-    context_window: int = _flag(1024, "most tokens of context plus action; contexts are cut from the left")
+    context_window: int = _flag(0, "most tokens of context plus action (0: what the model's config supports); "
+                                   "longer chats are cut from the middle, keeping the system prompt and the "
+                                   "latest messages")
     max_new_tokens: int = _flag(48, "most tokens of one action")
     temperature: float = _flag(1.0, "sampling temperature, also used for every log-prob")
     # --- rollout -----------------------------------------------------------------------
@@ -65,7 +75,8 @@ class TrainConfig:
     episode_length: int = _flag(1, "actions per environment per iteration (episodes always finish)")
     group_size: int = _flag(1, "episodes of the same task per group, played side by side (GRPO and RLOO "
                                "need 2 or more; --n_rollout_threads must be a multiple)")
-    num_env_steps: int = _flag(6400, "total actions over the run (all processes); sets the iterations")
+    num_env_steps: int = _flag(6400, "total actions over the run (all processes); it ends after the iteration "
+                                     "that reaches them")
     # --- PPO ---------------------------------------------------------------------------
     lr: float = _flag(1e-3, "actor (LoRA) learning rate")
     critic_lr: float = _flag(2e-3, "critic (LoRA and value head) learning rate")
@@ -148,11 +159,13 @@ def validate(config: TrainConfig) -> list[str]:
         if config.episode_length != 1:
             problems.append("--group_size above 1 plays one episode per environment: --episode_length must be 1")
     positive = ["n_rollout_threads", "episode_length", "num_env_steps", "ppo_epoch", "num_mini_batch",
-                "gradient_cp_steps", "max_new_tokens", "context_window", "log_interval", "save_interval"]
+                "gradient_cp_steps", "max_new_tokens", "log_interval", "save_interval"]
     problems += [f"--{name} must be positive" for name in positive if getattr(config, name) <= 0]
     if config.temperature <= 0:
         problems.append("--temperature must be positive")
-    if config.context_window <= config.max_new_tokens:
+    if config.context_window < 0:
+        problems.append("--context_window must be 0 (the model's maximum) or positive")
+    elif config.context_window and config.context_window <= config.max_new_tokens:
         problems.append("--context_window must exceed --max_new_tokens")
     if not 0 <= config.eval_fraction < 1:
         problems.append("--eval_fraction must be in [0, 1)")

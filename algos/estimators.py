@@ -148,3 +148,29 @@ def leave_one_out(buffer, episodes: Sequence[list[int]], last_values: Sequence[f
         if len(group) > 1:
             advantages[members] = (group - (group.sum() - group) / (len(group) - 1))
     return _broadcast(buffer, episodes, advantages)
+
+
+@register_estimator("turn_gae", needs_critic=True)
+def turn_level_gae(buffer, episodes: Sequence[list[int]], last_values: Sequence[float], gamma: float,
+                   lam: float) -> Estimate:
+    """GAE over the BFCL turns of an episode (Turn-PPO, AgileRL's turn granularity): one value
+    per turn, the critic's value of the turn's first observation; the turn's reward is the sum
+    of its actions' rewards. Every token of every action in a turn gets the turn's advantage."""
+    advantages, returns, value_mask = _zeros(buffer)
+    values = buffer.values.double().numpy()
+    rewards = buffer.rewards.double().numpy()
+    turns_of_rows = buffer.turn.tolist()
+    for rows, last_value in zip(episodes, last_values):
+        turns: list[list[int]] = []
+        for row in rows:
+            if not turns or turns_of_rows[row] != turns_of_rows[turns[-1][0]]:
+                turns.append([])
+            turns[-1].append(row)
+        adv, ret = action_gae([values[t[0], 0] for t in turns], [rewards[t].sum() for t in turns], last_value,
+                              gamma, lam)
+        for members, a, r in zip(turns, adv, ret):
+            for row in members:
+                advantages[row] = float(a) * buffer.action_mask[row]
+            returns[members[0], 0] = float(r)
+            value_mask[members[0], 0] = 1.0
+    return Estimate(advantages, returns, value_mask)

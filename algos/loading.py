@@ -17,7 +17,9 @@ from algos.tiny import (
     DEFAULT_CACHE_DIR,
     TINY_MODEL_NAME,
     TINY_SYSTEM_PROMPT,
+    TINY_TRAIN,
     build_tiny,
+    bundled_train_split,
     chat_renderer,
 )
 
@@ -76,11 +78,15 @@ def is_embedded(model_name_or_path: str) -> bool:
 
 
 def load_model(model_name_or_path: str, device: torch.device, *, cache_dir: str = "",
-               system_prompt: str = "") -> LoadedModel:
+               system_prompt: str = "", dataset_path: str = "") -> LoadedModel:
+    """The base model and tokenizer. The embedded tiny model is the one built for the bundled
+    split being trained (``dataset_path``), or for the single-turn split on any other data."""
     from transformers import AutoModelForCausalLM
 
     if is_embedded(model_name_or_path):
-        path, label, default_prompt = build_tiny(cache_dir or DEFAULT_CACHE_DIR), TINY_MODEL_NAME, TINY_SYSTEM_PROMPT
+        split = bundled_train_split(dataset_path) or TINY_TRAIN
+        path = build_tiny(cache_dir or DEFAULT_CACHE_DIR, dataset_path=split)
+        label, default_prompt = TINY_MODEL_NAME, TINY_SYSTEM_PROMPT
     else:
         path = Path(model_name_or_path)
         if not path.is_dir():

@@ -1,8 +1,9 @@
 """Play episodes on a set of environments in lockstep, sampling actions from the policy.
 
-Each observation is the whole chat so far, rendered; its tokens (cut from the left to the
-context limit) are stored with the action as the exact context that produced it, so the
-trainer scores every action on the tokens it was sampled from. Tool results and prompts
+Each observation is the whole chat so far, rendered; its tokens (a chat longer than the
+context limit cut from the middle, the system prompt and the latest messages kept) are stored
+with the action as the exact context that produced it, so the trainer scores every action on
+the tokens it was sampled from. Tool results and prompts
 are context only; only action tokens are ever trained on. Episodes always run to their end
 within one call, so no environment state outlives an iteration (which makes resuming exact).
 """
@@ -18,6 +19,7 @@ import gymnasium as gym
 import torch
 
 from algos.batching import truncate_left
+from algos.config import ConfigError
 from algos.policy import Policy
 
 
@@ -32,6 +34,7 @@ class ActionRecord:
     info: dict[str, Any] = field(default_factory=dict)
     hit_length_limit: bool = False  # no stop token within max_new_tokens
     turn: int = 0  # the BFCL turn this action was taken in (multi-turn episodes)
+    context_cut: bool = False  # the chat was longer than the context limit and cut from the middle
 
 
 @dataclass
@@ -59,19 +62,63 @@ class Rollout:
         return sum(len(a.action) for a in self.actions)
 
 
-class TextCodec:
-    """Observation text to context tokens, action tokens to action text."""
+class ContextTooLong(ConfigError):
+    """Even the system prompt and the latest message do not fit the context window."""
 
-    def __init__(self, tokenizer, context_limit: int):
+
+class TextCodec:
+    """Observation to context tokens (cut to the context limit), action tokens to text.
+
+    A chat longer than the limit is cut from the middle, never from the start: the system
+    prompt (the function docs) and the latest messages are kept, the oldest messages after
+    the system prompt are dropped whole. With ``render`` (the env's renderer) and the chat's
+    messages the cut re-renders the kept messages; without them the tokens are cut from the
+    left, as for a plain text.
+    """
+
+    def __init__(self, tokenizer, context_limit: int, render: Callable[[list[dict]], str] | None = None):
         self.tokenizer = tokenizer
         self.context_limit = context_limit
+        self.render = render
 
-    def encode(self, observation: str) -> list[int]:
+    def tokens(self, text: str) -> list[int]:
         # The renderer already wrote any special tokens (chat template), so none are added.
-        ids = self.tokenizer(observation, add_special_tokens=False).input_ids
-        if not ids:  # an empty observation still needs one position to predict from
-            ids = [self.tokenizer.eos_token_id]
-        return truncate_left(ids, self.context_limit)
+        ids = self.tokenizer(text, add_special_tokens=False).input_ids
+        return ids or [self.tokenizer.eos_token_id]  # an empty observation still needs one position
+
+    def encode(self, observation: str, messages: Sequence[dict] | None = None) -> list[int]:
+        return self.encode_counted(observation, messages)[0]
+
+    def encode_counted(self, observation: str, messages: Sequence[dict] | None = None,
+                       entry: str = "") -> tuple[list[int], bool]:
+        """(context tokens, whether the chat was cut). Raises ``ContextTooLong`` naming the
+        entry and the token counts when not even the system prompt and the latest message fit."""
+        ids = self.tokens(observation)
+        if len(ids) <= self.context_limit:
+            return ids, False
+        if self.render is None or not messages:
+            return truncate_left(ids, self.context_limit), True
+        head = list(messages[:1]) if messages[0].get("role") == "system" else []
+        rest = list(messages[len(head):])
+        # The fewest dropped messages that fit: dropping more never makes a chat longer.
+        low, high = 1, len(rest) - 1
+        best = None
+        while low <= high:
+            middle = (low + high) // 2
+            kept = self.tokens(self.render(head + rest[middle:]))
+            if len(kept) <= self.context_limit:
+                best, high = kept, middle - 1
+            else:
+                low = middle + 1
+        if best is None:
+            head_tokens = len(self.tokens(self.render(head))) if head else 0
+            last_tokens = len(self.tokens(self.render(head + rest[-1:]))) - head_tokens
+            raise ContextTooLong(
+                f"entry {entry or '?'}: the context does not fit the window of {self.context_limit} tokens "
+                f"(--context_window minus --max_new_tokens) even when cut from the middle: the system prompt "
+                f"alone is {head_tokens} tokens, the latest message {last_tokens} and the whole chat {len(ids)}; "
+                f"raise --context_window or use a shorter --system_prompt")
+        return best, True
 
     def decode(self, action: Sequence[int]) -> str:
         return self.tokenizer.decode(list(action), skip_special_tokens=True)
@@ -99,6 +146,7 @@ def play(
     episodes: list[EpisodeRecord] = []
     current: list[EpisodeRecord | None] = [None] * len(envs)
     observations: list[str | None] = [None] * len(envs)
+    chats: list[list[dict] | None] = [None] * len(envs)
     taken = [0] * len(envs)
     stopped = [False] * len(envs)
     while True:
@@ -114,28 +162,29 @@ def play(
                 continue
             observation, info = env.reset(options={"index": int(index)})
             current[thread] = EpisodeRecord(task_index=int(index), task_id=str(info.get("id", index)))
-            observations[thread] = observation
+            observations[thread], chats[thread] = observation, info.get("messages")
         live = [t for t in range(len(envs)) if current[t] is not None]
         if not live:
             break
-        contexts = [codec.encode(observations[t]) for t in live]
+        encoded = [codec.encode_counted(observations[t], chats[t], current[t].task_id) for t in live]
+        contexts = [tokens for tokens, _ in encoded]
         sampled, logps = policy.sample(contexts, max_new_tokens, generator=generator, greedy=greedy)
-        for thread, context, action, logp in zip(live, contexts, sampled, logps):
+        for thread, (context, cut), action, logp in zip(live, encoded, sampled, logps):
             text = codec.decode(action)
             observation, reward, terminated, truncated, info = envs[thread].step(text)
             record = ActionRecord(thread=thread, context=context, action=action, sample_logprobs=logp,
                                   text=text, reward=float(reward), info=_summary(info),
                                   hit_length_limit=not action or action[-1] not in policy.stop_ids,
-                                  turn=int(info.get("turn", 0)))
+                                  turn=int(info.get("turn", 0)), context_cut=cut)
             episode = current[thread]
             episode.action_indices.append(len(actions))
             actions.append(record)
             taken[thread] += 1
-            observations[thread] = observation
+            observations[thread], chats[thread] = observation, info.get("messages")
             if terminated or truncated:
                 episode.terminated = bool(terminated)
                 if not terminated:
-                    episode.bootstrap_context = codec.encode(observation)
+                    episode.bootstrap_context = codec.encode(observation, info.get("messages"))
                 episodes.append(episode)
                 current[thread] = None
     return Rollout(actions=actions, episodes=episodes, seconds=time.perf_counter() - start)

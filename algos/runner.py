@@ -24,7 +24,7 @@ from algos import checkpoint as ckpt
 from algos.algorithms import resolve
 from algos.buffer import bootstrap_values, compute_advantages, score_rollout
 from algos.estimators import get_estimator
-from algos.config import TrainConfig, to_dict
+from algos.config import ConfigError, TrainConfig, to_dict
 from algos.loading import is_embedded, load_model
 from algos.policy import LoraSettings, Policy
 from algos.results import (
@@ -38,7 +38,7 @@ from algos.results import (
 )
 from algos.rollout import TextCodec, play
 from algos.stats import explained_variance, explained_variance_sums, means, rollout_stats
-from algos.tiny import TINY_EVAL, TINY_TRAIN
+from algos.tiny import BUNDLED_EVAL, TINY_TRAIN, bundled_train_split
 from algos.trainer import PPOSettings, PPOTrainer, make_optimizers
 from algos.warmup import ground_truth_examples, supervised_steps
 
@@ -79,7 +79,7 @@ class Runner:
         with self.accelerator.main_process_first():
             # Before the thread setting: the one-time build of the tiny model uses every core.
             self.loaded = load_model(config.model_name_or_path, device, cache_dir=config.cache_dir,
-                                     system_prompt=config.system_prompt)
+                                     system_prompt=config.system_prompt, dataset_path=config.dataset_path)
         if config.torch_threads > 0:
             torch.set_num_threads(config.torch_threads)
         lora = LoraSettings(r=config.lora_r, alpha=config.lora_alpha, target_modules=list(config.lora_target_modules))
@@ -88,9 +88,11 @@ class Runner:
                              with_critic=self.algorithm.critic,
                              actor_lora=lora, temperature=config.temperature,
                              gradient_checkpointing=config.gradient_checkpointing).to(device)
-        self.codec = TextCodec(self.loaded.tokenizer, config.context_window - config.max_new_tokens)
-
         self._set_up_data()
+        self.context_window = self._context_window()
+        self.codec = TextCodec(self.loaded.tokenizer, self.context_window - config.max_new_tokens,
+                               render=self.envs[0].unwrapped.renderer)
+        self._check_prompts()
         self.actor_optimizer, self.critic_optimizer = make_optimizers(self.policy, config.lr, config.critic_lr)
         settings = PPOSettings(
             ratio=self.algorithm.ratio, ppo_epoch=config.ppo_epoch, num_mini_batch=config.num_mini_batch,
@@ -118,9 +120,9 @@ class Runner:
     # ---- set-up -------------------------------------------------------------------------
     def _set_up_data(self) -> None:
         c = self.config
-        embedded_data = not c.dataset_path
+        bundled = bundled_train_split(c.dataset_path)
         self.train_path = Path(c.dataset_path) if c.dataset_path else TINY_TRAIN
-        eval_path = Path(c.eval_dataset_path) if c.eval_dataset_path else (TINY_EVAL if embedded_data else None)
+        eval_path = Path(c.eval_dataset_path) if c.eval_dataset_path else (BUNDLED_EVAL[bundled] if bundled else None)
         self.envs = [self._make_env(self.train_path) for _ in range(c.n_rollout_threads)]
         count = len(self.envs[0].unwrapped.tasks)
         if eval_path is not None:
@@ -133,6 +135,34 @@ class Runner:
         if c.eval_episodes > 0:
             self.eval_indices = self.eval_indices[: c.eval_episodes]
         self.eval_envs: list[gym.Env] = []
+
+    def _context_window(self) -> int:
+        """--context_window, or (0) what the model's config supports."""
+        c = self.config
+        window = c.context_window or _max_positions(self.loaded.base)
+        if window <= c.max_new_tokens:
+            raise ConfigError(f"--context_window ({window}{'' if c.context_window else ', the model maximum'}) must "
+                             f"exceed --max_new_tokens ({c.max_new_tokens})")
+        return window
+
+    def _check_prompts(self) -> None:
+        """Before anything heavy: the function docs are shown (or hiding them was asked for),
+        and every task's first context fits the window, cut from the middle if need be."""
+        c = self.config
+        prompt = self.loaded.system_prompt
+        hidden = prompt is not None and "{functions}" not in prompt
+        embedded_default = is_embedded(c.model_name_or_path) and not c.system_prompt
+        for path in dict.fromkeys([self.train_path, self.eval_path]):
+            env = self._make_env(path)
+            tasks = env.unwrapped.tasks
+            if hidden and not (c.hide_function_docs or embedded_default) and any(t.functions for t in tasks):
+                raise ConfigError(f"--system_prompt has no '{{functions}}', so the function docs of {path} would not "
+                                 f"be shown to the model; add '{{functions}}' where they go, or pass "
+                                 f"--hide_function_docs if the model is meant to learn its functions from the data")
+            for index in range(len(tasks)):
+                observation, info = env.reset(options={"index": index})
+                self.codec.encode_counted(observation, info["messages"], f"{info['id']} of {path}")
+            env.close()
 
     def _make_env(self, path: Path) -> gym.Env:
         return gym.make(self.config.env_name, dataset_path=str(path), reward=self.config.reward,
@@ -224,42 +254,51 @@ class Runner:
 
     # ---- the loop -----------------------------------------------------------------------
     @property
-    def total_iterations(self) -> int:
-        c = self.config
-        return max(1, c.num_env_steps // (c.n_rollout_threads * c.episode_length * self.world))
+    def done(self) -> bool:
+        """The run ends once it has taken --num_env_steps actions (all processes): a multi-turn
+        episode takes several, so the number of iterations depends on the episodes."""
+        return self.samples >= self.config.num_env_steps
 
     def run(self) -> Path:
         from tqdm.auto import tqdm
 
         c = self.config
-        total = self.total_iterations
+        heldout = None
         if self.iteration == 0 and not c.resume:  # a resumed run already holds its start
-            self._record_start()
-        bar = tqdm(total=total, initial=self.iteration, disable=not (self.is_main and c.progress),
-                   desc=f"{c.algorithm_name}", unit="it", dynamic_ncols=True)
-        while self.iteration < total:
+            heldout = self._record_start()
+        bar = tqdm(total=c.num_env_steps, initial=min(self.samples, c.num_env_steps),
+                   disable=not (self.is_main and c.progress), desc=f"{c.algorithm_name}", unit="action",
+                   dynamic_ncols=True)
+        while not self.done:
+            before = self.samples
             metrics = self.train_iteration()
-            if c.eval_interval > 0 and (self.iteration % c.eval_interval == 0 or self.iteration == total):
+            last = self.done
+            if c.eval_interval > 0 and (self.iteration % c.eval_interval == 0 or last):
                 metrics.update(self.evaluate())
-            if self.iteration % c.log_interval == 0 or self.iteration == total:
+            if self.iteration % c.log_interval == 0 or last:
                 self._log(metrics)
-            if self.iteration % c.save_interval == 0 or self.iteration == total:
+            if self.iteration % c.save_interval == 0 or last:
                 self.save()
-            bar.update(1)
+            heldout = metrics.get(HEADLINE, heldout)
+            bar.update(min(self.samples, c.num_env_steps) - min(before, c.num_env_steps))
             bar.set_postfix(reward=f"{metrics['rollout/reward']:.3f}",
-                            **({"heldout": f"{metrics[HEADLINE]:.3f}"} if HEADLINE in metrics else {}))
+                            **({"heldout_greedy": f"{heldout:.3f}"} if heldout is not None else {}))
         bar.close()
         if self.writer is not None:
             self.writer.close()
         self._report_start_to_end()
         return self.run_dir
 
-    def _record_start(self) -> None:
+    def _record_start(self) -> float | None:
         """The run's start, before any update: the held-out figures at iteration 0 and a
-        checkpoint (``iter_000000``, after any warm-up) to compare the end with."""
+        checkpoint (``iter_000000``, after any warm-up) to compare the end with. Returns the
+        held-out greedy accuracy (None without evaluations)."""
+        start = {}
         if self.config.eval_interval > 0:
-            self._log({**self.evaluate(), "progress/samples": 0.0})
+            start = self.evaluate()
+            self._log({**start, "progress/samples": 0.0})
         self.save()
+        return start.get(HEADLINE)
 
     def _report_start_to_end(self) -> None:
         evaluations = [m for m in read_metrics(self.run_dir) if HEADLINE in m]
@@ -398,6 +437,11 @@ class Runner:
             ckpt.publish(stage, self.iteration)
         self.accelerator.wait_for_everyone()
         return final
+
+
+def _max_positions(model: torch.nn.Module) -> int:
+    config = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
+    return int(getattr(config, "max_position_embeddings", 0) or 2048)
 
 
 def _has_accelerator() -> bool:

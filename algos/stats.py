@@ -24,6 +24,7 @@ def rollout_stats(rollout: Rollout, prefix: str) -> dict[str, float]:
         _add(sums, f"{prefix}/reward", action.reward)
         _add(sums, f"{prefix}/action_tokens", len(action.action))
         _add(sums, f"{prefix}/length_limit_rate", float(action.hit_length_limit))
+        _add(sums, f"{prefix}/context_cut_rate", float(action.context_cut))
         for facet, score in action.info.get("facets", {}).items():
             _add(sums, f"{prefix}/facet_{facet}", float(score))
     for episode in rollout.episodes:

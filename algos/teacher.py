@@ -10,6 +10,10 @@ several demonstrations per training prompt, written by a teacher with two kinds 
   greedily;
 - **slips**, spread at random over every answer: a missing argument or the wrong function.
 
+On multi-turn tasks the habit is to stop early: after the first call of a turn that needs two
+(look up, then act), the teacher ends the turn more often than not, as if the lookup were the
+answer. Slips are the same.
+
 Neither leaves a skill half-taught: the calls after the prose are right as often as any, and
 a slip drops or swaps a whole piece. So the reward has behaviours to change, not skills to
 build. Flaws that decouple the answer from the request (a random value instead of the one
@@ -30,7 +34,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from algos.warmup import call_list_text
+from algos.warmup import END_OF_TURN, call_list_text
 
 SLIPS = ("missing_argument", "wrong_function")
 PROSE = "Sure! "
@@ -42,11 +46,15 @@ class Teacher:
     slip_rate: float  # how often an answer has one random slip
 
 
-def value_pools(ground_truths: Iterable[list[dict[str, dict[str, list[Any]]]]]) -> dict[str, list[Any]]:
-    """Every first-choice value seen per parameter name, and every function name (key "")."""
+def value_pools(tasks: Iterable) -> dict[str, list[Any]]:
+    """Every function name (key "") of the tasks' ground truth, and every first-choice value
+    per parameter name of the single-turn ones."""
     pools: dict[str, set] = defaultdict(set)
-    for calls in ground_truths:
-        for call in calls:
+    for task in tasks:
+        if task.kind == "multi_turn":
+            pools[""].update(doc["name"] for doc in task.functions)
+            continue
+        for call in task.ground_truth or []:
             for name, params in call.items():
                 pools[""].add(name)
                 for key, choices in params.items():
@@ -76,6 +84,23 @@ def _with_slip(calls: list[tuple[str, dict[str, Any]]], pools: dict[str, list[An
         if others:
             calls[index] = (rng.choice(others), args)
     return calls
+
+
+def teacher_step(task, step, pools: dict[str, list[Any]], rng: random.Random, teacher: Teacher) -> str:
+    """The teacher's text for one step of a task's ground truth (``algos.warmup.Step``)."""
+    if task.kind == "ast":
+        question = " ".join(m["content"] for m in task.question[0] if m["role"] == "user")
+        return teacher_answer(question, task.ground_truth, pools, rng, teacher)
+    if step.ends_turn:
+        return step.text
+    if step.index > 0 and rng.random() < teacher.habit_rate:
+        return END_OF_TURN  # stops after the lookup
+    if rng.random() < teacher.slip_rate:
+        from handlers import decode
+
+        (call,) = decode(step.text, "python")
+        return call_list_text(_with_slip([(call.name, dict(call.arguments))], pools, rng))
+    return step.text
 
 
 def teacher_answer(question: str, ground_truth, pools: dict[str, list[Any]], rng: random.Random,

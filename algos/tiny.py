@@ -26,6 +26,10 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 TINY_DATA_DIR = REPO_ROOT / "datasets" / "tiny"
 TINY_TRAIN = TINY_DATA_DIR / "tiny_train.json"
 TINY_EVAL = TINY_DATA_DIR / "tiny_eval.json"
+MULTI_TURN_TRAIN = TINY_DATA_DIR / "multi_turn_train.json"
+MULTI_TURN_EVAL = TINY_DATA_DIR / "multi_turn_eval.json"
+# The bundled training splits, each with its held-out split.
+BUNDLED_EVAL = {TINY_TRAIN: TINY_EVAL, MULTI_TURN_TRAIN: MULTI_TURN_EVAL}
 DEFAULT_CACHE_DIR = REPO_ROOT / ".cache" / "fcenv"
 TINY_MODEL_NAME = "tiny-llama"
 BUILD_VERSION = 5
@@ -69,20 +73,45 @@ class TinySpec:
     seed: int = 1234
 
 
+def bundled_train_split(path: Path | str | None) -> Path | None:
+    """The bundled training split ``path`` names (None when it is not one)."""
+    if not path:
+        return TINY_TRAIN
+    resolved = Path(path).resolve()
+    return next((split for split in BUNDLED_EVAL if split.resolve() == resolved), None)
+
+
+def tiny_spec(dataset_path: Path) -> TinySpec:
+    """The build of the tiny model for a bundled split: multi-turn contexts are three times as
+    long, so fewer steps fit the same build time."""
+    return TinySpec(pretrain_steps=1000, demonstrations=2) if dataset_path == MULTI_TURN_TRAIN else TinySpec()
+
+
 def tokenizer_corpus(dataset_path: Path = TINY_TRAIN) -> list[str]:
     """The texts the tokenizer learns from: every prompt and answer of the training split,
-    written the way the env writes them."""
+    written the way the env writes them (multi-turn: with the tool results of the ground
+    truth's calls)."""
+    import gymnasium as gym
+
+    import fcenv
     from algos.teacher import PROSE
-    from algos.warmup import answer_text
-    from fcenv.data import load_tasks
+    from algos.warmup import answer_text, ground_truth_steps
     from fcenv.prompts import hinted_functions, system_prompt
 
+    env = gym.make(fcenv.ENV_ID, dataset_path=str(dataset_path), system_prompt=TINY_SYSTEM_PROMPT)
     texts = []
-    for task in load_tasks(dataset_path):
+    for index, task in enumerate(env.unwrapped.tasks):
         texts.append(system_prompt(hinted_functions(task.functions, task.language), TINY_SYSTEM_PROMPT))
         texts += [m["content"] for turn in task.question for m in turn]
         if task.kind == "ast":
             texts.append(answer_text(task.ground_truth))
+        elif task.kind == "multi_turn":
+            env.reset(options={"index": index})
+            for step in ground_truth_steps(task):
+                texts.append(step.text)
+                *_, info = env.step(step.text)
+                texts += info.get("results", [])
+    env.close()
     texts.append(PROSE)  # the teacher's prose (algos/teacher.py)
     return texts
 
@@ -155,11 +184,13 @@ def cache_key(corpus: list[str], spec: TinySpec) -> str:
 
 def build_tiny(
     cache_dir: Path | str = DEFAULT_CACHE_DIR,
-    spec: TinySpec = TinySpec(),
+    spec: TinySpec | None = None,
     dataset_path: Path = TINY_TRAIN,
     log: Callable[[str], None] = print,
 ) -> Path:
-    """Return the folder of the cached tiny model and tokenizer, building it if needed."""
+    """Return the folder of the cached tiny model and tokenizer for a bundled training split,
+    building it if needed (``spec`` defaults to the split's, ``tiny_spec``)."""
+    spec = spec or tiny_spec(dataset_path)
     corpus = tokenizer_corpus(dataset_path)
     target = Path(cache_dir) / f"tiny-{cache_key(corpus, spec)}"
     if (target / "config.json").exists():
@@ -185,17 +216,16 @@ def build_tiny(
 def _pretrained_model(tokenizer, spec: TinySpec, dataset_path: Path, log: Callable[[str], None]):
     from transformers import LlamaForCausalLM
 
+    from algos.teacher import Teacher, teacher_step, value_pools
     from algos.warmup import ground_truth_examples, plain_logprobs, supervised_steps
-    from algos.teacher import Teacher, teacher_answer, value_pools
     from fcenv.data import load_tasks
 
-    pools = value_pools(t.ground_truth for t in load_tasks(dataset_path) if t.kind == "ast")
+    pools = value_pools(load_tasks(dataset_path))
     teacher = Teacher(habit_rate=spec.habit_rate, slip_rate=spec.slip_rate)
     draws = random.Random(spec.seed)
 
-    def answers(task) -> list[str]:
-        question = " ".join(m["content"] for m in task.question[0] if m["role"] == "user")
-        return [teacher_answer(question, task.ground_truth, pools, draws, teacher) for _ in range(spec.demonstrations)]
+    def answers(task, step) -> list[str]:
+        return [teacher_step(task, step, pools, draws, teacher) for _ in range(spec.demonstrations)]
 
     threads = torch.get_num_threads()
     # A fixed thread count: float sums (and so the trained weights) depend on how the work is

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -107,12 +108,44 @@ def supervised_steps(
     return losses
 
 
+END_OF_TURN = "Done."  # what a demonstration writes to end a multi-turn turn (any text without calls does)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of a task's ground truth: its text, and where it is (turn, index in the turn,
+    calls in the turn). A multi-turn turn is one call per step, then END_OF_TURN."""
+
+    text: str
+    turn: int = 0
+    index: int = 0
+    calls_in_turn: int = 1
+
+    @property
+    def ends_turn(self) -> bool:
+        return self.index == self.calls_in_turn
+
+
+def ground_truth_steps(task) -> list[Step]:
+    """The steps that answer a task: its answer as one call list (single-turn), or each turn's
+    calls one per step, then a step that ends the turn (multi-turn)."""
+    if task.kind == "ast":
+        return [Step(answer_text(task.ground_truth))]
+    steps = []
+    for turn, calls in enumerate(task.ground_truth):
+        steps += [Step(f"[{call}]", turn, k, len(calls)) for k, call in enumerate(calls)]
+        steps.append(Step(END_OF_TURN, turn, len(calls), len(calls)))
+    return steps
+
+
 def ground_truth_examples(dataset_path, tokenizer, renderer: Callable | None, system_prompt: str | None,
                           context_limit: int, indices: Sequence[int] | None = None,
-                          answers: Callable[[Any], list[str]] | None = None) -> list[Example]:
-    """(prompt tokens, answer tokens + end token) for the single-turn AST tasks of a file,
-    with the prompt exactly as the env renders it and cut from the left as in rollouts.
-    ``answers(task)`` gives the answer texts of a task (default: its ground truth)."""
+                          answers: Callable[[Any, Step], list[str]] | None = None) -> list[Example]:
+    """(context tokens, answer tokens + end token) for every step of the ground truth of the
+    single-turn AST and the multi-turn tasks of a file, each context exactly as the env renders
+    it (multi-turn: after the ground truth's earlier steps ran) and cut from the left as in
+    rollouts. ``answers(task, step)`` gives the texts to learn at a step (default: the ground
+    truth's)."""
     import gymnasium as gym
 
     import fcenv
@@ -124,12 +157,16 @@ def ground_truth_examples(dataset_path, tokenizer, renderer: Callable | None, sy
     examples = []
     for index in indices if indices is not None else range(len(tasks)):
         task = tasks[index]
-        if task.kind != "ast" or not task.ground_truth:
+        if task.kind not in ("ast", "multi_turn") or not task.ground_truth:
             continue
         observation, _ = env.reset(options={"index": int(index)})
-        context = codec.encode(observation)
-        for text in answers(task) if answers is not None else [answer_text(task.ground_truth)]:
-            answer = tokenizer(text, add_special_tokens=False).input_ids
-            examples.append((context, answer + [tokenizer.eos_token_id]))
+        for step in ground_truth_steps(task):
+            context = codec.encode(observation)
+            for text in answers(task, step) if answers is not None else [step.text]:
+                answer = tokenizer(text, add_special_tokens=False).input_ids
+                examples.append((context, answer + [tokenizer.eos_token_id]))
+            observation, _, terminated, truncated, _ = env.step(step.text)
+            if terminated or truncated:
+                break
     env.close()
     return examples

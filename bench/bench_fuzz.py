@@ -41,6 +41,7 @@ from hypothesis import given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from checkers import available_checkers, get_checker  # noqa: E402
+from fcenv.multi_turn.trajectory import check_recorded  # noqa: E402
 from handlers import DecodeError, available_handlers, decode, get_handler  # noqa: E402
 from tests.strategies import (  # noqa: E402
     Choices,
@@ -152,7 +153,7 @@ def single_turn_checkers(rec: Recorder, case) -> None:
 
 def check_with_facets(task, decoded):
     """The multi-turn verdict with its facets, which are computed lazily (a reward asks for them)."""
-    result = get_checker("multi_turn")(task, decoded)
+    result = check_recorded(task, decoded)
     dict(result.facets)
     return result
 

@@ -27,7 +27,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
-from fcenv.backends import BACKENDS, FUNC_DOC_FILES
+from fcenv.backends import FUNC_DOC_FILES, known_backends, user_backend
 from fcenv.bfcl_data import DEFAULT_DIR
 from fcenv.tasks import Task, category_of
 
@@ -331,7 +331,9 @@ def _build_task(record, entry_id, value, answer_map, answer_file, doc_dir, file,
     from fcenv.tasks import kind_of
 
     category = category_of(entry_id)
-    kind = kind_of(category)
+    # A multi-turn entry is known by its data (the classes it runs on), whatever its id says.
+    multi_turn_data = "involved_classes" in value or "invoked_classes" in value
+    kind = "multi_turn" if multi_turn_data else kind_of(category)
     functions = copy.deepcopy(value.get("function") or [])
     ground_truth = answer_map.get(entry_id, (None, None))[1]
     if kind in _NEEDS_ANSWER and entry_id not in answer_map:
@@ -344,22 +346,27 @@ def _build_task(record, entry_id, value, answer_map, answer_file, doc_dir, file,
         if not isinstance(ground_truth, list) or not all(isinstance(t, list) for t in ground_truth):
             problems.append(Problem(answer_file, answer_map[entry_id][0], entry_id, "ground_truth", "a multi-turn answer must be one list of call strings per turn"))
             return None
-        unknown = [c for c in involved if c not in BACKENDS]
+        known = known_backends()
+        unknown = [c for c in involved if c not in known]
         if unknown:
-            problems.append(Problem(file, record.line, entry_id, "involved_classes", f"unknown classes {unknown}; known: {sorted(BACKENDS)}"))
+            problems.append(Problem(file, record.line, entry_id, "involved_classes",
+                                    f"unknown classes {unknown}; known: {known} (register your own with "
+                                    f"fcenv.backends.register_backend)"))
             return None
         config = value.get("initial_config", {})
         not_dicts = [c for c in involved if not isinstance(config.get(c, {}), dict)]
         if not_dicts:
             problems.append(Problem(file, record.line, entry_id, f"initial_config.{not_dicts[0]}", "must be an object (the class's scenario)"))
             return None
-        if not functions:
-            if doc_dir is None:
+        if not functions:  # the docs of each class: a registered backend's own, else BFCL's files
+            builtin = [c for c in involved if user_backend(c) is None]
+            if builtin and doc_dir is None:
                 problems.append(Problem(file, record.line, entry_id, "involved_classes", "multi_turn_func_doc/ not found beside the file; run `python -m fcenv data bfcl`"))
                 return None
-            docs = _func_docs(str(doc_dir))
+            docs = _func_docs(str(doc_dir)) if builtin else {}
             for cls in involved:
-                functions += copy.deepcopy(docs.get(cls, []))
+                user = user_backend(cls)
+                functions += copy.deepcopy(user.docs if user is not None else docs.get(cls, []))
         for turn, names in (value.get("missed_function") or {}).items():
             held = [f for f in functions if f["name"] in names]
             absent = sorted(set(names) - {f["name"] for f in held})
@@ -388,4 +395,5 @@ def _build_task(record, entry_id, value, answer_map, answer_file, doc_dir, file,
         missed_functions=missed,
         source=file,
         line=record.line,
+        declared_kind=kind,
     )

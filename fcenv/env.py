@@ -17,7 +17,7 @@ from typing import Any
 import gymnasium as gym
 from gymnasium.error import ResetNeeded
 
-from checkers import CheckResult
+from checkers import CheckResult, get_checker
 from fcenv.data import load_tasks
 from fcenv.episode import EpisodeSettings, SingleTurnEpisode, StepOutcome, calls_info
 from fcenv.prompts import BFCL_SYSTEM_PROMPT, Renderer, get_renderer
@@ -44,6 +44,22 @@ def _load(path: Path, answers: str | Path | None) -> list[Task]:
     return list(_load_cached(path, str(answers) if answers else None, (stat.st_mtime_ns, stat.st_size)))
 
 
+def _check_decoder_and_checker(handler: str | None, checker: str | Callable | None, tasks: list[Task]) -> None:
+    """Unknown names are refused here, not at the first step; a named single-turn checker
+    cannot judge multi-turn turns."""
+    from handlers import get_handler
+
+    if handler is not None:
+        get_handler(handler)  # KeyError naming the registered ones
+    if checker is None or callable(checker):
+        return
+    get_checker(checker)
+    if checker != "multi_turn" and any(t.is_multi_turn for t in tasks):
+        raise ValueError(f"checker={checker!r} judges single-turn answers; multi-turn entries are judged turn by "
+                         f"turn from a checkers.multi_turn.TurnRecord: use 'multi_turn' (the default) or a "
+                         f"callable(task, TurnRecord) -> CheckResult")
+
+
 class FunctionCallingEnv(gym.Env[str, str]):
     """A BFCL dataset as an environment.
 
@@ -55,7 +71,8 @@ class FunctionCallingEnv(gym.Env[str, str]):
         handler: the decoder's registered name for every task; None picks BFCL's decoder
             (the task's language for AST categories, Python otherwise).
         checker: a registered checker name or a callable ``(task, decoded) -> CheckResult``
-            for every task; None picks by category, BFCL's way.
+            for every task; None picks by category, BFCL's way. On multi-turn entries it
+            judges each turn: ``(task, checkers.multi_turn.TurnRecord) -> CheckResult``.
         reward: ``"bfcl"`` (1 if valid else 0), ``"shaped"`` (1 if valid, else at most 0.5 of
             partial credit from the checker's facets) or a callable ``(CheckResult) -> float``;
             ``reward_weights`` changes some of the shaped reward's weights (``fcenv.rewards``).
@@ -100,6 +117,7 @@ class FunctionCallingEnv(gym.Env[str, str]):
         if not self.tasks:
             raise ValueError("the environment needs at least one task")
         self._index = {t.id: i for i, t in enumerate(self.tasks)}
+        _check_decoder_and_checker(handler, checker, self.tasks)
         self.reward_fn = get_reward_fn(reward, reward_weights)
         self.settings = EpisodeSettings(
             handler=handler,

@@ -88,15 +88,16 @@ def verdict(task: Task, result: Any, settings: EpisodeSettings, reward_fn: Rewar
 
 def check_multi_turn_result(task: Task, result: Any, settings: EpisodeSettings):
     """BFCL's evaluation of a recorded multi-turn result: steps without calls are skipped."""
-    from checkers.multi_turn import INFERENCE_ERROR, check_multi_turn
+    from checkers.multi_turn import INFERENCE_ERROR
     from checkers.result import CheckResult
     from fcenv.multi_turn.executor import decode_step
+    from fcenv.multi_turn.trajectory import check_recorded
 
     if isinstance(result, str):  # BFCL records a failed inference as its error text
         return CheckResult(False, INFERENCE_ERROR, [result[:1000]], {})
     handler = settings.handler_for(task)
     decoded = [[decode_step(step, handler) for step in turn] for turn in result]
-    return check_multi_turn(task, decoded, settings.backend_package)
+    return check_recorded(task, decoded, settings.backend_package, settings.checker_for(task))
 
 
 def evaluate(tasks: Iterable[Task], lines: list[ResultLine], settings: EpisodeSettings, reward_fn: RewardFn) -> Iterator[dict[str, Any]]:

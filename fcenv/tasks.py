@@ -58,6 +58,7 @@ class Task:
     missed_functions: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
     source: str = ""
     line: int = 0
+    declared_kind: str | None = None  # from the data (an entry with involved_classes is multi-turn)
 
     @property
     def category(self) -> str:
@@ -69,7 +70,7 @@ class Task:
 
     @property
     def kind(self) -> str:
-        return kind_of(self.category)
+        return self.declared_kind or kind_of(self.category)
 
     @property
     def is_multi_turn(self) -> bool:

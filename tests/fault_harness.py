@@ -34,7 +34,7 @@ THREADS = 2
 
 def train_flags(model: Path, results: Path, iterations: int) -> list[str]:
     """Tiny settings, a checkpoint every iteration, an evaluation every other one."""
-    return ["--model_name_or_path", str(model), "--system_prompt", TINY_SYSTEM_PROMPT, "--results_dir", str(results),
+    return ["--model_name_or_path", str(model), "--system_prompt", TINY_SYSTEM_PROMPT, "--hide_function_docs", "--results_dir", str(results),
             "--n_rollout_threads", str(THREADS), "--num_env_steps", str(THREADS * iterations),
             "--max_new_tokens", "8", "--lora_r", "4", "--save_interval", "1", "--eval_interval", "2",
             "--eval_episodes", "3", "--ppo_epoch", "1", "--seed", "3", "--no-progress"]

@@ -102,7 +102,7 @@ def as_json_calls(r: Choices, text: str) -> str:
 
 
 def multi_turn_result(r: Choices, f: Fuzz, task: Task) -> list[list[list[Call] | DecodeError]]:
-    """A recorded trajectory as ``check_multi_turn`` takes it: decoded steps per turn, sometimes
+    """A recorded trajectory as ``check_recorded`` takes it: decoded steps per turn, sometimes
     with a turn too many or too few."""
     from fcenv.multi_turn.executor import decode_step
 

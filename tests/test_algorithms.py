@@ -29,7 +29,7 @@ def tiny_model(tmp_path_factory):
 
 
 def make_runner(model, results, *extra: str) -> Runner:
-    args = ["--model_name_or_path", str(model), "--system_prompt", TINY_SYSTEM_PROMPT,
+    args = ["--model_name_or_path", str(model), "--system_prompt", TINY_SYSTEM_PROMPT, "--hide_function_docs",
             "--results_dir", str(results), "--n_rollout_threads", "4", "--num_env_steps", "8",
             "--max_new_tokens", "24", "--ppo_epoch", "1", "--num_mini_batch", "2", "--lora_r", "4", "--lr", "1e-2",
             "--eval_interval", "0", "--save_interval", "1", "--no-progress", *extra]
@@ -110,7 +110,7 @@ def test_a_group_algorithm_trains_the_actor_with_no_critic_at_all(tiny_model, tm
 
 def test_turn_level_ratio_keeps_turns_whole(tiny_model, tmp_path, bfcl_dir):
     runner = make_runner(tiny_model, tmp_path, "--dataset_path", str(bfcl_dir / "BFCL_v4_multi_turn_base.json"),
-                         "--n_rollout_threads", "2", "--context_window", "160", "--max_new_tokens", "8",
+                         "--n_rollout_threads", "2", "--context_window", "1024", "--max_new_tokens", "8",
                          "--ratio_level", "turn", "--num_mini_batch", "2")
     from algos.buffer import score_rollout
     from algos.rollout import play

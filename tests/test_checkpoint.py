@@ -30,7 +30,7 @@ def tiny_model(tmp_path_factory):
 
 def config(model, results, iterations: int, *extra: str):
     return parse_config([
-        "--model_name_or_path", str(model), "--system_prompt", TINY_SYSTEM_PROMPT, "--results_dir", str(results),
+        "--model_name_or_path", str(model), "--system_prompt", TINY_SYSTEM_PROMPT, "--hide_function_docs", "--results_dir", str(results),
         "--n_rollout_threads", str(THREADS), "--num_env_steps", str(THREADS * iterations), "--max_new_tokens", "10",
         "--ppo_epoch", "2", "--num_mini_batch", "2", "--lora_r", "4", "--lr", "5e-3", "--save_interval", "100",
         "--eval_interval", "2", "--eval_episodes", "4", "--seed", "7", "--no-progress", *extra])

@@ -22,6 +22,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from checkers import CheckResult, available_checkers, get_checker
+from fcenv.multi_turn.trajectory import check_recorded
 from fcenv.tasks import Task
 from handlers import Call, DecodeError, available_handlers, decode, get_handler
 from tests.strategies import (
@@ -168,7 +169,7 @@ def multi_turn_case(r: Choices, fuzz: Fuzz) -> tuple[Task, object]:
 
 def multi_turn_checker_holds(case) -> None:
     task, decoded = case
-    assert_check_result(get_checker("multi_turn")(task, decoded))
+    assert_check_result(check_recorded(task, decoded))
 
 
 def test_multi_turn_checker(fuzz, empty_cwd):

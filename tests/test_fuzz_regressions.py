@@ -4,8 +4,8 @@
    limit, e.g. ``1<<100000``) crashed ``env.step`` while naming the tool message. BFCL renders
    every decoded call back to source (``repr``) before running it, fails there, and so treats
    the step as holding no call: the turn ends. ``decode_step`` now does the same.
-2. ``check_multi_turn`` on calls built by another caller with such an int crashed computing
-   the ``matches_ground_truth`` facet; such a call now matches nothing.
+2. ``check_recorded`` on calls built by another caller with such an int crashed computing
+   the ``ground_truth_recall`` facet; such a call now matches nothing.
 3. ... and crashed writing the verdict's messages when the int had reached the model's state
    (``adjustClimateControl(temperature=<int>)``); the difference is now described, not printed.
 """
@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import pytest
 
-from checkers import get_checker
 from fcenv.data import load_tasks
 from fcenv.env import FunctionCallingEnv
 from fcenv.multi_turn.executor import ToolSession, decode_step
+from fcenv.multi_turn.trajectory import check_recorded
 from handlers import Call
 from tests.test_multi_turn_parity import replay
 from tests.trajectories import ground_truth_steps
@@ -51,7 +51,7 @@ def test_unprintable_call_matches_nothing(base_task):
     session = ToolSession.for_task(base_task)
     assert session.canonical("cd", [], {"folder": 1 << 20000}) is None
     decoded = [[[Call("cd", {"folder": 1 << 20000})]]] + [[] for _ in base_task.ground_truth[1:]]
-    result = get_checker("multi_turn")(base_task, decoded)
+    result = check_recorded(base_task, decoded)
     assert not result.valid and all(0.0 <= v <= 1.0 for v in dict(result.facets).values())
 
 
@@ -74,6 +74,6 @@ def test_unprintable_state_still_gives_a_verdict(bfcl_dir):
     tasks = load_tasks(bfcl_dir / "BFCL_v4_multi_turn_base.json")
     task = next(t for t in tasks if "VehicleControlAPI" in t.involved_classes and t.ground_truth[0])
     decoded = [[[Call("adjustClimateControl", {"temperature": 1 << 20000})]]] + [[] for _ in task.ground_truth[1:]]
-    result = get_checker("multi_turn")(task, decoded)
+    result = check_recorded(task, decoded)
     assert not result.valid and result.error_type == "multi_turn:instance_state_mismatch"
     assert all(isinstance(e, str) for e in result.errors) and "too long to print" in result.errors[1]

@@ -133,7 +133,7 @@ def test_hostile_calls_never_execute(bfcl_dir, tmp_path):
 def test_state_bfcl_shares_between_model_and_truth_is_shared(bfcl_dir):
     """BFCL's model and ground-truth instances of one entry share some objects (long-context
     cards, TwitterAPI's default lists); verdicts only agree with BFCL's if ours do too."""
-    from checkers.multi_turn import Trajectory
+    from fcenv.multi_turn.trajectory import Trajectory
 
     tasks = {t.id: t for t in load_tasks(bfcl_dir / "BFCL_v4_multi_turn_long_context.json")}
     travel = next(t for t in tasks.values() if "TravelAPI" in t.involved_classes)

@@ -13,7 +13,7 @@ import random
 
 import pytest
 
-from checkers.multi_turn import check_multi_turn
+from fcenv.multi_turn.trajectory import check_recorded
 from fcenv.data import load_tasks
 from fcenv.multi_turn.executor import ToolSession, call_text, decode_step
 from tests.oracle.state import public_state
@@ -25,7 +25,7 @@ PERTURBATIONS_PER_ENTRY = 5
 
 def replay(task, turns: list[list[str]]) -> dict:
     decoded = [[decode_step(text) for text in steps] for steps in turns]
-    verdict = check_multi_turn(task, decoded)
+    verdict = check_recorded(task, decoded)
     session = ToolSession.for_task(task)
     results, states = [], []
     for steps in decoded:

@@ -33,7 +33,7 @@ def tiny_model(tmp_path_factory):
 
 
 def tiny_flags(model: Path, results: Path) -> list[str]:
-    return ["--model_name_or_path", str(model), "--system_prompt", TINY_SYSTEM_PROMPT, "--results_dir", str(results),
+    return ["--model_name_or_path", str(model), "--system_prompt", TINY_SYSTEM_PROMPT, "--hide_function_docs", "--results_dir", str(results),
             "--n_rollout_threads", "2", "--num_env_steps", "4", "--max_new_tokens", "8", "--lora_r", "4",
             "--save_interval", "1", "--eval_interval", "1", "--eval_episodes", "3", "--ppo_epoch", "1",
             "--no-progress"]

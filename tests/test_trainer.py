@@ -26,7 +26,7 @@ def tiny_model(tmp_path_factory):
 
 
 def make_runner(model, results, *extra: str) -> Runner:
-    args = ["--model_name_or_path", str(model), "--system_prompt", TINY_SYSTEM_PROMPT,
+    args = ["--model_name_or_path", str(model), "--system_prompt", TINY_SYSTEM_PROMPT, "--hide_function_docs",
             "--results_dir", str(results), "--n_rollout_threads", "4", "--num_env_steps", "8",
             "--max_new_tokens", "32", "--ppo_epoch", "1", "--num_mini_batch", "2", "--gradient_cp_steps", "2",
             "--lora_r", "4", "--eval_interval", "0", "--no-progress", *extra]
@@ -92,16 +92,16 @@ def test_critic_warmup_leaves_the_actor_alone(tiny_model, tmp_path):
 
 def test_multi_turn_episodes_bootstrap_across_actions(tiny_model, tmp_path, bfcl_dir):
     # A model trained on single calls rarely writes calls that run here, so turns end
-    # after a step or a few; contexts are cut from the left to the window.
+    # after a step or a few; longer chats are cut from the middle to the window.
     runner = make_runner(tiny_model, tmp_path, "--dataset_path", str(bfcl_dir / "BFCL_v4_multi_turn_base.json"),
-                         "--n_rollout_threads", "2", "--context_window", "160", "--max_new_tokens", "8")
+                         "--n_rollout_threads", "2", "--context_window", "1024", "--max_new_tokens", "8")
     from algos.rollout import play
 
     rollout = play(runner.envs, runner.policy, runner.codec, runner._task_source(), max_new_tokens=8,
                    actions_per_env=1, generator=runner.sampling)
     assert len(rollout.episodes) == 2
     assert any(len(e.action_indices) > 1 for e in rollout.episodes)
-    assert all(len(a.context) <= 152 for a in rollout.actions)
+    assert all(len(a.context) <= 1016 for a in rollout.actions)
     buffer = score_rollout(runner.policy, rollout, chunk_size=4)
     compute_advantages(buffer, rollout, [0.0, 0.0], "bad", 0.9, 1.0)
     for episode in rollout.episodes:
@@ -120,7 +120,7 @@ def test_supervised_warm_up_trains_only_the_actor(tiny_model, tmp_path):
     from algos.config import parse_config as parse
     from algos.policy import ACTOR
 
-    args = ["--model_name_or_path", str(tiny_model), "--system_prompt", TINY_SYSTEM_PROMPT, "--results_dir",
+    args = ["--model_name_or_path", str(tiny_model), "--system_prompt", TINY_SYSTEM_PROMPT, "--hide_function_docs", "--results_dir",
             str(tmp_path), "--n_rollout_threads", "4", "--eval_interval", "0", "--no-progress", "--lora_r", "4"]
     plain = Runner(parse(args), log=lambda message: None)
     warmed = Runner(parse([*args, "--warmup_steps", "3", "--warmup_lr", "1e-2"]), log=lambda message: None)

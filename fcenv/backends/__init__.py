@@ -9,11 +9,22 @@ state that BFCL's state check compares.
 ``backend_class(name, module=...)`` resolves a class name, by default from this package;
 pass another module prefix (e.g. BFCL's own ``func_source_code`` package) to swap in a
 backend with the same class names for differential tests.
+
+Your own backends: ``register_backend(docs=[...])`` on a class (or an entry point in the
+``fcenv.backends`` group naming ``module:Class``, whose class may carry ``FUNCTION_DOCS``)
+makes it usable in ``involved_classes`` of multi-turn tasks in BFCL's format. A backend is a
+plain class: a no-argument constructor, optionally ``_load_scenario(scenario,
+long_context=False)`` for its ``initial_config``, and one public method per function; its
+public attributes are the state BFCL's state check compares. Calls reach only its public
+methods, with literal arguments.
 """
 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib.metadata import entry_points
 
 # class name -> (our module, BFCL's func_source_code module of the same class)
 BACKENDS: dict[str, tuple[str, str]] = {
@@ -31,12 +42,66 @@ STATELESS = frozenset({"MathAPI"})
 FUNC_DOC_FILES: dict[str, str] = {name: f"{bfcl}.json" for name, (_, bfcl) in BACKENDS.items()}
 
 
+@dataclass(frozen=True)
+class UserBackend:
+    cls: type
+    docs: list[dict]
+
+
+_USER: dict[str, UserBackend] = {}
+_ENTRY_POINTS_LOADED = False
+
+
+def register_backend(name: str | None = None, *, docs: list[dict] | None = None) -> Callable[[type], type]:
+    """A class decorator: the class becomes a tool backend called ``name`` (default: the class's
+    name), with ``docs`` its function docs (default: its ``FUNCTION_DOCS`` attribute, if any)."""
+
+    def decorator(cls: type) -> type:
+        key = name or cls.__name__
+        if key in BACKENDS:
+            raise ValueError(f"backend {key!r} is one of the built-in classes; choose another name")
+        _USER[key] = UserBackend(cls, list(docs if docs is not None else getattr(cls, "FUNCTION_DOCS", [])))
+        return cls
+
+    return decorator
+
+
+def _load_entry_points() -> None:
+    global _ENTRY_POINTS_LOADED
+    if _ENTRY_POINTS_LOADED:
+        return
+    _ENTRY_POINTS_LOADED = True
+    for ep in entry_points(group="fcenv.backends"):
+        if ep.name not in _USER and ep.name not in BACKENDS:
+            register_backend(ep.name)(ep.load())
+
+
+def known_backends() -> list[str]:
+    _load_entry_points()
+    return sorted({*BACKENDS, *_USER})
+
+
+def user_backend(name: str) -> UserBackend | None:
+    """The registered backend called ``name`` (None for the built-in classes and unknown names)."""
+    _load_entry_points()
+    return _USER.get(name)
+
+
+def is_stateless(name: str) -> bool:
+    """Built-in stateless classes, and user classes without ``_load_scenario``."""
+    user = user_backend(name)
+    return name in STATELESS if user is None else not hasattr(user.cls, "_load_scenario")
+
+
 def backend_class(name: str, package: str | None = None) -> type:
-    """The class called ``name``: ours, or from ``package`` (a module prefix such as
-    ``bfcl_eval.eval_checker.multi_turn_eval.func_source_code``) when given."""
+    """The class called ``name``: ours or a registered one, or from ``package`` (a module
+    prefix such as ``bfcl_eval.eval_checker.multi_turn_eval.func_source_code``) when given."""
+    user = user_backend(name)
+    if user is not None and package is None:
+        return user.cls
     try:
         ours, theirs = BACKENDS[name]
     except KeyError:
-        raise KeyError(f"unknown backend class {name!r}; known: {sorted(BACKENDS)}") from None
+        raise KeyError(f"unknown backend class {name!r}; known: {known_backends()}") from None
     module = importlib.import_module(f"{package}.{theirs}" if package else ours)
     return getattr(module, name)

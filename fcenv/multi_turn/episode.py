@@ -18,10 +18,10 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from checkers.multi_turn import Trajectory
 from checkers.result import CheckResult
 from fcenv.episode import EpisodeSettings, StepOutcome, first_turn_messages
 from fcenv.multi_turn.executor import call_text, decode_step, is_error_result, parse_call_text
+from fcenv.multi_turn.trajectory import Trajectory
 from fcenv.prompts import added_functions_message
 from fcenv.tasks import Task
 from handlers import Call
@@ -31,7 +31,7 @@ class MultiTurnEpisode:
     def __init__(self, task: Task, settings: EpisodeSettings):
         self.task = task
         self.settings = settings
-        self.trajectory = Trajectory(task, settings.backend_package)
+        self.trajectory = Trajectory(task, settings.backend_package, settings.checker_for(task))
         self.messages = first_turn_messages(task, settings)
         self.steps_in_turn = 0
         self.done = False

@@ -32,7 +32,7 @@ from functools import lru_cache
 from dataclasses import dataclass, field
 from typing import Any
 
-from fcenv.backends import STATELESS, backend_class
+from fcenv.backends import backend_class, is_stateless
 from handlers import Call, DecodeError, decode
 
 ERROR_PREFIX = "Error during execution: "
@@ -176,7 +176,7 @@ class ToolSession:
         self.instances: dict[str, Any] = {}
         for name in involved_classes:
             instance = backend_class(name, backend_package)()
-            if name not in STATELESS:
+            if not is_stateless(name):
                 instance._load_scenario(copy.deepcopy(initial_config.get(name, {})), long_context=long_context)
             self.instances[name] = instance
         # BFCL routes a method name to the last involved class that has it.

@@ -1,0 +1,78 @@
+"""Long chats keep their system prompt: cut from the middle, counted, or refused clearly."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+pytest.importorskip("peft")
+from algos.loading import load_tokenizer
+from algos.rollout import ContextTooLong, TextCodec
+from algos.tiny import TINY_SYSTEM_PROMPT, TinySpec, build_tiny, chat_renderer
+
+ROOT = Path(__file__).resolve().parents[1]
+TEST_SPEC = TinySpec(hidden_size=32, intermediate_size=64, num_layers=2, num_heads=2, num_kv_heads=1,
+                     pretrain_steps=20, pretrain_batch=4, pretrain_lr=1e-2)
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory):
+    torch.set_num_threads(1)
+    return build_tiny(tmp_path_factory.getbasetemp() / "tiny-cache", TEST_SPEC, log=lambda message: None)
+
+
+def chat(turns: int) -> list[dict]:
+    messages = [{"role": "system", "content": "SYSTEM: call functions like [f(x=1)]. " * 3}]
+    for k in range(turns):
+        messages += [{"role": "user", "content": f"Question number {k}: add {k} and {k + 1}."},
+                     {"role": "assistant", "content": f"[add(a={k}, b={k + 1})]"},
+                     {"role": "tool", "content": f'{{"result": {2 * k + 1}}}'}]
+    return messages
+
+
+def test_a_long_chat_is_cut_from_the_middle_keeping_the_system_prompt(tiny_model):
+    tokenizer = load_tokenizer(tiny_model)
+    render = chat_renderer(tokenizer)
+    messages = chat(30)
+    whole = TextCodec(tokenizer, 100_000, render).tokens(render(messages))
+    codec = TextCodec(tokenizer, len(whole) // 3, render)
+    tokens, cut = codec.encode_counted(render(messages), messages, "x")
+    assert cut and len(tokens) <= len(whole) // 3
+    text = tokenizer.decode(tokens)
+    assert text.startswith("<|system|>SYSTEM: call functions")  # the system prompt, whole
+    assert "Question number 29" in text and text.endswith("<|assistant|>")  # the latest messages
+    assert "Question number 0:" not in text  # the oldest went
+    # the fewest messages dropped: one more would not fit
+    assert codec.encode_counted(render(messages[:1] + messages[2:]), messages[:1] + messages[2:], "x")[1]
+    short = chat(1)
+    assert codec.encode_counted(render(short), short, "x") == (codec.tokens(render(short)), False)
+
+
+def test_a_chat_whose_system_prompt_cannot_fit_is_refused_with_counts(tiny_model):
+    tokenizer = load_tokenizer(tiny_model)
+    render = chat_renderer(tokenizer)
+    messages = [{"role": "system", "content": "docs " * 400}, {"role": "user", "content": "hi"}]
+    with pytest.raises(ContextTooLong, match=r"entry multi_turn_base_7: .*window of 64 tokens.*system prompt alone is \d+"):
+        TextCodec(tokenizer, 64, render).encode_counted(render(messages), messages, "multi_turn_base_7")
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(ROOT / "train_fctncalling.py"), *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_training_refuses_what_cannot_fit_or_would_hide_the_docs(tiny_model, tmp_path, bfcl_dir):
+    common = ["--model_name_or_path", str(tiny_model), "--results_dir", str(tmp_path), "--no-progress",
+              "--n_rollout_threads", "2", "--num_env_steps", "2"]
+    # BFCL's prompt carries every function doc: far beyond a small window, for every entry.
+    result = run(*common, "--dataset_path", str(bfcl_dir / "BFCL_v4_multi_turn_base.json"), "--context_window", "512")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "entry multi_turn_base_0 of" in result.stderr and "system prompt alone is" in result.stderr
+    # A prompt without {functions} on data with functions hides the docs: refused unless asked for.
+    result = run(*common, "--system_prompt", TINY_SYSTEM_PROMPT)
+    assert result.returncode == 2 and "--hide_function_docs" in result.stderr and "Traceback" not in result.stderr
+    assert not list(tmp_path.rglob("args.json"))  # refused before any run folder was made
