@@ -95,11 +95,13 @@ def test_answer_text_and_the_teachers_demonstrations():
 
     from algos.teacher import Teacher, teacher_answer, value_pools
     from algos.warmup import answer_text
+    from fcenv.tasks import Task
 
     truth = [{"get_weather": {"city": ["Paris"], "unit": ["fahrenheit", ""]}}]
     assert answer_text(truth) == "[get_weather(city='Paris', unit='fahrenheit')]"
     assert answer_text([{"f": {"a": ["", 1], "b": [2]}}]) == "[f(b=2)]"
-    pools = value_pools([truth, [{"add": {"a": [1], "b": [2]}}], [{"get_weather": {"city": ["Rome"], "unit": ["celsius"]}}]])
+    truths = [truth, [{"add": {"a": [1], "b": [2]}}], [{"get_weather": {"city": ["Rome"], "unit": ["celsius"]}}]]
+    pools = value_pools([Task(id=f"simple_{i}", question=[], functions=[], ground_truth=t) for i, t in enumerate(truths)])
     rng = random.Random(0)
     teacher = Teacher(habit_rate=0.6, slip_rate=0.3)
     right = "[get_weather(city='Paris', unit='fahrenheit')]"
