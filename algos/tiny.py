@@ -82,9 +82,12 @@ def bundled_train_split(path: Path | str | None) -> Path | None:
 
 
 def tiny_spec(dataset_path: Path) -> TinySpec:
-    """The build of the tiny model for a bundled split: multi-turn contexts are three times as
-    long, so fewer steps fit the same build time."""
-    return TinySpec(pretrain_steps=1000, demonstrations=2) if dataset_path == MULTI_TURN_TRAIN else TinySpec()
+    """The build of the tiny model for a bundled split. Multi-turn contexts are three times as
+    long, so each prompt gets fewer demonstrations; the habit that RL has to unlearn there is
+    stopping after the first call (algos/teacher.py)."""
+    if dataset_path == MULTI_TURN_TRAIN:
+        return TinySpec(pretrain_steps=2200, demonstrations=2, habit_rate=0.7)
+    return TinySpec()
 
 
 def tokenizer_corpus(dataset_path: Path = TINY_TRAIN) -> list[str]:
