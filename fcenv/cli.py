@@ -7,10 +7,15 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
 from fcenv.data import DatasetError
+
+
+class UsageError(Exception):
+    """A flag that cannot be meant; reported as one line with exit status 2."""
 
 
 def _evaluate(args: argparse.Namespace) -> int:
@@ -19,6 +24,13 @@ def _evaluate(args: argparse.Namespace) -> int:
     from fcenv.evaluate import accuracy_table, evaluate, read_results, write_verdicts
     from fcenv.rewards import get_reward_fn
 
+    from handlers import available_handlers
+
+    # Misuse is reported before the files are read.
+    if args.handler and args.handler not in available_handlers():
+        raise UsageError(f"--handler: unknown decoder {args.handler!r}; known: {', '.join(available_handlers())}")
+    if Path(args.out).is_dir():
+        raise UsageError(f"--out: {args.out} is a directory; name the verdict file to write")
     tasks = load_tasks(args.data, answers=args.answers)
     by_id = {t.id: t for t in tasks}
     lines = read_results(Path(args.results), by_id)
@@ -70,12 +82,19 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.run(args)
-    except DatasetError as exc:
+    except (DatasetError, UsageError, OSError, RuntimeError) as exc:
+        if isinstance(exc, BrokenPipeError):
+            return _reader_went_away()
         print(f"fcenv {args.command}: {exc}", file=sys.stderr)
         return 2
-    except (FileNotFoundError, RuntimeError) as exc:
-        print(f"fcenv {args.command}: {exc}", file=sys.stderr)
-        return 2
+
+
+def _reader_went_away() -> int:
+    """Output piped into ``head`` that stopped reading: exit quietly, as Unix tools do. Python
+    would otherwise report the pipe again while flushing stdout at exit."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return 141  # 128 + SIGPIPE, what a shell reports for a tool stopped by the closed pipe
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ from referencing import Registry, Resource
 
 from fcenv.backends import FUNC_DOC_FILES, known_backends, user_backend
 from fcenv.bfcl_data import DEFAULT_DIR
+from fcenv.multi_turn.executor import parse_call_text
 from fcenv.tasks import Task, category_of
 
 # Categories whose verdict needs a possible answer.
@@ -148,10 +149,12 @@ def read_records(path: Path) -> tuple[list[_Record], list[Problem], bool]:
             records.append(_Record(number, json.loads(line)))
         except json.JSONDecodeError as exc:
             problems.append(Problem(file, number, None, None, f"invalid JSON: {exc.msg} (column {exc.colno})"))
+        except RecursionError:
+            problems.append(Problem(file, number, None, None, "JSON nested too deeply to read"))
     if problems and stripped.startswith("{"):
         try:
             whole = json.loads(text)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             whole = None
         if isinstance(whole, dict):
             return [], [Problem(file, 1, None, None, "one JSON object, not JSON Lines entries "
@@ -165,6 +168,8 @@ def _read_array(text: str, file: str) -> tuple[list[_Record], list[Problem]]:
         values = json.loads(text)
     except json.JSONDecodeError as exc:
         return [], [Problem(file, exc.lineno, None, None, f"invalid JSON: {exc.msg} (column {exc.colno})")]
+    except RecursionError:
+        return [], [Problem(file, None, None, None, "JSON nested too deeply to read")]
     # Walk the array once more to learn the line each entry starts on, for error messages.
     records, pos = [], text.index("[") + 1
     for value in values:
@@ -239,6 +244,20 @@ def _exec_answer(calls: list[str], functions: list[dict[str, Any]]) -> list[dict
                 arguments[name] = ast.literal_eval(arg)
         answer.append({call.name: {k: [v] for k, v in arguments.items()}})
     return answer
+
+
+def _unreadable_call(ground_truth: list[list[Any]]) -> tuple[str, str] | None:
+    """(field, message) for the first ground-truth call string the executor cannot read."""
+    for turn, calls in enumerate(ground_truth):
+        for index, text in enumerate(calls):
+            field = f"ground_truth[{turn}][{index}]"
+            if not isinstance(text, str):
+                return field, f"must be a call string like \"f(x=1)\", not {type(text).__name__}"
+            try:
+                parse_call_text(text)
+            except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+                return field, f"cannot read the call {text[:80]!r}: {type(exc).__name__}: {exc}"
+    return None
 
 
 def load_tasks(
@@ -343,8 +362,19 @@ def _build_task(record, entry_id, value, answer_map, answer_file, doc_dir, file,
     involved = value.get("involved_classes", value.get("invoked_classes", []))
     missed: dict[int, list[dict[str, Any]]] = {}
     if kind == "multi_turn":
+        answer_line = answer_map[entry_id][0]
         if not isinstance(ground_truth, list) or not all(isinstance(t, list) for t in ground_truth):
-            problems.append(Problem(answer_file, answer_map[entry_id][0], entry_id, "ground_truth", "a multi-turn answer must be one list of call strings per turn"))
+            problems.append(Problem(answer_file, answer_line, entry_id, "ground_truth", "a multi-turn answer must be one list of call strings per turn"))
+            return None
+        turns = len(_turns(value["question"]))
+        if len(ground_truth) != turns:
+            problems.append(Problem(answer_file, answer_line, entry_id, "ground_truth",
+                                    f"{len(ground_truth)} turns of answers for {turns} turns of question "
+                                    f"(each turn is judged against its own answer)"))
+            return None
+        unreadable = _unreadable_call(ground_truth)
+        if unreadable:
+            problems.append(Problem(answer_file, answer_line, entry_id, *unreadable))
             return None
         known = known_backends()
         unknown = [c for c in involved if c not in known]
@@ -375,6 +405,10 @@ def _build_task(record, entry_id, value, answer_map, answer_file, doc_dir, file,
                                           f"functions {absent} are not among the involved classes' functions; ignored")))
             functions = [f for f in functions if f["name"] not in names]
             missed[int(turn)] = held
+    elif kind == "ast" and not functions:
+        problems.append(Problem(file, record.line, entry_id, "function",
+                                "missing or empty: an entry answered with calls must list the functions it may call"))
+        return None
     elif category.startswith("exec_") and ground_truth is not None:
         try:
             ground_truth = _exec_answer(ground_truth, functions)

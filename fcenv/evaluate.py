@@ -144,8 +144,11 @@ def write_verdicts(path: Path, verdicts: Iterable[dict[str, Any]]) -> list[dict[
     written = list(verdicts)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
-        for v in written:
-            fh.write(json.dumps(v, ensure_ascii=False, default=repr) + "\n")
-    tmp.replace(path)
+    try:
+        with tmp.open("w", encoding="utf-8") as fh:
+            for v in written:
+                fh.write(json.dumps(v, ensure_ascii=False, default=repr) + "\n")
+        tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)
     return written

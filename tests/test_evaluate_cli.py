@@ -116,3 +116,42 @@ def test_data_command_extracts_a_wheel(tmp_path):
     from fcenv.bfcl_data import load_long_context
 
     assert load_long_context(dest / "long_context.json") == {"X": [1, 2, Ellipsis], "Y": {"a": "b"}}
+
+
+def test_misuse_is_one_line_and_status_2(bfcl_dir, tmp_path):
+    """Misuse ends with exit status 2 and one line naming the flag or file, no traceback,
+    nothing written."""
+    data = str(bfcl_dir / "BFCL_v4_simple_python.json")
+    results = write_jsonl(tmp_path / "r.jsonl", [{"id": "simple_python_0", "result": "[f()]"}])
+    deep = tmp_path / "deep.jsonl"
+    deep.write_text('{"id": "simple_python_0", "result": ' + "[" * 100_000 + "]" * 100_000 + "}\n")
+    (tmp_path / "folder").mkdir()
+    not_a_wheel = tmp_path / "bfcl_eval-9-py3-none-any.whl"
+    not_a_wheel.write_text("not a zip")
+    cases = [
+        (["evaluate", "--data", data, "--results", results, "--out", str(tmp_path / "v.jsonl"), "--handler", "nope"],
+         "--handler: unknown decoder 'nope'"),
+        (["evaluate", "--data", data, "--results", results, "--out", str(tmp_path / "folder")],
+         "--out: " + str(tmp_path / "folder") + " is a directory"),
+        (["evaluate", "--data", data, "--results", str(deep), "--out", str(tmp_path / "v.jsonl")],
+         f"{deep}, line 1: JSON nested too deeply"),
+        (["data", "bfcl", "--wheel", str(not_a_wheel), "--dest", str(tmp_path / "dest")], "is not a wheel"),
+    ]
+    for args, message in cases:
+        proc = run(*args)
+        assert proc.returncode == 2, (args, proc.stderr)
+        assert message in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bfcl_eval-9-py3-none-any.whl", "deep.jsonl", "folder", "r.jsonl"]
+    assert not any((tmp_path / "folder").iterdir())
+
+
+def test_output_into_a_closed_pipe_ends_quietly(bfcl_dir, tmp_path):
+    """`fcenv evaluate ... | head -0`: the reader is gone before anything is printed."""
+    rows = [{"id": "simple_python_0", "result": "[f()]"}] * 3
+    command = [sys.executable, "-m", "fcenv", "evaluate", "--data", str(bfcl_dir / "BFCL_v4_simple_python.json"),
+               "--results", write_jsonl(tmp_path / "r.jsonl", rows), "--out", str(tmp_path / "v.jsonl")]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process.stdout.close()  # the child is still importing: its first print meets a closed pipe
+    stderr = process.stderr.read().decode()
+    assert process.wait() == 141 and stderr == ""
+    assert len((tmp_path / "v.jsonl").read_text().splitlines()) == 3
