@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -171,7 +172,32 @@ def validate(config: TrainConfig) -> list[str]:
         problems.append("--eval_fraction must be in [0, 1)")
     if not 0 <= config.gamma <= 1 or not 0 <= config.gae_lambda <= 1:
         problems.append("--gamma and --gae_lambda must be in [0, 1]")
+    # Numbers that parse but cannot be meant: nan and inf pass argparse's float().
+    above_zero = ["lr", "critic_lr", "warmup_lr", "clip_param", "huber_delta", "lora_alpha", "lora_r"]
+    at_least_zero = ["value_clip", "entropy_coef", "kl_coef", "value_loss_coef", "max_grad_norm", "target_kl",
+                     "critic_warmup_iters", "warmup_steps", "eval_interval", "eval_episodes", "torch_threads"]
+    for name in above_zero + at_least_zero:
+        value = getattr(config, name)
+        if not math.isfinite(value) or value < 0 or (value == 0 and name in above_zero):
+            problems.append(f"--{name} must be {'positive' if name in above_zero else '0 or more'} and finite, not {value}")
+    if not math.isfinite(config.temperature):
+        problems.append(f"--temperature must be finite, not {config.temperature}")
+    if not config.lora_target_modules or not all(config.lora_target_modules):
+        problems.append("--lora_target_modules needs at least one module name")
+    if not _is_function_calling_env(config.env_name):
+        problems.append(f"--env_name must be a registered id of fcenv's FunctionCallingEnv (such as "
+                        f"fcenv/FunctionCalling-v0), not {config.env_name!r}")
     return problems
+
+
+def _is_function_calling_env(env_id: str) -> bool:
+    """The trainer speaks to FunctionCallingEnv (its tasks, renderer and verdicts); an id a
+    user registered for it with other defaults is fine."""
+    import fcenv  # noqa: F401  (registers fcenv's id)
+    from gymnasium.envs.registration import registry
+
+    spec = registry.get(env_id)
+    return spec is not None and spec.entry_point == "fcenv.env:FunctionCallingEnv"
 
 
 def to_dict(config: TrainConfig) -> dict[str, Any]:

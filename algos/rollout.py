@@ -198,4 +198,5 @@ def _summary(info: dict[str, Any]) -> dict[str, Any]:
         "valid": bool(info.get("valid", False)),
         "error_type": info.get("error_type"),
         "facets": dict(info.get("facets") or {}),
+        "turn_facets": dict(info.get("turn_facets") or {}),  # multi-turn, at a turn's end
     }

@@ -45,9 +45,14 @@ from algos.warmup import ground_truth_examples, supervised_steps
 HEADLINE = "heldout_greedy/accuracy"
 
 # Flags that must match between a run and its resumption.
-_RESUME_FIXED = ("algorithm_name", "advantage_estimator", "ratio_level", "critic", "model_name_or_path", "dataset_path", "seed", "n_rollout_threads",
-                 "episode_length", "lora_r", "lora_alpha", "lora_target_modules", "max_new_tokens",
-                 "context_window", "temperature")
+# A resumed run is the same run: flags that decide what is learned, from what and how it is
+# scored cannot change. Others (more --num_env_steps, another --lr) may; the change is written
+# into args.json ("resumes") and said. The last group only places or shows the run.
+_RESUME_FIXED = ("algorithm_name", "advantage_estimator", "ratio_level", "critic", "model_name_or_path", "dataset_path",
+                 "seed", "n_rollout_threads", "episode_length", "group_size", "lora_r", "lora_alpha",
+                 "lora_target_modules", "max_new_tokens", "context_window", "temperature", "reward", "system_prompt",
+                 "hide_function_docs", "env_name", "eval_dataset_path", "eval_fraction", "eval_episodes")
+_RESUME_IRRELEVANT = ("resume", "results_dir", "experiment_name", "dataset_name", "cache_dir", "progress", "world_size")
 
 
 def split_indices(count: int, eval_fraction: float, seed: int) -> tuple[list[int], list[int]]:
@@ -57,6 +62,17 @@ def split_indices(count: int, eval_fraction: float, seed: int) -> tuple[list[int
     if held >= count:
         raise ValueError("--eval_fraction leaves no training entries")
     return sorted(order[held:].tolist()), sorted(order[:held].tolist())
+
+
+def _check_lora_targets(model: torch.nn.Module, targets: list[str]) -> None:
+    """Every --lora_target_modules name must name layers of the model (peft matches the end of
+    a module's dotted name)."""
+    names = [name for name, _ in model.named_modules()]
+    missing = [t for t in targets if not any(n == t or n.endswith("." + t) for n in names)]
+    if missing:
+        linear = sorted({n.rsplit(".", 1)[-1] for n, m in model.named_modules() if isinstance(m, torch.nn.Linear)})
+        raise ConfigError(f"--lora_target_modules: the model has no module named {missing}; its linear "
+                          f"layers are {linear}")
 
 
 class Runner:
@@ -82,6 +98,7 @@ class Runner:
                                      system_prompt=config.system_prompt, dataset_path=config.dataset_path)
         if config.torch_threads > 0:
             torch.set_num_threads(config.torch_threads)
+        _check_lora_targets(self.loaded.base, config.lora_target_modules)
         lora = LoraSettings(r=config.lora_r, alpha=config.lora_alpha, target_modules=list(config.lora_target_modules))
         self.algorithm = resolve(config.algorithm_name, config.advantage_estimator, config.ratio_level, config.critic)
         self.policy = Policy(self.loaded.base, pad_id=self.loaded.pad_id, stop_ids=self.loaded.stop_ids,
@@ -218,12 +235,20 @@ class Runner:
             saved = json.loads((self.run_dir / "args.json").read_text())
         except (OSError, ValueError) as exc:
             raise ckpt.CheckpointError(checkpoint, None, f"its run's args.json cannot be read ({exc})") from None
-        changed = [k for k in _RESUME_FIXED if k in saved and saved[k] != getattr(self.config, k)]
-        if changed:
+        fixed = [k for k in _RESUME_FIXED if k in saved and saved[k] != getattr(self.config, k)]
+        if fixed:
             raise ckpt.CheckpointError(checkpoint, None, f"--resume: these flags differ from the run's "
-                                                         f"args.json: {changed}")
+                                                         f"args.json and cannot change within a run: {fixed}")
         state = ckpt.load_model_state(checkpoint, self.policy, self.actor_optimizer, self.critic_optimizer)
         self.iteration, self.samples = int(state["iteration"]), int(state["samples"])
+        now = to_dict(self.config)
+        changed = {k: {"from": saved[k], "to": v} for k, v in now.items()
+                   if k not in _RESUME_IRRELEVANT and k in saved and saved[k] != v}
+        if changed and self.is_main:
+            history = [*saved.get("resumes", []), {"iteration": self.iteration, "changed": changed}]
+            write_args(self.run_dir, {**saved, **{k: now[k] for k in changed}, "resumes": history})
+            self.log("resumed with changed flags (recorded in args.json): "
+                     + ", ".join(f"--{k} {c['from']} -> {c['to']}" for k, c in changed.items()))
         self.purge_step = self.samples + 1
         extra = ckpt.load_rng(checkpoint, self.rank)
         self.rng.bit_generator.state = extra["tasks"]

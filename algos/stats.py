@@ -18,18 +18,29 @@ def _add(sums: dict[str, float], name: str, value: float, count: float = 1.0) ->
 
 
 def rollout_stats(rollout: Rollout, prefix: str) -> dict[str, float]:
-    """Reward per action, return and verdict per episode, facet rates, action lengths."""
+    """Reward per action, return and verdict per episode, facet rates, action lengths.
+
+    Facets are logged per level, never mixed: ``facet_*`` of each episode's verdict (a
+    single-turn answer's), and on multi-turn also ``turn_facet_*`` of each turn's verdict and
+    ``step_facet_*`` of each step that made calls."""
     sums: dict[str, float] = defaultdict(float)
-    for action in rollout.actions:
+    episode_ends = {episode.action_indices[-1] for episode in rollout.episodes}
+    for index, action in enumerate(rollout.actions):
         _add(sums, f"{prefix}/reward", action.reward)
         _add(sums, f"{prefix}/action_tokens", len(action.action))
         _add(sums, f"{prefix}/length_limit_rate", float(action.hit_length_limit))
         _add(sums, f"{prefix}/context_cut_rate", float(action.context_cut))
-        for facet, score in action.info.get("facets", {}).items():
-            _add(sums, f"{prefix}/facet_{facet}", float(score))
+        turn_facets = action.info.get("turn_facets", {})
+        for facet, score in turn_facets.items():
+            _add(sums, f"{prefix}/turn_facet_{facet}", float(score))
+        if index not in episode_ends and not turn_facets:
+            for facet, score in action.info.get("facets", {}).items():
+                _add(sums, f"{prefix}/step_facet_{facet}", float(score))
     for episode in rollout.episodes:
         _add(sums, f"{prefix}/episode_return", episode.total_reward(rollout.actions))
         last = rollout.actions[episode.action_indices[-1]]
+        for facet, score in last.info.get("facets", {}).items():
+            _add(sums, f"{prefix}/facet_{facet}", float(score))
         # BFCL accuracy: a multi-turn episode is right when its final verdict is.
         _add(sums, f"{prefix}/accuracy", float(last.info.get("valid", False)))
     return dict(sums)

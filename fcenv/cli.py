@@ -34,11 +34,12 @@ def _evaluate(args: argparse.Namespace) -> int:
     tasks = load_tasks(args.data, answers=args.answers)
     by_id = {t.id: t for t in tasks}
     lines = read_results(Path(args.results), by_id)
-    # --compat bfcl: BFCL's own decoder per category. Otherwise the lenient "auto" decoder,
-    # which also reads JSON and <tool_call> outputs, unless --handler names one.
-    handler = args.handler if args.handler else (None if args.compat == "bfcl" else "auto")
-    settings = EpisodeSettings(handler=handler)
-    verdicts = write_verdicts(Path(args.out), evaluate(tasks, lines, settings, get_reward_fn(args.reward)))
+    # --compat bfcl: BFCL's own decoder per category, nothing else. --handler: that decoder.
+    # Neither: lenient, an answer passes if BFCL's decoder or the "auto" one (which also reads
+    # JSON, <tool_call> blocks and calls among prose) makes it pass.
+    settings = EpisodeSettings(handler=args.handler or None)
+    lenient = "auto" if not args.handler and args.compat != "bfcl" else None
+    verdicts = write_verdicts(Path(args.out), evaluate(tasks, lines, settings, get_reward_fn(args.reward), lenient))
     print(accuracy_table(verdicts, by_id))
     print(f"\n{len(verdicts)} verdicts written to {args.out}")
     return 0

@@ -9,8 +9,11 @@ rules and returns the reward; decoding failures are verdicts, never exceptions.
 from __future__ import annotations
 
 import copy
-from functools import lru_cache
+import hashlib
+import numbers
+import sys
 from collections.abc import Callable, Mapping
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -111,26 +114,33 @@ class FunctionCallingEnv(gym.Env[str, str]):
             raise ValueError("give exactly one of dataset_path and tasks")
         if order not in _ORDERS:
             raise ValueError(f"order must be one of {_ORDERS}, not {order!r}")
+        if isinstance(max_steps_per_turn, bool) or not isinstance(max_steps_per_turn, numbers.Integral) \
+                or max_steps_per_turn < 1:
+            raise ValueError(f"max_steps_per_turn must be a whole number of 1 or more, not {max_steps_per_turn!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None or 'ansi', not {render_mode!r}")
         self.tasks = list(tasks) if tasks is not None else _load(Path(dataset_path), answers_path)
         if not self.tasks:
             raise ValueError("the environment needs at least one task")
         self._index = {t.id: i for i, t in enumerate(self.tasks)}
+        # Which tasks, in which order: a snapshot holds a cursor and an episode of these.
+        self._dataset_fingerprint = hashlib.sha256("\0".join(f"{t.source}\0{t.id}" for t in self.tasks).encode()).hexdigest()
         _check_decoder_and_checker(handler, checker, self.tasks)
         self.reward_fn = get_reward_fn(reward, reward_weights)
         self.settings = EpisodeSettings(
             handler=handler,
             checker=checker,
             system_prompt=BFCL_SYSTEM_PROMPT if system_prompt is None else system_prompt,
-            max_steps_per_turn=max_steps_per_turn,
+            max_steps_per_turn=int(max_steps_per_turn),
             backend_package=backend_package,
             turn_rewards=pays_per_turn(self.reward_fn),
         )
         self.renderer = get_renderer(renderer)
         self.order = order
         self.render_mode = render_mode
-        self.observation_space = UnicodeText(MAX_TEXT_LENGTH)
+        # A chat grows with every step (an action may be MAX_TEXT_LENGTH long and a multi-turn
+        # episode has many): no bound on the observation holds, so the space declares none.
+        self.observation_space = UnicodeText(sys.maxsize)
         self.action_space = UnicodeText(MAX_TEXT_LENGTH)
         self._cursor = 0
         self._episode = None
@@ -139,6 +149,8 @@ class FunctionCallingEnv(gym.Env[str, str]):
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         super().reset(seed=seed)
+        if seed is not None:
+            self._cursor = 0  # a seeded reset starts the sequence again, as it restarts random draws
         task = self.tasks[self._pick(options or {})]
         self._episode = self._new_episode(task)
         return self._observation(), self._info()
@@ -164,10 +176,13 @@ class FunctionCallingEnv(gym.Env[str, str]):
     def snapshot(self) -> dict[str, Any]:
         """Everything needed to continue this episode later; see ``restore``."""
         return {"episode": copy.deepcopy(self._episode), "rng": copy.deepcopy(self.np_random.bit_generator.state),
-                "cursor": self._cursor}
+                "cursor": self._cursor, "dataset": self._dataset_fingerprint}
 
     def restore(self, snapshot: dict[str, Any]) -> None:
         """Continue from a snapshot; the snapshot itself stays usable for further branches."""
+        if snapshot.get("dataset") != self._dataset_fingerprint:
+            raise ValueError("this snapshot was taken in an environment on another dataset; restore it into an "
+                             "environment built on the same tasks")
         self._episode = copy.deepcopy(snapshot["episode"])
         self.np_random.bit_generator.state = copy.deepcopy(snapshot["rng"])
         self._cursor = snapshot["cursor"]
@@ -185,7 +200,10 @@ class FunctionCallingEnv(gym.Env[str, str]):
             except KeyError:
                 raise KeyError(f"no entry with id {options['id']!r} in the dataset") from None
         if "index" in options:
-            index = int(options["index"])
+            index = options["index"]
+            if isinstance(index, bool) or not isinstance(index, numbers.Integral):
+                raise TypeError(f"options['index'] must be a whole number, not {index!r}")
+            index = int(index)
             if not 0 <= index < len(self.tasks):
                 raise IndexError(f"index {index} is outside the dataset's {len(self.tasks)} entries")
             return index

@@ -12,7 +12,7 @@ import json
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -71,12 +71,16 @@ def _result_shape_problem(result: Any, task: Task) -> str | None:
     return None
 
 
-def verdict(task: Task, result: Any, settings: EpisodeSettings, reward_fn: RewardFn) -> dict[str, Any]:
-    if task.is_multi_turn:
-        outcome = check_multi_turn_result(task, result, settings)
-    else:
-        decoded = decode_safely(result, settings.handler_for(task))
-        outcome = settings.checker_for(task)(task, decoded)
+def verdict(task: Task, result: Any, settings: EpisodeSettings, reward_fn: RewardFn,
+            lenient_handler: str | None = None) -> dict[str, Any]:
+    """The verdict on one result line. With ``lenient_handler`` the answer is also decoded by
+    that decoder, and it passes if either reading passes: a lenient evaluation accepts at
+    least what BFCL accepts (the "auto" decoder alone reads Python syntax only, and finds
+    calls in prose that BFCL's decoder, failing, would have counted as an abstention)."""
+    outcome = _outcome(task, result, settings)
+    if lenient_handler is not None and not outcome.valid and settings.handler is None:
+        other = _outcome(task, result, replace(settings, handler=lenient_handler))
+        outcome = other if other.valid else outcome
     return {
         "id": task.id,
         "valid": outcome.valid,
@@ -84,6 +88,13 @@ def verdict(task: Task, result: Any, settings: EpisodeSettings, reward_fn: Rewar
         "reward": float(reward_fn(outcome)),
         "facets": dict(outcome.facets),
     }
+
+
+def _outcome(task: Task, result: Any, settings: EpisodeSettings):
+    if task.is_multi_turn:
+        return check_multi_turn_result(task, result, settings)
+    decoded = decode_safely(result, settings.handler_for(task))
+    return settings.checker_for(task)(task, decoded)
 
 
 def check_multi_turn_result(task: Task, result: Any, settings: EpisodeSettings):
@@ -100,10 +111,11 @@ def check_multi_turn_result(task: Task, result: Any, settings: EpisodeSettings):
     return check_recorded(task, decoded, settings.backend_package, settings.checker_for(task))
 
 
-def evaluate(tasks: Iterable[Task], lines: list[ResultLine], settings: EpisodeSettings, reward_fn: RewardFn) -> Iterator[dict[str, Any]]:
+def evaluate(tasks: Iterable[Task], lines: list[ResultLine], settings: EpisodeSettings, reward_fn: RewardFn,
+             lenient_handler: str | None = None) -> Iterator[dict[str, Any]]:
     by_id = {t.id: t for t in tasks}
     for line in lines:
-        yield verdict(by_id[line.id], line.result, settings, reward_fn)
+        yield verdict(by_id[line.id], line.result, settings, reward_fn, lenient_handler)
 
 
 def pass_at_k(samples: int, correct: int, k: int) -> float:

@@ -128,3 +128,34 @@ def test_explained_variance_from_sums():
     assert explained_variance(sums([1.0, 2.0, 3.0], [1.0, 2.0, 3.0])) == pytest.approx(1.0)
     assert explained_variance(sums([1.0, 2.0, 3.0], [2.0, 2.0, 2.0])) == pytest.approx(0.0)
     assert math.isnan(explained_variance(sums([1.0, 1.0], [0.0, 0.0])))
+
+
+def test_multi_turn_facets_are_logged_per_level():
+    """Step, turn and episode facets never share a metric: on a two-turn task played right,
+    every level's facets are all 1 (a mix would hide which level failed)."""
+    import gymnasium as gym
+
+    import fcenv
+    from algos.rollout import ActionRecord, EpisodeRecord, Rollout, _summary
+    from algos.stats import means, rollout_stats
+    from algos.tiny import MULTI_TURN_EVAL
+    from algos.warmup import ground_truth_steps
+
+    env = gym.make(fcenv.ENV_ID, dataset_path=str(MULTI_TURN_EVAL), reward="shaped")
+    task_index = next(i for i, t in enumerate(env.unwrapped.tasks) if len(t.question) == 2)
+    _, info = env.reset(options={"index": task_index})
+    actions, episode = [], EpisodeRecord(task_index=task_index, task_id=info["id"])
+    for step in ground_truth_steps(env.unwrapped.tasks[task_index]):
+        _, reward, terminated, truncated, info = env.step(step.text)
+        episode.action_indices.append(len(actions))
+        actions.append(ActionRecord(thread=0, context=[1], action=[2], sample_logprobs=[0.0], text=step.text,
+                                    reward=reward, info=_summary(info)))
+    assert terminated and info["valid"]
+    stats = means(rollout_stats(Rollout(actions, [episode], 0.0), "rollout"))
+    levels = {key.split("/")[1].split("facet_")[0] for key in stats if "facet_" in key}
+    assert levels == {"", "turn_", "step_"}
+    assert stats["rollout/accuracy"] == 1.0
+    for key in ("facet_state", "turn_facet_state", "turn_facet_response", "step_facet_step_executed",
+                "step_facet_step_in_ground_truth"):
+        assert stats[f"rollout/{key}"] == 1.0, key
+    assert not any(k.startswith("rollout/facet_step") for k in stats)

@@ -117,6 +117,21 @@ def test_resume_continues_exactly(tiny_model, tmp_path):
 
 def test_resume_refuses_a_different_setup(tiny_model, tmp_path):
     run_dir = Runner(config(tiny_model, tmp_path, 1), log=lambda m: None).run()
-    with pytest.raises(ValueError, match="algorithm_name"):
-        Runner(config(tiny_model, tmp_path, 2, "--resume", str(run_dir), "--algorithm_name", "APPO"),
-               log=lambda m: None)
+    for flags, name in ((["--algorithm_name", "APPO"], "algorithm_name"), (["--reward", "bfcl"], "reward"),
+                        (["--system_prompt", "Call functions."], "system_prompt")):
+        with pytest.raises(ValueError, match=f"cannot change within a run: \\['{name}'\\]"):
+            # config() passes the tiny prompt first; a later flag wins
+            Runner(config(tiny_model, tmp_path, 2, "--resume", str(run_dir), *flags), log=lambda m: None)
+
+
+def test_resume_records_what_it_changes(tiny_model, tmp_path):
+    """More samples and another learning rate may change on resume; args.json says so."""
+    run_dir = Runner(config(tiny_model, tmp_path, 1), log=lambda m: None).run()
+    messages = []
+    resumed = Runner(config(tiny_model, tmp_path, 2, "--resume", str(run_dir), "--lr", "1e-3"), log=messages.append)
+    args = json.loads((run_dir / "args.json").read_text())
+    assert args["num_env_steps"] == 2 * THREADS and args["lr"] == 1e-3
+    assert args["resumes"] == [{"iteration": 1, "changed": {"lr": {"from": 5e-3, "to": 1e-3},
+                                                            "num_env_steps": {"from": THREADS, "to": 2 * THREADS}}}]
+    assert any("--lr 0.005 -> 0.001" in m for m in messages)
+    assert resumed.run() == run_dir

@@ -171,3 +171,47 @@ def test_hostile_text_through_step(simple_path, tmp_path):
         _, reward, terminated, _, info = env.step(text)
         assert terminated and 0.0 <= reward <= 1.0 and not info["valid"]
     assert not marker.exists()
+
+
+def test_options_are_checked_where_they_are_given(simple_path, bfcl_dir):
+    """Bad options fail at construction or at the call that gives them, naming the option."""
+    for bad in ("3", 0, -1, True, 2.5):
+        with pytest.raises(ValueError, match=f"max_steps_per_turn must be a whole number of 1 or more, not {bad!r}"):
+            FunctionCallingEnv(simple_path, max_steps_per_turn=bad)
+    with pytest.raises(KeyError, match="unknown handler 'nope'"):
+        FunctionCallingEnv(simple_path, handler="nope")
+    env = FunctionCallingEnv(simple_path)
+    with pytest.raises(TypeError, match=r"options\['index'\] must be a whole number, not 2.7"):
+        env.reset(options={"index": 2.7})
+    import numpy as np
+
+    assert env.reset(options={"index": np.int64(2)})[1]["id"] == env.tasks[2].id
+
+
+def test_a_seeded_reset_restarts_the_sequence(simple_path):
+    env = FunctionCallingEnv(simple_path, order="sequential")
+    first = [env.reset(seed=3)[1]["id"]] + [env.reset()[1]["id"] for _ in range(2)]
+    again = [env.reset(seed=3)[1]["id"]] + [env.reset()[1]["id"] for _ in range(2)]
+    assert first == again == [t.id for t in env.tasks[:3]]
+
+
+def test_a_snapshot_restores_only_into_its_own_dataset(simple_path, bfcl_dir):
+    env = FunctionCallingEnv(simple_path)
+    env.reset(options={"index": 1})
+    snapshot = env.snapshot()
+    other = FunctionCallingEnv(bfcl_dir / "BFCL_v4_multiple.json")
+    with pytest.raises(ValueError, match="another dataset"):
+        other.restore(snapshot)
+    twin = FunctionCallingEnv(simple_path)
+    twin.restore(snapshot)
+    assert twin.task.id == env.tasks[1].id
+
+
+def test_observations_stay_in_the_declared_space(simple_path):
+    """The longest action the action space allows makes a chat longer than it: the observation
+    space bounds nothing, so every observation belongs to it."""
+    env = FunctionCallingEnv(simple_path)
+    env.reset(options={"index": 0})
+    observation, *_ = env.step("x" * env.action_space.max_length)
+    assert len(observation) > env.action_space.max_length
+    assert env.observation_space.contains(observation)

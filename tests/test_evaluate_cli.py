@@ -155,3 +155,29 @@ def test_output_into_a_closed_pipe_ends_quietly(bfcl_dir, tmp_path):
     stderr = process.stderr.read().decode()
     assert process.wait() == 141 and stderr == ""
     assert len((tmp_path / "v.jsonl").read_text().splitlines()) == 3
+
+
+def test_lenient_evaluation_accepts_what_bfcl_accepts(bfcl_dir, tmp_path):
+    """Without --compat, every answer BFCL's decoding passes also passes (Java and JavaScript
+    answers included, and prose that BFCL counts as an abstention on irrelevance), and an
+    answer in another format (here <tool_call>) passes too."""
+    from tests.generators import generate
+
+    samples = generate(bfcl_dir, seed=5, per_entry=3, max_entries=25,
+                       categories=("simple_java", "simple_javascript", "simple_python", "live_irrelevance", "parallel"))
+    data_by_category = {}
+    for sample in samples:
+        data_by_category.setdefault(sample.task.category, []).append({"id": sample.task.id, "result": sample.text})
+    passed = {"compat": 0, "lenient": 0}
+    for category, rows in data_by_category.items():
+        data = bfcl_dir / f"BFCL_v4_{category}.json"
+        results = write_jsonl(tmp_path / f"{category}.jsonl", rows)
+        verdicts = {}
+        for mode, flags in (("compat", ["--compat", "bfcl"]), ("lenient", [])):
+            out = tmp_path / f"{category}_{mode}.jsonl"
+            proc = run("evaluate", "--data", str(data), "--results", results, "--out", str(out), *flags)
+            assert proc.returncode == 0, proc.stderr
+            verdicts[mode] = [json.loads(x)["valid"] for x in out.read_text().splitlines()]
+            passed[mode] += sum(verdicts[mode])
+        assert all(lenient for compat, lenient in zip(verdicts["compat"], verdicts["lenient"]) if compat), category
+    assert passed["lenient"] >= passed["compat"] > 0

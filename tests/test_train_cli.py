@@ -61,6 +61,34 @@ def test_unknown_and_invalid_flags_are_errors():
         parse_config(["--context_window", "16", "--max_new_tokens", "32"])
 
 
+@pytest.mark.parametrize("flags, message", [
+    (["--lr", "nan"], "--lr must be positive and finite, not nan"),
+    (["--critic_lr=-1e-3"], "--critic_lr must be positive"),
+    (["--clip_param", "inf"], "--clip_param must be positive and finite, not inf"),
+    (["--kl_coef", "-0.1"], "--kl_coef must be 0 or more"),
+    (["--max_grad_norm", "nan"], "--max_grad_norm must be 0 or more and finite"),
+    (["--temperature", "inf"], "--temperature must be finite"),
+    (["--temperature", "0"], "--temperature must be positive"),
+    (["--lora_r", "0"], "--lora_r must be positive"),
+    (["--env_name", "CartPole-v1"], "--env_name must be a registered id of fcenv's FunctionCallingEnv"),
+])
+def test_flags_that_cannot_be_meant_are_refused_at_once(flags, message, capsys):
+    with pytest.raises(SystemExit) as caught:
+        parse_config(flags)
+    assert caught.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_flag_errors_name_the_flag_and_leave_no_run_folder(tiny_model, tmp_path):
+    """Checked before anything heavy: nothing is written for a run that cannot start."""
+    for flags, message in ((["--lr", "nan"], "--lr must be positive and finite, not nan"),
+                           (["--lora_target_modules", "q_proj", "qkv"],
+                            "--lora_target_modules: the model has no module named ['qkv']")):
+        result = run(sys.executable, str(SCRIPT), *tiny_flags(tiny_model, tmp_path), *flags)
+        assert result.returncode == 2 and message in result.stderr, result.stderr
+        assert "Traceback" not in result.stderr
+        assert not tmp_path.exists() or not any(tmp_path.iterdir())
+
+
 def test_cli_trains_and_writes_the_results_layout(tiny_model, tmp_path):
     result = run(sys.executable, str(SCRIPT), *tiny_flags(tiny_model, tmp_path), "--experiment_name", "cli")
     assert result.returncode == 0, result.stderr[-3000:]

@@ -10,7 +10,9 @@ the last turn).
 
 Rewards: with turn rewards, each turn's end is rewarded with ``reward_fn(turn verdict) /
 turns`` (so a perfect episode earns 1); without, only the last step is rewarded, with the
-episode's BFCL verdict. Every step's ``info`` carries the step's facets.
+episode's BFCL verdict. Every step's ``info`` carries facets: a step with calls its step
+facets, a turn's end the turn verdict's (also as ``turn_facets``, which the episode's last step
+needs, its ``facets`` being the episode's)
 """
 
 from __future__ import annotations
@@ -64,7 +66,8 @@ class MultiTurnEpisode:
     def _end_turn(self, truncated: bool = False, calls: list[Call] | None = None, info: dict | None = None) -> StepOutcome:
         turn = self.trajectory.turn
         verdict = self.trajectory.end_turn()
-        info = {**(info or {}), "turn": turn, "turn_valid": verdict.valid, "turn_error_type": verdict.error_type}
+        info = {**(info or {}), "turn": turn, "turn_valid": verdict.valid, "turn_error_type": verdict.error_type,
+                "turn_facets": dict(verdict.facets)}
         scale = 1.0 / self.trajectory.turns if self.settings.turn_rewards else 0.0
         if self.trajectory.turn == self.trajectory.turns:
             return self._finish(verdict, scale, truncated, calls, info)
