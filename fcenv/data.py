@@ -29,7 +29,7 @@ from referencing import Registry, Resource
 
 from fcenv.backends import FUNC_DOC_FILES, known_backends, user_backend
 from fcenv.bfcl_data import DEFAULT_DIR
-from fcenv.multi_turn.executor import parse_call_text
+from fcenv.multi_turn.executor import ToolSession, parse_call_text
 from fcenv.tasks import Task, category_of
 
 # Categories whose verdict needs a possible answer.
@@ -260,6 +260,17 @@ def _unreadable_call(ground_truth: list[list[Any]]) -> tuple[str, str] | None:
     return None
 
 
+def _unusable_scenario(involved: list[str], config: dict[str, Any], long_context: bool) -> tuple[str, str] | None:
+    """(field, message) for the first class whose backend cannot start from its scenario: found
+    here, not at the first reset of an episode on it."""
+    for name in involved:
+        try:
+            ToolSession([name], config, long_context=long_context)
+        except Exception as exc:  # a backend's own code, the built-in ones or a user's
+            return f"initial_config.{name}", f"the {name} backend cannot start from it: {type(exc).__name__}: {exc}"
+    return None
+
+
 def load_tasks(
     path: str | Path,
     *,
@@ -350,6 +361,9 @@ def _build_task(record, entry_id, value, answer_map, answer_file, doc_dir, file,
     from fcenv.tasks import kind_of
 
     category = category_of(entry_id)
+    if not _turns(value["question"]) or not _turns(value["question"])[0]:
+        problems.append(Problem(file, record.line, entry_id, "question", "the first turn holds no message"))
+        return None
     # A multi-turn entry is known by its data (the classes it runs on), whatever its id says.
     multi_turn_data = "involved_classes" in value or "invoked_classes" in value
     kind = "multi_turn" if multi_turn_data else kind_of(category)
@@ -387,6 +401,10 @@ def _build_task(record, entry_id, value, answer_map, answer_file, doc_dir, file,
         not_dicts = [c for c in involved if not isinstance(config.get(c, {}), dict)]
         if not_dicts:
             problems.append(Problem(file, record.line, entry_id, f"initial_config.{not_dicts[0]}", "must be an object (the class's scenario)"))
+            return None
+        unusable = _unusable_scenario(involved, config, "long_context" in category or "composite" in category)
+        if unusable:
+            problems.append(Problem(file, record.line, entry_id, *unusable))
             return None
         if not functions:  # the docs of each class: a registered backend's own, else BFCL's files
             builtin = [c for c in involved if user_backend(c) is None]
