@@ -64,13 +64,16 @@ class Problem:
 
 
 class DatasetError(ValueError):
-    """Raised with every problem found in a dataset, not just the first."""
+    """Raised with every problem found in an input file (a dataset, its answers, a result file),
+    not just the first; the problems in file and line order."""
 
     def __init__(self, problems: list[Problem]):
-        self.problems = list(problems)
+        files = list(dict.fromkeys(p.file for p in problems))  # in the order the caller met them
+        self.problems = sorted(problems, key=lambda p: (files.index(p.file), p.line or 0))
         shown = "\n".join(f"  {p}" for p in self.problems[:50])
         more = f"\n  ... and {len(self.problems) - 50} more" if len(self.problems) > 50 else ""
-        super().__init__(f"{len(self.problems)} problem(s) in the dataset:\n{shown}{more}")
+        noun = "problem" if len(self.problems) == 1 else "problems"
+        super().__init__(f"{len(self.problems)} {noun} in the input:\n{shown}{more}")
 
 
 @dataclass

@@ -334,7 +334,7 @@ def test_cli_reports_every_bad_entry_at_once(tiny_model, tmp_path):
     assert training.finish() == 1
     output = training.output()
     assert "Traceback" not in output
-    assert f"error: {len(expected)} problem(s) in the dataset" in output
+    assert f"error: {len(expected)} problems in the input" in output
     for line, entry_id, field in expected:
         parts = [f"line {line}" if line else None, f"entry {entry_id!r}" if entry_id else None,
                  f"field '{field}'" if field else None]
