@@ -210,7 +210,7 @@ class Runner:
             shutil.copytree(base, run_dir / "base")
             base = run_dir / "base"
         return {"train_path": str(self.train_path.resolve()), "eval_path": str(Path(self.eval_path).resolve()),
-                "eval_indices": list(self.eval_indices),
+                "eval_indices": list(self.eval_indices), "context_window": self.context_window,
                 "system_prompt": self.loaded.system_prompt, "base_model": str(Path(base).resolve())}
 
     def _warm_up(self) -> None:

@@ -1,11 +1,19 @@
-"""TPPO against APPO: reward against samples on the bundled dataset, several seeds.
+"""Credit assignment compared: TPPO (BAD, token level), APPO (GAE over actions) and TurnPPO
+(GAE over BFCL turns), several seeds, held-out accuracy and reward against samples.
 
-Runs ``train_fctncalling.py`` (the embedded default, any extra flags appended) once per
-algorithm and seed, a few runs at a time, then writes ``curves.json`` (every run's reward
-per iteration, first- and last-quarter means) and ``curves.png`` (mean over seeds of the
-moving-average reward, with the seeds' range shaded).
+Runs ``train_fctncalling.py`` (the embedded default, any extra flags appended, e.g.
+``--dataset_path datasets/tiny/multi_turn_train.json`` for the multi-turn default) once per
+algorithm and seed, a few runs at a time (so wall times here are not the trainer's speed:
+bench/bench_train.py measures that, one run at a time). The accuracy is the trainer's own
+held-out evaluation (greedy and sampled, every ``--eval_interval`` iterations, on the whole
+held-out split); bench/heldout.py checks it independently for the default runs.
 
-Run: ``python bench/bench_curves.py [--seeds 1 2 3] [--parallel 2] [-- extra training flags]``.
+Writes ``<name>.json`` (every run's curves, and per algorithm the mean start and end held-out
+accuracy and the samples until greedy accuracy first gained +0.20) and ``<name>.png`` (held-out
+greedy accuracy and rollout reward against samples: mean of the seeds, their range shaded).
+
+Run: ``python bench/bench_curves.py --name credit_single_turn [--seeds 1 2 3] [--parallel 2]
+[-- extra training flags]``.
 """
 
 from __future__ import annotations
@@ -23,12 +31,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from algos.results import read_metrics
+from algos.results import read_metrics  # noqa: E402
 
-
-def quarter_means(values: list[float]) -> tuple[float, float]:
-    quarter = max(1, len(values) // 4)
-    return float(np.mean(values[:quarter])), float(np.mean(values[-quarter:]))
+ALGORITHMS = ("TPPO", "APPO", "TurnPPO")
+COLORS = {"TPPO": "tab:blue", "APPO": "tab:orange", "TurnPPO": "tab:green", "GRPO": "tab:red", "RLOO": "tab:purple"}
 
 
 def launch(algorithm: str, seed: int, results: Path, extra: list[str]) -> subprocess.Popen:
@@ -39,6 +45,23 @@ def launch(algorithm: str, seed: int, results: Path, extra: list[str]) -> subpro
         return subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
 
 
+def run_curves(run_dir: Path) -> dict:
+    metrics = read_metrics(run_dir)
+    rollouts = [m for m in metrics if "rollout/reward" in m]
+    evaluations = [m for m in metrics if "heldout_greedy/accuracy" in m]
+    return {"samples": [m["samples"] for m in rollouts], "reward": [m["rollout/reward"] for m in rollouts],
+            "rollout_accuracy": [m["rollout/accuracy"] for m in rollouts],
+            "eval_samples": [m["samples"] for m in evaluations],
+            "greedy": [m["heldout_greedy/accuracy"] for m in evaluations],
+            "sampled": [m["heldout_sampled/accuracy"] for m in evaluations]}
+
+
+def samples_to_gain(curve: dict, gain: float) -> float | None:
+    """Samples until held-out greedy accuracy first stood ``gain`` above its start."""
+    start = curve["greedy"][0]
+    return next((s for s, a in zip(curve["eval_samples"], curve["greedy"]) if a >= start + gain), None)
+
+
 def moving_average(values: np.ndarray, window: int) -> np.ndarray:
     if len(values) < window:
         return values
@@ -47,7 +70,29 @@ def moving_average(values: np.ndarray, window: int) -> np.ndarray:
     return np.concatenate([head, np.convolve(values, kernel, mode="valid")])
 
 
-def plot(runs: dict, path: Path, window: int) -> bool:
+def summarize(runs: dict, algorithms: list[str]) -> dict:
+    summary = {}
+    for algorithm in algorithms:
+        chosen = [r for r in runs.values() if r["algorithm"] == algorithm]
+        if not chosen:
+            continue
+        reached = [samples_to_gain(r, 0.20) for r in chosen]
+        summary[algorithm] = {
+            "seeds": len(chosen),
+            "greedy_start": float(np.mean([r["greedy"][0] for r in chosen])),
+            "greedy_end": float(np.mean([r["greedy"][-1] for r in chosen])),
+            "greedy_end_by_seed": [r["greedy"][-1] for r in chosen],
+            "sampled_start": float(np.mean([r["sampled"][0] for r in chosen])),
+            "sampled_end": float(np.mean([r["sampled"][-1] for r in chosen])),
+            "seeds_gaining_0.20": sum(x is not None for x in reached),
+            "samples_to_gain_0.20": reached,
+            "reward_first_quarter": float(np.mean([np.mean(r["reward"][: max(1, len(r["reward"]) // 4)]) for r in chosen])),
+            "reward_last_quarter": float(np.mean([np.mean(r["reward"][-max(1, len(r["reward"]) // 4):]) for r in chosen])),
+        }
+    return summary
+
+
+def plot(runs: dict, algorithms: list[str], path: Path, title: str, window: int) -> bool:
     try:
         import matplotlib
 
@@ -55,40 +100,62 @@ def plot(runs: dict, path: Path, window: int) -> bool:
         import matplotlib.pyplot as plt
     except ImportError:
         return False
-    figure, axis = plt.subplots(figsize=(7, 4.2))
-    for algorithm, color in (("TPPO", "tab:blue"), ("APPO", "tab:orange")):
+    figure, (accuracy, reward) = plt.subplots(1, 2, figsize=(12, 4.2))
+    for algorithm in algorithms:
         series = [r for r in runs.values() if r["algorithm"] == algorithm]
         if not series:
             continue
+        color = COLORS.get(algorithm)
+        length = min(len(r["greedy"]) for r in series)
+        samples = np.array(series[0]["eval_samples"][:length])
+        values = np.stack([r["greedy"][:length] for r in series])
+        accuracy.plot(samples, values.mean(0), color=color, marker="o", label=f"{algorithm} ({len(series)} seeds)")
+        accuracy.fill_between(samples, values.min(0), values.max(0), color=color, alpha=0.15)
         length = min(len(r["reward"]) for r in series)
         samples = np.array(series[0]["samples"][:length])
         smooth = np.stack([moving_average(np.array(r["reward"][:length]), window) for r in series])
-        axis.plot(samples, smooth.mean(0), color=color, label=f"{algorithm} (mean of {len(series)} seeds)")
-        axis.fill_between(samples, smooth.min(0), smooth.max(0), color=color, alpha=0.2)
-    axis.set_xlabel("samples (actions)")
-    axis.set_ylabel(f"rollout reward (shaped, moving average of {window} iterations)")
-    axis.set_title("Token-level (TPPO, BAD) vs action-level (APPO) PPO, tiny default")
-    axis.grid(alpha=0.3)
-    axis.legend()
+        reward.plot(samples, smooth.mean(0), color=color, label=algorithm)
+        reward.fill_between(samples, smooth.min(0), smooth.max(0), color=color, alpha=0.15)
+    accuracy.set_ylabel("held-out BFCL accuracy, greedy")
+    accuracy.set_ylim(0, 1)
+    reward.set_ylabel(f"rollout reward (moving average of {window} iterations)")
+    for axis in (accuracy, reward):
+        axis.set_xlabel("samples (actions)")
+        axis.grid(alpha=0.3)
+        axis.legend(loc="lower right")
+    figure.suptitle(title)
     figure.tight_layout()
-    figure.savefig(path, dpi=120)
+    figure.savefig(path, dpi=110)
     return True
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--name", default="credit_single_turn", help="output file stem in --out_dir")
+    parser.add_argument("--title", default="Credit assignment on the single-turn default")
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
-    parser.add_argument("--algorithms", nargs="+", default=["TPPO", "APPO"])
+    parser.add_argument("--algorithms", nargs="+", default=list(ALGORITHMS))
     parser.add_argument("--parallel", type=int, default=2)
     parser.add_argument("--window", type=int, default=10)
     parser.add_argument("--out_dir", default=str(ROOT / "bench" / "results"))
+    parser.add_argument("--reuse", help="a folder of finished runs with the same flags, <ALGORITHM>_seed<N>/ each "
+                                            "holding a run's metrics.jsonl, that stand in for those jobs")
+    parser.add_argument("--plot_only", action="store_true", help="redraw from <name>.json, train nothing")
     parser.add_argument("extra", nargs=argparse.REMAINDER, help="flags passed on to train_fctncalling.py")
     args = parser.parse_args(argv)
     extra = [a for a in args.extra if a != "--"]
     out_dir = Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    jobs = [(a, s) for s in args.seeds for a in args.algorithms]
+    report_path = out_dir / f"{args.name}.json"
+    if args.plot_only:
+        report = json.loads(report_path.read_text())
+        return 0 if plot(report["runs"], args.algorithms, out_dir / f"{args.name}.png", args.title, args.window) else 1
     runs: dict[str, dict] = {}
+    if args.reuse:  # e.g. the default TPPO runs that bench_train.py made, timed alone
+        for folder in sorted(Path(args.reuse).glob("*_seed*")):
+            algorithm, seed = folder.name.rsplit("_seed", 1)
+            runs[folder.name] = {"algorithm": algorithm, "seed": int(seed), **run_curves(folder)}
+    jobs = [(a, s) for s in args.seeds for a in args.algorithms if f"{a}_seed{s}" not in runs]
     with tempfile.TemporaryDirectory() as scratch:
         results = Path(scratch)
         pending, running = list(jobs), []
@@ -106,29 +173,14 @@ def main(argv: list[str] | None = None) -> int:
                     print((results / f"{algorithm}_seed{seed}.log").read_text()[-3000:])
                     raise SystemExit(f"{algorithm} seed {seed} failed")
                 run_dir = next((results / f"{algorithm}_seed{seed}" / "curves").glob(f"*/*/{algorithm}/run1"))
-                everything = read_metrics(run_dir)
-                metrics = [m for m in everything if "rollout/reward" in m]
-                reward = [m["rollout/reward"] for m in metrics]
-                first, last = quarter_means(reward)
-                runs[f"{algorithm}_seed{seed}"] = {
-                    "algorithm": algorithm, "seed": seed,
-                    "samples": [m["samples"] for m in metrics], "reward": reward,
-                    "heldout_greedy": [(m["samples"], m["heldout_greedy/accuracy"])
-                                       for m in everything if "heldout_greedy/accuracy" in m],
-                    "first_quarter": first, "last_quarter": last, "gain": last - first,
-                    "wall_seconds": time.perf_counter() - started,
-                }
-                print(f"{algorithm} seed {seed}: first quarter {first:.3f}, last quarter {last:.3f}, "
-                      f"gain {last - first:+.3f}", flush=True)
-    summary = {}
-    for algorithm in args.algorithms:
-        chosen = [r for r in runs.values() if r["algorithm"] == algorithm]
-        summary[algorithm] = {"mean_gain": float(np.mean([r["gain"] for r in chosen])),
-                              "mean_last_quarter": float(np.mean([r["last_quarter"] for r in chosen])),
-                              "mean_first_quarter": float(np.mean([r["first_quarter"] for r in chosen]))}
-    (out_dir / "curves.json").write_text(json.dumps({"summary": summary, "runs": runs, "extra_flags": extra},
-                                                    indent=1) + "\n")
-    plotted = plot(runs, out_dir / "curves.png", args.window)
+                curve = run_curves(run_dir)
+                runs[f"{algorithm}_seed{seed}"] = {"algorithm": algorithm, "seed": seed, **curve,
+                                                   "wall_seconds": round(time.perf_counter() - started, 1)}
+                print(f"{algorithm} seed {seed}: held-out greedy {curve['greedy'][0]:.3f} -> {curve['greedy'][-1]:.3f}, "
+                      f"sampled {curve['sampled'][0]:.3f} -> {curve['sampled'][-1]:.3f}", flush=True)
+    summary = summarize(runs, args.algorithms)
+    report_path.write_text(json.dumps({"summary": summary, "runs": runs, "extra_flags": extra}, indent=1) + "\n")
+    plotted = plot(runs, args.algorithms, out_dir / f"{args.name}.png", args.title, args.window)
     print(json.dumps(summary, indent=2), "" if plotted else "(matplotlib missing: no plot)")
     return 0
 

@@ -71,13 +71,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--plot", default=str(ROOT / "bench" / "results" / "train_heldout.png"))
     parser.add_argument("--title", default="Embedded default: held-out accuracy during TPPO")
     parser.add_argument("--plot_only", action="store_true", help="redraw the plot from --out, train nothing")
+    parser.add_argument("--runs_dir", help="keep the runs here (default: a temporary folder, removed at the end)")
     parser.add_argument("extra", nargs=argparse.REMAINDER, help="flags passed on to train_fctncalling.py")
     args = parser.parse_args(argv)
     if args.plot_only:
         return 0 if plot(json.loads(Path(args.out).read_text())["runs"], Path(args.plot), args.title) else 1
     extra = [a for a in args.extra if a != "--"]
     report = []
-    with tempfile.TemporaryDirectory() as results:
+    with tempfile.TemporaryDirectory() as scratch:
+        results = args.runs_dir or scratch
         for seed in args.seeds:
             started = time.perf_counter()
             subprocess.run([sys.executable, str(ROOT / "train_fctncalling.py"), "--seed", str(seed),

@@ -90,6 +90,12 @@ def measure(run_dir: Path, checkpoint: Path, data: Path, indices: list[int], arg
     return report
 
 
+def _max_positions(resolved: dict) -> int:
+    from transformers import AutoConfig
+
+    return int(AutoConfig.from_pretrained(resolved["base_model"]).max_position_embeddings)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("run_dir", type=Path)
@@ -110,7 +116,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.limit > 0:
         indices = indices[: args.limit]
     args.max_new_tokens = int(saved["max_new_tokens"])
-    args.context_window = int(saved["context_window"])
+    # What --context_window resolved to (0 meant the model's maximum).
+    args.context_window = int(resolved.get("context_window") or saved["context_window"] or _max_positions(resolved))
     torch.set_num_threads(1)
     found = checkpoints(args.run_dir)
     if not found:
