@@ -80,3 +80,37 @@ def truncate_left(tokens: Sequence[int], limit: int) -> list[int]:
     header) matters most, and sampling and scoring must see the very same tokens."""
     tokens = list(tokens)
     return tokens[-limit:] if len(tokens) > limit else tokens
+
+
+def length_sorted_chunks(contexts: Sequence[Sequence[int]], actions: Sequence[Sequence[int]],
+                         groups: Sequence[Sequence[int]], token_budget: int, min_chunks: int = 1) -> list[list[int]]:
+    """Micro-batches of rows of similar length, so that padding costs little.
+
+    ``groups`` are lists of row indices that must share a micro-batch (a ratio unit: an action,
+    or a turn's actions); they are sorted by their rows' padded length and packed in order
+    while a micro-batch's padded size (rows x (longest context + longest action)) stays within
+    ``token_budget`` (0: no limit). There are at least ``min_chunks`` when there are as many
+    groups. Every row lands in exactly one micro-batch; a sum over micro-batches equals the sum
+    over the whole batch, up to float rounding.
+    """
+    def width(group):
+        return max(len(contexts[i]) for i in group), max(len(actions[i]) for i in group)
+
+    ordered = sorted(groups, key=lambda g: sum(width(g)))
+    if token_budget <= 0:
+        chunks = [ordered]
+    else:
+        chunks, current, rows, wide_c, wide_k = [], [], 0, 0, 0
+        for group in ordered:
+            c, k = width(group)
+            new_rows, new_c, new_k = rows + len(group), max(wide_c, c), max(wide_k, k)
+            if current and new_rows * (new_c + new_k) > token_budget:
+                chunks.append(current)
+                current, new_rows, new_c, new_k = [], len(group), c, k
+            current.append(group)
+            rows, wide_c, wide_k = new_rows, new_c, new_k
+        chunks.append(current)
+    if len(chunks) < min_chunks <= len(ordered):
+        count = len(ordered)
+        chunks = [ordered[i * count // min_chunks:(i + 1) * count // min_chunks] for i in range(min_chunks)]
+    return [[row for group in chunk for row in group] for chunk in chunks if chunk]

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import torch
 
-from algos.batching import pack
+from algos.batching import length_sorted_chunks, pack
 from algos.estimators import get_estimator
 from algos.policy import Policy
 from algos.rollout import Rollout
@@ -53,10 +53,10 @@ def _chunks(count: int, size: int) -> list[range]:
 
 
 @torch.no_grad()
-def score_rollout(policy: Policy, rollout: Rollout, chunk_size: int, with_reference: bool = True,
-                  group_size: int = 1) -> Buffer:
+def score_rollout(policy: Policy, rollout: Rollout, token_budget: int, min_chunks: int = 1,
+                  with_reference: bool = True, group_size: int = 1) -> Buffer:
     """Old log-probs, reference log-probs (zeros when not needed) and token values (zeros
-    without a critic) of every action, in chunks."""
+    without a critic) of every action, in length-sorted micro-batches (``length_sorted_chunks``)."""
     contexts = [a.context for a in rollout.actions]
     actions = [a.action for a in rollout.actions]
     width = max(len(a) for a in actions)
@@ -65,15 +65,16 @@ def score_rollout(policy: Policy, rollout: Rollout, chunk_size: int, with_refere
     ref = torch.zeros(n, width)
     values = torch.zeros(n, width)
     mask = torch.zeros(n, width)
-    for rows in _chunks(n, chunk_size):
+    for rows in length_sorted_chunks(contexts, actions, [[i] for i in range(n)], token_budget, min_chunks):
         batch = pack([contexts[i] for i in rows], [actions[i] for i in rows], policy.pad_id, policy.device)
         k = batch.action_width
-        old[rows.start:rows.stop, :k] = policy.token_logprobs(batch)[0].float().cpu()
+        index = torch.tensor(rows)
+        old[index, :k] = policy.token_logprobs(batch)[0].float().cpu()
         if with_reference:
-            ref[rows.start:rows.stop, :k] = policy.reference_logprobs(batch).float().cpu()
+            ref[index, :k] = policy.reference_logprobs(batch).float().cpu()
         if policy.has_critic:
-            values[rows.start:rows.stop, :k] = policy.token_values(batch)[:, :k].float().cpu()
-        mask[rows.start:rows.stop, :k] = batch.action_mask.cpu()
+            values[index, :k] = policy.token_values(batch)[:, :k].float().cpu()
+        mask[index, :k] = batch.action_mask.cpu()
     rewards = torch.tensor([a.reward for a in rollout.actions], dtype=torch.float32)
     episode = torch.zeros(n, dtype=torch.long)
     task = torch.zeros(n, dtype=torch.long)

@@ -83,7 +83,9 @@ class TrainConfig:
     critic_lr: float = _flag(2e-3, "critic (LoRA and value head) learning rate")
     ppo_epoch: int = _flag(2, "passes over each rollout")
     num_mini_batch: int = _flag(1, "minibatches per pass (one optimizer step each)")
-    gradient_cp_steps: int = _flag(1, "chunks each minibatch is split into (gradient accumulation)")
+    gradient_cp_steps: int = _flag(1, "micro-batches each minibatch is split into, at least (gradient accumulation)")
+    micro_batch_tokens: int = _flag(2048, "most padded tokens in one micro-batch: rows of similar length go "
+                                          "together, so padding costs little (0: no limit)")
     gamma: float = _flag(0.99, "discount between actions")
     gae_lambda: float = _flag(0.95, "GAE / BAD lambda")
     clip_param: float = _flag(0.2, "PPO ratio clip")
@@ -175,7 +177,8 @@ def validate(config: TrainConfig) -> list[str]:
     # Numbers that parse but cannot be meant: nan and inf pass argparse's float().
     above_zero = ["lr", "critic_lr", "warmup_lr", "clip_param", "huber_delta", "lora_alpha", "lora_r"]
     at_least_zero = ["value_clip", "entropy_coef", "kl_coef", "value_loss_coef", "max_grad_norm", "target_kl",
-                     "critic_warmup_iters", "warmup_steps", "eval_interval", "eval_episodes", "torch_threads"]
+                     "critic_warmup_iters", "warmup_steps", "eval_interval", "eval_episodes", "torch_threads",
+                     "micro_batch_tokens"]
     for name in above_zero + at_least_zero:
         value = getattr(config, name)
         if not math.isfinite(value) or value < 0 or (value == 0 and name in above_zero):

@@ -113,7 +113,7 @@ class Runner:
         self.actor_optimizer, self.critic_optimizer = make_optimizers(self.policy, config.lr, config.critic_lr)
         settings = PPOSettings(
             ratio=self.algorithm.ratio, ppo_epoch=config.ppo_epoch, num_mini_batch=config.num_mini_batch,
-            gradient_cp_steps=config.gradient_cp_steps, clip_param=config.clip_param, value_clip=config.value_clip,
+            gradient_cp_steps=config.gradient_cp_steps, micro_batch_tokens=config.micro_batch_tokens, clip_param=config.clip_param, value_clip=config.value_clip,
             entropy_coef=config.entropy_coef, kl_coef=config.kl_coef, value_loss_coef=config.value_loss_coef,
             huber_delta=config.huber_delta if config.use_huber_loss else None,
             max_grad_norm=config.max_grad_norm, target_kl=config.target_kl,
@@ -361,7 +361,8 @@ class Runner:
                        actions_per_env=c.episode_length, generator=self.sampling)
         chunk = max(1, math.ceil(len(rollout.actions) / (c.num_mini_batch * c.gradient_cp_steps)))
         scoring_started = time.perf_counter()
-        buffer = score_rollout(self.policy, rollout, chunk, with_reference=c.kl_coef != 0, group_size=c.group_size)
+        buffer = score_rollout(self.policy, rollout, c.micro_batch_tokens, c.num_mini_batch * c.gradient_cp_steps,
+                               with_reference=c.kl_coef != 0, group_size=c.group_size)
         last_values = bootstrap_values(self.policy, rollout, chunk)
         compute_advantages(buffer, rollout, last_values, self.algorithm.estimator, c.gamma, c.gae_lambda)
         update_started = time.perf_counter()

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from algos.batching import pack
+from algos.batching import length_sorted_chunks, pack
 from algos.buffer import Buffer
 from algos.losses import (
     approx_kl,
@@ -42,6 +42,7 @@ class PPOSettings:
     ppo_epoch: int = 2
     num_mini_batch: int = 1
     gradient_cp_steps: int = 1
+    micro_batch_tokens: int = 2048  # most padded tokens per micro-batch (0: no limit)
     clip_param: float = 0.2
     value_clip: float = 0.2
     entropy_coef: float = 0.0
@@ -152,16 +153,21 @@ class PPOTrainer:
         return [np.array([row for unit in part for row in members[int(unit)]], dtype=np.int64)
                 for part in np.array_split(order, self.settings.num_mini_batch)]
 
-    def _chunks(self, minibatch: np.ndarray, units: torch.Tensor | None = None) -> list[np.ndarray]:
-        """Gradient-accumulation chunks; with ``units``, a unit's rows stay in one chunk."""
+    def _chunks(self, buffer: Buffer, minibatch: np.ndarray, units: torch.Tensor | None = None) -> list[np.ndarray]:
+        """Gradient-accumulation micro-batches of rows of similar length (at least
+        --gradient_cp_steps of them); with ``units``, a unit's rows stay in one micro-batch.
+        The losses are normalised over the whole minibatch, so the sum of the micro-batches'
+        gradients is the minibatch's gradient."""
         if units is None:
-            return [c for c in np.array_split(minibatch, self.settings.gradient_cp_steps) if len(c)]
-        keys = units[torch.as_tensor(minibatch)].tolist()
-        distinct = list(dict.fromkeys(keys))
-        parts = np.array_split(np.arange(len(distinct)), self.settings.gradient_cp_steps)
-        where = {unit: k for k, part in enumerate(parts) for unit in (distinct[i] for i in part)}
-        chunks = [minibatch[[where[key] == k for key in keys]] for k in range(len(parts))]
-        return [c for c in chunks if len(c)]
+            groups = [[int(row)] for row in minibatch]
+        else:
+            members: dict[int, list[int]] = defaultdict(list)
+            for row, unit in zip(minibatch.tolist(), units[torch.as_tensor(minibatch)].tolist()):
+                members[unit].append(row)
+            groups = list(members.values())
+        chunks = length_sorted_chunks(buffer.contexts, buffer.actions, groups, self.settings.micro_batch_tokens,
+                                      self.settings.gradient_cp_steps)
+        return [np.array(chunk, dtype=np.int64) for chunk in chunks]
 
     def _batch(self, buffer: Buffer, rows: np.ndarray):
         return pack([buffer.contexts[i] for i in rows], [buffer.actions[i] for i in rows],
@@ -173,7 +179,7 @@ class PPOTrainer:
         self.critic_optimizer.zero_grad(set_to_none=True)
         denominator = float(buffer.value_mask[minibatch].sum().clamp(min=1.0))
         loss_total = 0.0
-        for rows in self._chunks(minibatch):
+        for rows in self._chunks(buffer, minibatch):
             batch = self._batch(buffer, rows)
             k = batch.action_width
             device = self.policy.device
@@ -195,7 +201,7 @@ class PPOTrainer:
         tokens = float(buffer.action_mask[minibatch].sum().clamp(min=1.0))
         unit_count = float(max(len(set(units[torch.as_tensor(minibatch)].tolist())), 1))
         sums = defaultdict(float)
-        for rows in self._chunks(minibatch, units):
+        for rows in self._chunks(buffer, minibatch, units):
             batch = self._batch(buffer, rows)
             k = batch.action_width
             device = self.policy.device

@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
                       for i in range(len(contexts))], seconds=0.0)
 
         def update():
-            buffer = score_rollout(policy, rollout, chunk_size=args.batch)
+            buffer = score_rollout(policy, rollout, token_budget=0)
             compute_advantages(buffer, rollout, [0.0] * len(contexts), "bad", 1.0, 0.95)
             return trainer.update(buffer, np.random.default_rng(repeat))
 

@@ -117,7 +117,7 @@ def test_turn_level_ratio_keeps_turns_whole(tiny_model, tmp_path, bfcl_dir):
 
     rollout = play(runner.envs, runner.policy, runner.codec, runner._task_source(), max_new_tokens=8,
                    actions_per_env=1, generator=runner.sampling)
-    buffer = score_rollout(runner.policy, rollout, chunk_size=4)
+    buffer = score_rollout(runner.policy, rollout, token_budget=300)
     units = buffer.units("turn")
     keys = list(zip(buffer.episode.tolist(), buffer.turn.tolist()))
     assert len(buffer) > len(rollout.episodes)  # several steps per episode

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 import torch
 
@@ -73,7 +74,7 @@ def test_first_epoch_ratio_is_one(tiny_model, tmp_path):
 
     rollout = play(runner.envs, runner.policy, runner.codec, runner._task_source(), max_new_tokens=32,
                    actions_per_env=1, generator=runner.sampling)
-    buffer = score_rollout(runner.policy, rollout, chunk_size=3)
+    buffer = score_rollout(runner.policy, rollout, token_budget=200)
     from algos.batching import pack
 
     batch = pack(buffer.contexts, buffer.actions, runner.policy.pad_id)
@@ -102,7 +103,7 @@ def test_multi_turn_episodes_bootstrap_across_actions(tiny_model, tmp_path, bfcl
     assert len(rollout.episodes) == 2
     assert any(len(e.action_indices) > 1 for e in rollout.episodes)
     assert all(len(a.context) <= 1016 for a in rollout.actions)
-    buffer = score_rollout(runner.policy, rollout, chunk_size=4)
+    buffer = score_rollout(runner.policy, rollout, token_budget=300)
     compute_advantages(buffer, rollout, [0.0, 0.0], "bad", 0.9, 1.0)
     for episode in rollout.episodes:
         rows = episode.action_indices
@@ -151,3 +152,33 @@ def test_any_local_checkpoint_with_a_chat_template_trains(tiny_model, tmp_path):
     assert observation.startswith("<|system|>") and observation.endswith("<|assistant|>")
     metrics = runner.train_iteration()
     assert math.isfinite(metrics["train/policy_loss"]) and math.isfinite(metrics["train/value_loss"])
+
+
+def test_length_sorted_micro_batches_give_the_same_update(tiny_model, tmp_path):
+    """Micro-batching by length changes only how rows are batched: the scores and the
+    parameters after an update equal those of one padded batch, up to float rounding."""
+    from algos.batching import length_sorted_chunks
+    from algos.rollout import play
+
+    contexts = [[1] * n for n in (5, 40, 7, 33, 12)]
+    actions = [[2] * n for n in (3, 1, 9, 2, 4)]
+    chunks = length_sorted_chunks(contexts, actions, [[0], [1, 3], [2], [4]], token_budget=60)
+    assert sorted(row for chunk in chunks for row in chunk) == [0, 1, 2, 3, 4]
+    assert any(set(chunk) >= {1, 3} for chunk in chunks)  # a group stays together
+    assert chunks[0] == [0, 2] and len(chunks) >= 3  # short rows first, padded area within budget
+    assert len(length_sorted_chunks(contexts, actions, [[i] for i in range(5)], 0, min_chunks=3)) == 3
+
+    results = []
+    for budget in ("0", "150"):
+        runner = make_runner(tiny_model, tmp_path / budget, "--micro_batch_tokens", budget, "--ppo_epoch", "1")
+        rollout = play(runner.envs, runner.policy, runner.codec, runner._task_source(), max_new_tokens=16,
+                       actions_per_env=1, generator=runner.sampling)
+        buffer = score_rollout(runner.policy, rollout, token_budget=int(budget))
+        compute_advantages(buffer, rollout, [0.0] * len(rollout.episodes), "bad", 0.99, 0.95)
+        runner.trainer.update(buffer, np.random.default_rng(0))
+        results.append((buffer, snapshot(runner.policy.actor_parameters()), snapshot(runner.policy.critic_parameters())))
+    (one, actor_one, critic_one), (many, actor_many, critic_many) = results
+    torch.testing.assert_close(one.old_logprobs, many.old_logprobs, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(one.values, many.values, atol=1e-5, rtol=1e-5)
+    for a, b in zip(actor_one + critic_one, actor_many + critic_many):
+        torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-4)
