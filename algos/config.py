@@ -51,8 +51,9 @@ class TrainConfig:
     eval_dataset_path: str = _flag("", "held-out question file (default: a bundled split's own held-out "
                                        "split, else a held-out share of --dataset_path)")
     eval_fraction: float = _flag(0.1, "share of --dataset_path held out when there is no eval file")
-    reward: str = _flag("shaped", "env reward: 'shaped' (weighted facets) or 'bfcl' (1 if valid)",
-                        choices=["shaped", "bfcl"])
+    reward: str = _flag("shaped", "env reward: 'shaped' (weighted facets), 'bfcl' (1 if valid) or 'steps' "
+                                  "(multi-turn steps paid as they happen, StepTool)",
+                        choices=["shaped", "bfcl", "steps"])
     system_prompt: str = _flag("", "system prompt template with '{functions}' (default: the short "
                                    "prompt for the tiny model, BFCL's prompt otherwise)")
     hide_function_docs: bool = _flag(False, "allow a --system_prompt without '{functions}' on data that has "

@@ -24,7 +24,7 @@ from checkers import CheckResult, get_checker
 from fcenv.data import load_tasks
 from fcenv.episode import EpisodeSettings, SingleTurnEpisode, StepOutcome, calls_info
 from fcenv.prompts import BFCL_SYSTEM_PROMPT, Renderer, get_renderer
-from fcenv.rewards import RewardFn, get_reward_fn, pays_per_turn
+from fcenv.rewards import PROCESS_SHARE, RewardFn, get_reward_fn, pays_per_step, pays_per_turn
 from fcenv.spaces import UnicodeText
 from fcenv.tasks import Task
 
@@ -161,8 +161,11 @@ class FunctionCallingEnv(gym.Env[str, str]):
         if not isinstance(action, str):
             raise TypeError(f"the action must be the model's text (str), not {type(action).__name__}")
         outcome: StepOutcome = self._episode.step(action)
-        scored = outcome.reward_result or outcome.result
-        reward = float(self.reward_fn(scored)) * outcome.reward_scale if outcome.reward_scale else 0.0
+        if pays_per_step(self.reward_fn) and self._episode.task.is_multi_turn:
+            reward = self._step_reward(outcome)
+        else:
+            scored = outcome.reward_result or outcome.result
+            reward = float(self.reward_fn(scored)) * outcome.reward_scale if outcome.reward_scale else 0.0
         info = self._info(outcome)
         return self._observation(), reward, outcome.terminated, outcome.truncated, info
 
@@ -188,6 +191,24 @@ class FunctionCallingEnv(gym.Env[str, str]):
         self._cursor = snapshot["cursor"]
 
     # ------------------------------------------------------------------ internals
+
+    def _step_reward(self, outcome: StepOutcome) -> float:
+        """``StepReward`` on a multi-turn step: a step with calls is paid from its turn's process
+        budget; a turn's end tops the turn up to its verdict's reward (``fcenv.rewards``)."""
+        episode, info = self._episode, outcome.info or {}
+        task = episode.task
+        turn_share = 1.0 / len(task.ground_truth)
+        if "turn_valid" not in info:  # a step with calls, the turn goes on
+            truth_calls = len(task.ground_truth[info["turn"]])
+            credit = self.reward_fn.step_credit(outcome.result.facets, len(outcome.calls or []), truth_calls)
+            credit = min(credit, 1.0 - episode.process_paid)
+            episode.process_paid += credit
+            return turn_share * PROCESS_SHARE * credit
+        paid, episode.process_paid = episode.process_paid, 0.0
+        if not outcome.reward_scale:  # cut off by the step limit: the turn earns no verdict
+            return 0.0
+        verdict = float(self.reward_fn(outcome.reward_result or outcome.result))
+        return turn_share * max(0.0, verdict - PROCESS_SHARE * paid)
 
     @property
     def task(self) -> Task | None:

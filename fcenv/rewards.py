@@ -17,6 +17,11 @@ weights (``register_checker(name, facets=...)``). ``reward_weights`` changes som
 name no checker declares is refused (a misspelt key would otherwise weigh nothing), and a
 facet without a weight is an error when it is met, never silently unpaid.
 
+- ``steps``: step-grained (StepTool, ``StepReward``): on a multi-turn entry each step with calls
+  is paid at once for calls that ran and are among the turn's ground truth, from half of the
+  turn's share; the turn's end tops it up to the shaped turn verdict. A valid entry earns 1.0,
+  one BFCL fails less. Single-turn entries get the shaped reward.
+
 Any ``callable(CheckResult) -> float`` is a reward too. On multi-turn entries it is called
 with each turn's verdict and paid ``/ turns`` at the turn's end, unless it has the attribute
 ``per_turn = False`` (as ``bfcl_reward`` has): then it is called once, with the entry's
@@ -78,6 +83,41 @@ class ShapedReward:
         return f"ShapedReward(weights={self.weights}, invalid_cap={self.invalid_cap})"
 
 
+# Step-grained rewards (StepTool): what each step with calls earns, as a share of its turn's
+# process budget, and how big that budget is against the turn's verdict.
+STEP_WEIGHTS = {"step_executed": 1.0, "step_in_ground_truth": 2.0}
+PROCESS_SHARE = 0.5
+
+
+class StepReward(ShapedReward):
+    """Step-grained rewards (StepTool) on multi-turn entries; the shaped reward elsewhere.
+
+    Each turn is worth ``1 / turns``. A step with calls is paid at once, from the turn's process
+    budget (``PROCESS_SHARE`` of the turn): its calls' share of the turn's ground-truth calls,
+    times the weighted mean of ``step_executed`` (the calls ran without error) and
+    ``step_in_ground_truth`` (they are among the turn's ground-truth calls), with
+    ``STEP_WEIGHTS``; steps beyond the budget earn nothing. The turn's end tops the turn up to
+    its shaped verdict: a valid turn to its full ``1 / turns``, a failing one to at most half of
+    it (never below what its steps already earned). So a valid entry earns exactly 1.0 and an
+    entry BFCL fails earns less, while progress inside a turn is paid where it happens.
+    """
+
+    per_step = True
+
+    def step_credit(self, facets: Mapping[str, float], calls: int, truth_calls: int) -> float:
+        """The share of its turn's process budget one step with ``calls`` calls earns."""
+        quality = sum(w * min(max(float(facets.get(name, 0.0)), 0.0), 1.0) for name, w in STEP_WEIGHTS.items())
+        return quality / sum(STEP_WEIGHTS.values()) * calls / max(truth_calls, 1)
+
+    def __repr__(self) -> str:
+        return f"StepReward(weights={self.weights}, step_weights={STEP_WEIGHTS}, process_share={PROCESS_SHARE})"
+
+
+def pays_per_step(reward_fn: RewardFn) -> bool:
+    """Whether multi-turn steps with calls are paid as they happen (``StepReward``)."""
+    return bool(getattr(reward_fn, "per_step", False))
+
+
 def merged_weights(overrides: Mapping[str, float] | None = None) -> dict[str, float]:
     """The checkers' declared weights, updated with ``overrides`` (each a declared facet)."""
     weights = facet_weights()
@@ -94,7 +134,7 @@ def merged_weights(overrides: Mapping[str, float] | None = None) -> dict[str, fl
     return {**weights, **{k: float(v) for k, v in overrides.items()}}
 
 
-REWARDS = ("bfcl", "shaped")
+REWARDS = ("bfcl", "shaped", "steps")
 
 
 def get_reward_fn(reward: str | RewardFn, weights: Mapping[str, float] | None = None) -> RewardFn:
@@ -108,4 +148,6 @@ def get_reward_fn(reward: str | RewardFn, weights: Mapping[str, float] | None = 
         return bfcl_reward
     if reward == "shaped":
         return ShapedReward(weights)
+    if reward == "steps":
+        return StepReward(weights)
     raise ValueError(f"unknown reward {reward!r}; use one of {REWARDS} or a callable(CheckResult) -> float")

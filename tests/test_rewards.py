@@ -54,7 +54,7 @@ def corruptions(text: str, rng: random.Random) -> list[str]:
 
 
 @pytest.mark.parametrize("category", SINGLE_TURN)
-@pytest.mark.parametrize("reward", ["bfcl", "shaped"])
+@pytest.mark.parametrize("reward", ["bfcl", "shaped", "steps"])
 def test_single_turn_valid_earns_one_and_failing_earns_less(bfcl_dir, category, reward):
     path = bfcl_dir / f"BFCL_v4_{category}.json"
     env = FunctionCallingEnv(path, reward=reward)
@@ -164,7 +164,7 @@ def _state_breaking(turns):
     return None
 
 
-@pytest.mark.parametrize("reward", ["shaped", "bfcl"])
+@pytest.mark.parametrize("reward", ["shaped", "bfcl", "steps"])
 def test_multi_turn_failing_episodes_earn_less_than_the_ground_truth(multi_turn, reward):
     path, tasks = multi_turn
     env = FunctionCallingEnv(path, reward=reward)
@@ -279,3 +279,31 @@ def test_the_readme_reward_table_matches_the_code(tiny_env):
         text = text.replace("\\|", "|")
         assert reward_of(bfcl_env, 0, text)[0] == pytest.approx(float(bfcl_value), abs=0.005), text
         assert reward_of(tiny_env, 0, text)[0] == pytest.approx(float(shaped_value), abs=0.005), text
+
+
+def test_step_rewards_pay_progress_where_it_happens_and_never_more_than_the_verdict():
+    """reward="steps" (StepTool): a right call is paid at its step, a valid episode earns 1.0 in
+    total, stopping early earns less, and calls that run but do not help earn at most half a
+    turn however many there are."""
+    from algos.tiny import MULTI_TURN_EVAL
+    from algos.warmup import ground_truth_steps as steps_of
+
+    env = FunctionCallingEnv(MULTI_TURN_EVAL, reward="steps")
+    checked = 0
+    for index, task in enumerate(env.tasks[:30]):
+        steps = [step.text for step in steps_of(task)]
+        env.reset(options={"index": index})
+        rewards = [env.step(text)[1] for text in steps]
+        assert sum(rewards) == pytest.approx(1.0), task.id
+        assert rewards[0] > 0  # the first right call is paid at once
+        env.reset(options={"index": index})
+        early = [env.step(steps[0])[1], env.step("Done.")[1]]
+        assert sum(early) < 1.0 - 1e-9
+        if len(task.ground_truth) == 1:
+            env.reset(options={"index": index})
+            first = steps[0]
+            # the same right call again and again: it runs, but matches the ground truth once
+            spam = [env.step(first)[1] for _ in range(6)] + [env.step("Done.")[1]]
+            assert sum(spam) <= 0.5 + 1e-9, task.id
+            checked += 1
+    assert checked >= 10

@@ -36,6 +36,7 @@ class MultiTurnEpisode:
         self.trajectory = Trajectory(task, settings.backend_package, settings.checker_for(task))
         self.messages = first_turn_messages(task, settings)
         self.steps_in_turn = 0
+        self.process_paid = 0.0  # share of this turn's process budget paid so far (step rewards)
         self.done = False
         self._truth_keys = self._turn_truth_keys()
 
