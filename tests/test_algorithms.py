@@ -130,3 +130,22 @@ def test_turn_level_ratio_keeps_turns_whole(tiny_model, tmp_path, bfcl_dir):
             assert {i for i, u in enumerate(units.tolist()) if u == unit} <= chosen  # whole turns only
     metrics = runner.train_iteration()
     assert math.isfinite(metrics["train/policy_loss"]) and math.isfinite(metrics["train/value_loss"])
+
+
+def test_step_rewards_train_a_full_iteration(tiny_model, tmp_path):
+    """--reward steps on the multi-turn split: rewards arrive at steps that end no turn, and an
+    iteration trains."""
+    from algos.tiny import MULTI_TURN_TRAIN
+
+    runner = make_runner(tiny_model, tmp_path, "--dataset_path", str(MULTI_TURN_TRAIN), "--reward", "steps",
+                         "--n_rollout_threads", "4", "--max_new_tokens", "16")
+    from algos.rollout import play
+
+    rollout = play(runner.envs, runner.policy, runner.codec, runner._task_source(), max_new_tokens=16,
+                   actions_per_env=1, generator=runner.sampling)
+    for episode in rollout.episodes:
+        total = episode.total_reward(rollout.actions)
+        valid = rollout.actions[episode.action_indices[-1]].info["valid"]
+        assert (total == pytest.approx(1.0)) if valid else (0.0 <= total < 1.0)
+    metrics = runner.train_iteration()
+    assert math.isfinite(metrics["train/policy_loss"]) and math.isfinite(metrics["train/value_loss"])
