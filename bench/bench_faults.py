@@ -51,7 +51,6 @@ from algos.policy import LoraSettings, Policy
 from algos.tiny import DEFAULT_CACHE_DIR, TINY_SYSTEM_PROMPT, build_tiny
 from algos.trainer import make_optimizers
 from tests.fault_harness import (
-    TEST_SPEC,
     Training,
     checkpoint_tensors,
     differences,
@@ -62,6 +61,7 @@ from tests.fault_harness import (
     stop_inside_write,
     train_flags,
 )
+from tests.tiny_test_model import TEST_SPEC
 
 WRITE_PHASES = ("", "actor/adapter_model.safetensors", "optimizers.pt", "manifest.json")
 # The files of a write in the order it makes them, to tell how far a killed write got.

@@ -48,3 +48,15 @@ def oracle(request):
             pytest.fail(message)
         pytest.skip(message)
     return Oracle(python)
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory) -> Path:
+    """The folder of the tests' tiny model (tests/tiny_test_model.py), built once per session."""
+    import torch
+
+    from algos.tiny import build_tiny
+    from tests.tiny_test_model import TEST_SPEC
+
+    torch.set_num_threads(1)  # as the trainer runs; two test workers on two cores would oversubscribe
+    return build_tiny(tmp_path_factory.getbasetemp() / "tiny-cache", TEST_SPEC, log=lambda message: None)

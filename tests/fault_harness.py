@@ -22,13 +22,10 @@ from safetensors.torch import load_file
 
 from algos import checkpoint as ckpt
 from algos.results import read_metrics
-from algos.tiny import TINY_SYSTEM_PROMPT, TinySpec
+from algos.tiny import TINY_SYSTEM_PROMPT
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "train_fctncalling.py"
-# The same tiny model as tests/test_checkpoint.py and tests/test_train_cli.py (one cache entry).
-TEST_SPEC = TinySpec(hidden_size=32, intermediate_size=64, num_layers=2, num_heads=2, num_kv_heads=1,
-                     pretrain_steps=150, pretrain_batch=8, pretrain_lr=1e-2)
 THREADS = 2
 
 

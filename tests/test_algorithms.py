@@ -16,16 +16,7 @@ from algos.buffer import Buffer
 from algos.config import parse_config
 from algos.estimators import get_estimator
 from algos.runner import Runner
-from algos.tiny import TINY_SYSTEM_PROMPT, TinySpec, build_tiny
-
-TEST_SPEC = TinySpec(hidden_size=32, intermediate_size=64, num_layers=2, num_heads=2, num_kv_heads=1,
-                     pretrain_steps=150, pretrain_batch=8, pretrain_lr=1e-2)
-
-
-@pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory):
-    torch.set_num_threads(1)
-    return build_tiny(tmp_path_factory.getbasetemp() / "tiny-cache", TEST_SPEC, log=lambda message: None)
+from algos.tiny import TINY_SYSTEM_PROMPT
 
 
 def make_runner(model, results, *extra: str) -> Runner:

@@ -14,18 +14,9 @@ from algos.checkpoint import latest_checkpoint
 from algos.config import parse_config
 from algos.results import read_metrics
 from algos.runner import Runner
-from algos.tiny import TINY_SYSTEM_PROMPT, TinySpec, build_tiny
+from algos.tiny import TINY_SYSTEM_PROMPT
 
-# A few seconds of pretraining: enough that some answers parse, so rewards vary.
-TEST_SPEC = TinySpec(hidden_size=32, intermediate_size=64, num_layers=2, num_heads=2, num_kv_heads=1,
-                     pretrain_steps=150, pretrain_batch=8, pretrain_lr=1e-2)
 THREADS = 3
-
-
-@pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory):
-    torch.set_num_threads(1)  # as the trainer runs; two test workers on two cores would oversubscribe
-    return build_tiny(tmp_path_factory.getbasetemp() / "tiny-cache", TEST_SPEC, log=lambda message: None)
 
 
 def config(model, results, iterations: int, *extra: str):

@@ -7,22 +7,13 @@ import sys
 from pathlib import Path
 
 import pytest
-import torch
 
 pytest.importorskip("peft")
 from algos.loading import load_tokenizer
 from algos.rollout import ContextTooLong, TextCodec
-from algos.tiny import TINY_SYSTEM_PROMPT, TinySpec, build_tiny, chat_renderer
+from algos.tiny import TINY_SYSTEM_PROMPT, chat_renderer
 
 ROOT = Path(__file__).resolve().parents[1]
-TEST_SPEC = TinySpec(hidden_size=32, intermediate_size=64, num_layers=2, num_heads=2, num_kv_heads=1,
-                     pretrain_steps=20, pretrain_batch=4, pretrain_lr=1e-2)
-
-
-@pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory):
-    torch.set_num_threads(1)
-    return build_tiny(tmp_path_factory.getbasetemp() / "tiny-cache", TEST_SPEC, log=lambda message: None)
 
 
 def chat(turns: int) -> list[dict]:

@@ -27,11 +27,10 @@ from algos.manifest import CheckpointError, write_manifest
 from algos.policy import LoraSettings, Policy
 from algos.results import read_metrics
 from algos.runner import Runner
-from algos.tiny import TINY_DATA_DIR, TINY_SYSTEM_PROMPT, build_tiny
+from algos.tiny import TINY_DATA_DIR, TINY_SYSTEM_PROMPT
 from algos.trainer import make_optimizers
 from fcenv.data import DatasetError
 from tests.fault_harness import (
-    TEST_SPEC,
     THREADS,
     Training,
     checkpoint_tensors,
@@ -47,12 +46,6 @@ from tests.fault_harness import (
 )
 
 ITERATIONS = 8
-
-
-@pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory):
-    torch.set_num_threads(1)  # as the trainer runs; two test workers on two cores would oversubscribe
-    return build_tiny(tmp_path_factory.getbasetemp() / "tiny-cache", TEST_SPEC, log=lambda message: None)
 
 
 @pytest.fixture(scope="module")

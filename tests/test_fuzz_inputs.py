@@ -21,7 +21,6 @@ import json
 import math
 import shutil
 
-import pytest
 from hypothesis import given, note
 from hypothesis import strategies as st
 

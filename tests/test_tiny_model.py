@@ -20,16 +20,7 @@ pytest.importorskip("peft")
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from algos.loading import load_tokenizer
-from algos.tiny import TINY_SYSTEM_PROMPT, TinySpec, build_tiny, cache_key, chat_renderer, tokenizer_corpus
-
-TEST_SPEC = TinySpec(hidden_size=32, intermediate_size=64, num_layers=2, num_heads=2, num_kv_heads=1,
-                     pretrain_steps=20, pretrain_batch=4, pretrain_lr=1e-2)
-
-
-@pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory):
-    torch.set_num_threads(1)
-    return build_tiny(tmp_path_factory.getbasetemp() / "tiny-cache", TEST_SPEC, log=lambda message: None)
+from algos.tiny import TINY_SYSTEM_PROMPT, TinySpec, cache_key, chat_renderer, tokenizer_corpus
 
 
 def test_auto_tokenizer_gives_the_trainers_tokens_on_every_text(tiny_model):

@@ -9,27 +9,17 @@ import sys
 from pathlib import Path
 
 import pytest
-import torch
 
 pytest.importorskip("peft")
 from algos.config import build_parser, parse_config
 from algos.results import read_metrics
-from algos.tiny import TINY_SYSTEM_PROMPT, TinySpec, build_tiny
+from algos.tiny import TINY_SYSTEM_PROMPT
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "train_fctncalling.py"
-# A few seconds of pretraining: enough that some answers parse, so rewards vary.
-TEST_SPEC = TinySpec(hidden_size=32, intermediate_size=64, num_layers=2, num_heads=2, num_kv_heads=1,
-                     pretrain_steps=150, pretrain_batch=8, pretrain_lr=1e-2)
 PRIOR_FLAGS = ["--seed", "--env_name", "--algorithm_name", "--experiment_name", "--num_mini_batch", "--ppo_epoch",
                "--lr", "--critic_lr", "--dataset_path", "--model_name_or_path", "--n_rollout_threads",
                "--gradient_cp_steps", "--max_new_tokens", "--save_interval", "--num_env_steps"]
-
-
-@pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory):
-    torch.set_num_threads(1)  # as the trainer runs; two test workers on two cores would oversubscribe
-    return build_tiny(tmp_path_factory.getbasetemp() / "tiny-cache", TEST_SPEC, log=lambda message: None)
 
 
 def tiny_flags(model: Path, results: Path) -> list[str]:

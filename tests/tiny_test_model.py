@@ -1,0 +1,10 @@
+"""The tiny model the tests train on: one spec, so every test module (and bench/bench_faults.py)
+shares one cache entry. A few seconds of pretraining: enough that some answers parse, so
+rewards vary."""
+
+from __future__ import annotations
+
+from algos.tiny import TinySpec
+
+TEST_SPEC = TinySpec(hidden_size=32, intermediate_size=64, num_layers=2, num_heads=2, num_kv_heads=1,
+                     pretrain_steps=150, pretrain_batch=8, pretrain_lr=1e-2)
