@@ -364,7 +364,8 @@ def _build_task(record, entry_id, value, answer_map, answer_file, doc_dir, file,
     from fcenv.tasks import kind_of
 
     category = category_of(entry_id)
-    if not _turns(value["question"]) or not _turns(value["question"])[0]:
+    question = _turns(value["question"])
+    if not question or not question[0]:
         problems.append(Problem(file, record.line, entry_id, "question", "the first turn holds no message"))
         return None
     # A multi-turn entry is known by its data (the classes it runs on), whatever its id says.
@@ -383,7 +384,7 @@ def _build_task(record, entry_id, value, answer_map, answer_file, doc_dir, file,
         if not isinstance(ground_truth, list) or not all(isinstance(t, list) for t in ground_truth):
             problems.append(Problem(answer_file, answer_line, entry_id, "ground_truth", "a multi-turn answer must be one list of call strings per turn"))
             return None
-        turns = len(_turns(value["question"]))
+        turns = len(question)
         if len(ground_truth) != turns:
             problems.append(Problem(answer_file, answer_line, entry_id, "ground_truth",
                                     f"{len(ground_truth)} turns of answers for {turns} turns of question "
@@ -442,7 +443,7 @@ def _build_task(record, entry_id, value, answer_map, answer_file, doc_dir, file,
 
     return Task(
         id=entry_id,
-        question=_turns(value["question"]),
+        question=question,
         functions=functions,
         ground_truth=ground_truth,
         initial_config=value.get("initial_config", {}),

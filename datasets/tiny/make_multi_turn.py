@@ -23,6 +23,8 @@ import json
 import random
 from pathlib import Path
 
+from make_tiny import write_split  # the script's folder is on sys.path when it runs
+
 HERE = Path(__file__).resolve().parent
 SEED = 20261123
 N_TRAIN = 800
@@ -132,9 +134,7 @@ def write(name: str, rows: list[tuple]) -> None:
         questions.append({"id": entry_id, "question": question, "initial_config": config,
                           "involved_classes": classes, "function": docs})
         answers.append({"id": entry_id, "ground_truth": answer})
-    (HERE / "possible_answer").mkdir(exist_ok=True)
-    (HERE / name).write_text("".join(json.dumps(q) + "\n" for q in questions))
-    (HERE / "possible_answer" / name).write_text("".join(json.dumps(a) + "\n" for a in answers))
+    write_split(name, questions, answers)
 
 
 def main() -> None:

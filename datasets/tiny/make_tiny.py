@@ -185,6 +185,11 @@ def write(name: str, rows: list[tuple[str, list[dict], list[dict], str]]) -> Non
         questions.append({"id": entry_id, "question": [[{"role": "user", "content": question}]],
                           "function": functions})
         answers.append({"id": entry_id, "ground_truth": answer})
+    write_split(name, questions, answers)
+
+
+def write_split(name: str, questions: list[dict], answers: list[dict]) -> None:
+    """A question file and its possible_answer/ file, as BFCL lays them out (JSON Lines)."""
     (HERE / "possible_answer").mkdir(exist_ok=True)
     (HERE / name).write_text("".join(json.dumps(q) + "\n" for q in questions))
     (HERE / "possible_answer" / name).write_text("".join(json.dumps(a) + "\n" for a in answers))
