@@ -34,11 +34,17 @@ sys.path.insert(0, str(ROOT))
 from algos.results import read_metrics  # noqa: E402
 
 ALGORITHMS = ("TPPO", "APPO", "TurnPPO")
-COLORS = {"TPPO": "tab:blue", "APPO": "tab:orange", "TurnPPO": "tab:green", "GRPO": "tab:red", "RLOO": "tab:purple"}
+COLORS = {"TPPO": "tab:blue", "APPO": "tab:orange", "TurnPPO": "tab:green", "GRPO": "tab:red", "RLOO": "tab:purple",
+          "ARPO": "tab:brown", "LPR": "tab:olive"}
+
+
+# Methods that are a preset plus flags, named as the papers name them.
+VARIANTS = {"ARPO": ("GRPO", ["--branching", "entropy"])}
 
 
 def launch(algorithm: str, seed: int, results: Path, extra: list[str]) -> subprocess.Popen:
-    command = [sys.executable, str(ROOT / "train_fctncalling.py"), "--algorithm_name", algorithm, "--seed", str(seed),
+    preset, flags = VARIANTS.get(algorithm, (algorithm, []))
+    command = [sys.executable, str(ROOT / "train_fctncalling.py"), "--algorithm_name", preset, *flags, "--seed", str(seed),
                "--experiment_name", "curves", "--results_dir", str(results / f"{algorithm}_seed{seed}"),
                "--no-progress", *extra]
     with open(results / f"{algorithm}_seed{seed}.log", "w") as log:  # the child keeps its own copy
@@ -51,6 +57,7 @@ def run_curves(run_dir: Path) -> dict:
     evaluations = [m for m in metrics if "heldout_greedy/accuracy" in m]
     return {"samples": [m["samples"] for m in rollouts], "reward": [m["rollout/reward"] for m in rollouts],
             "rollout_accuracy": [m["rollout/accuracy"] for m in rollouts],
+            "seconds": np.cumsum([m.get("perf/iteration_seconds", 0.0) for m in rollouts]).round(2).tolist(),
             "eval_samples": [m["samples"] for m in evaluations],
             "greedy": [m["heldout_greedy/accuracy"] for m in evaluations],
             "sampled": [m["heldout_sampled/accuracy"] for m in evaluations]}
@@ -140,6 +147,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out_dir", default=str(ROOT / "bench" / "results"))
     parser.add_argument("--reuse", help="a folder of finished runs with the same flags, <ALGORITHM>_seed<N>/ each "
                                             "holding a run's metrics.jsonl, that stand in for those jobs")
+    parser.add_argument("--include", nargs="+", default=[],
+                        help="earlier reports (<name>.json) whose runs join this one's table and plot, e.g. the "
+                             "TPPO runs of credit_single_turn.json beside new GRPO runs")
     parser.add_argument("--plot_only", action="store_true", help="redraw from <name>.json, train nothing")
     parser.add_argument("extra", nargs=argparse.REMAINDER, help="flags passed on to train_fctncalling.py")
     args = parser.parse_args(argv)
@@ -151,6 +161,10 @@ def main(argv: list[str] | None = None) -> int:
         report = json.loads(report_path.read_text())
         return 0 if plot(report["runs"], args.algorithms, out_dir / f"{args.name}.png", args.title, args.window) else 1
     runs: dict[str, dict] = {}
+    for earlier in args.include:
+        for key, run in json.loads(Path(earlier).read_text())["runs"].items():
+            if run["algorithm"] in args.algorithms:
+                runs[key] = run
     if args.reuse:  # e.g. the default TPPO runs that bench_train.py made, timed alone
         for folder in sorted(Path(args.reuse).glob("*_seed*")):
             algorithm, seed = folder.name.rsplit("_seed", 1)
@@ -172,7 +186,8 @@ def main(argv: list[str] | None = None) -> int:
                 if process.returncode != 0:
                     print((results / f"{algorithm}_seed{seed}.log").read_text()[-3000:])
                     raise SystemExit(f"{algorithm} seed {seed} failed")
-                run_dir = next((results / f"{algorithm}_seed{seed}" / "curves").glob(f"*/*/{algorithm}/run1"))
+                preset = VARIANTS.get(algorithm, (algorithm,))[0]
+                run_dir = next((results / f"{algorithm}_seed{seed}" / "curves").glob(f"*/*/{preset}/run1"))
                 curve = run_curves(run_dir)
                 runs[f"{algorithm}_seed{seed}"] = {"algorithm": algorithm, "seed": seed, **curve,
                                                    "wall_seconds": round(time.perf_counter() - started, 1)}
