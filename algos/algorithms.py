@@ -7,9 +7,14 @@ whether a critic is trained. Named algorithms are presets of these choices.
   product over every action of a multi-turn episode's turn, one advantage per turn).
 - ``critic``: train the critic adapter and value head. Estimators that bootstrap from values
   need it; critic-free estimators do without (no critic adapter or value head at all).
+- ``loss``: how token ratios' surrogate terms are averaged (token ratios only): ``token_mean``
+  over every action token of the minibatch (long and short actions weigh per token),
+  ``sequence_mean`` (each action's own mean, then the mean over actions: GRPO's original
+  form, which favours short right answers and long wrong ones) or ``constant`` (the sum over
+  tokens divided by actions x --max_new_tokens: Dr.GRPO's length-unbiased form).
 
-TPPO, APPO, TurnPPO, GRPO and RLOO are the presets; adding an algorithm is an estimator function plus a
-line here.
+TPPO, APPO, TurnPPO, GRPO, DrGRPO and RLOO are the presets; adding an algorithm is an estimator
+function plus a line here.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from dataclasses import dataclass
 from algos.estimators import get_estimator
 
 RATIO_LEVELS = ("token", "action", "turn")
+LOSS_AGGREGATIONS = ("token_mean", "sequence_mean", "constant")
 
 
 @dataclass(frozen=True)
@@ -26,6 +32,7 @@ class Algorithm:
     estimator: str
     ratio: str
     critic: bool
+    loss: str = "token_mean"
 
 
 PRESETS: dict[str, Algorithm] = {
@@ -39,13 +46,16 @@ PRESETS: dict[str, Algorithm] = {
     # group's (GRPO: normalised) or the rest of the group's (RLOO) mean, on every token.
     "GRPO": Algorithm(estimator="grpo", ratio="token", critic=False),
     "RLOO": Algorithm(estimator="rloo", ratio="token", critic=False),
+    # Dr.GRPO: the group mean as the baseline without dividing by the group's std, and the
+    # length-unbiased loss (no per-action length normalisation).
+    "DrGRPO": Algorithm(estimator="drgrpo", ratio="token", critic=False, loss="constant"),
 }
 
 
-def resolve(preset: str, estimator: str = "", ratio: str = "", critic: str = "auto") -> Algorithm:
+def resolve(preset: str, estimator: str = "", ratio: str = "", critic: str = "auto", loss: str = "") -> Algorithm:
     """The preset with the given choices changed; raises ``ValueError`` naming the bad choice.
 
-    Empty ``estimator``/``ratio`` and ``critic="auto"`` keep the preset's choice.
+    Empty ``estimator``/``ratio``/``loss`` and ``critic="auto"`` keep the preset's choice.
     """
     if preset not in PRESETS:
         raise ValueError(f"unknown algorithm {preset!r}; the presets are {sorted(PRESETS)}")
@@ -61,4 +71,10 @@ def resolve(preset: str, estimator: str = "", ratio: str = "", critic: str = "au
         raise ValueError(f"the {chosen_estimator!r} estimator bootstraps from the critic's values; it cannot run "
                          f"with the critic off")
     with_critic = critic == "on" or (critic == "auto" and needs_critic)
-    return Algorithm(estimator=chosen_estimator, ratio=chosen_ratio, critic=with_critic)
+    chosen_loss = loss or base.loss
+    if chosen_loss not in LOSS_AGGREGATIONS:
+        raise ValueError(f"unknown loss aggregation {chosen_loss!r}; use one of {LOSS_AGGREGATIONS}")
+    if chosen_loss != "token_mean" and chosen_ratio != "token":
+        raise ValueError(f"the {chosen_loss!r} loss averages token ratios; with {chosen_ratio!r} ratios each unit "
+                         f"already has one term (use the token ratio, or the token_mean loss)")
+    return Algorithm(estimator=chosen_estimator, ratio=chosen_ratio, critic=with_critic, loss=chosen_loss)

@@ -32,14 +32,18 @@ class TrainConfig:
     seed: int = _flag(1, "seed of everything random in the run")
     env_name: str = _flag("fcenv/FunctionCalling-v0", "Gymnasium id of the environment")
     algorithm_name: str = _flag("TPPO", "a preset: TPPO (token-level PPO with BAD), APPO (action-level "
-                                        "PPO with GAE), TurnPPO (one value per BFCL turn), GRPO or RLOO (critic-free, group-relative; set "
-                                        "--group_size); the three flags below change its choices",
-                                choices=["TPPO", "APPO", "TurnPPO", "GRPO", "RLOO"])
+                                        "PPO with GAE), TurnPPO (one value per BFCL turn), GRPO, DrGRPO or RLOO "
+                                        "(critic-free, group-relative; set --group_size); the four flags below "
+                                        "change its choices",
+                                choices=["TPPO", "APPO", "TurnPPO", "GRPO", "DrGRPO", "RLOO"])
     advantage_estimator: str = _flag("", "advantage estimator (default: the preset's): bad, action_gae, "
-                                         "turn_gae, grpo or rloo")
+                                         "turn_gae, grpo, drgrpo or rloo")
     ratio_level: str = _flag("", "level of the PPO ratio (default: the preset's): token, action or turn")
     critic: str = _flag("auto", "train a critic: auto (when the estimator needs one), on or off",
                         choices=["auto", "on", "off"])
+    loss_aggregation: str = _flag("", "how token terms are averaged (default: the preset's): token_mean (over "
+                                      "the minibatch's tokens), sequence_mean (per action, then over actions) or "
+                                      "constant (sum over actions x --max_new_tokens, Dr.GRPO)")
     experiment_name: str = _flag("default", "first folder of the results path")
     results_dir: str = _flag("results", "root of the results layout")
     resume: str = _flag("", "a run folder or one of its checkpoints to continue from")
@@ -148,9 +152,10 @@ def validate(config: TrainConfig) -> list[str]:
     from algos.estimators import get_estimator
 
     try:
-        algorithm = resolve(config.algorithm_name, config.advantage_estimator, config.ratio_level, config.critic)
+        algorithm = resolve(config.algorithm_name, config.advantage_estimator, config.ratio_level, config.critic,
+                            config.loss_aggregation)
     except ValueError as exc:
-        problems.append(f"--algorithm_name/--advantage_estimator/--ratio_level/--critic: {exc}")
+        problems.append(f"--algorithm_name/--advantage_estimator/--ratio_level/--critic/--loss_aggregation: {exc}")
     else:
         if get_estimator(algorithm.estimator).needs_groups and config.group_size < 2:
             problems.append(f"--group_size must be 2 or more for the {algorithm.estimator!r} estimator "

@@ -12,7 +12,7 @@ turn and task) and the bootstrap value of each episode, and returns:
 Built in: ``bad`` (TPPO: Bellman backup with action decomposition, per token),
 ``action_gae`` (APPO: GAE over actions, one value per action), and the critic-free group
 estimators ``grpo`` (the episode's return against its group's mean, over the group's standard
-deviation) and ``rloo`` (against the mean of the rest of its group), which need several
+deviation), ``drgrpo`` (the same without the division) and ``rloo`` (against the mean of the rest of its group), which need several
 episodes of the same task per group (``--group_size``). A new estimator is a function here
 plus a preset in ``algos.algorithms``.
 """
@@ -134,6 +134,18 @@ def group_normalised(buffer, episodes: Sequence[list[int]], last_values: Sequenc
     for members in _groups(buffer, episodes).values():
         group = returns[members]
         advantages[members] = (group - group.mean()) / (group.std() + eps)
+    return _broadcast(buffer, episodes, advantages)
+
+
+@register_estimator("drgrpo", needs_critic=False, needs_groups=True, whiten=False)
+def group_centred(buffer, episodes: Sequence[list[int]], last_values: Sequence[float], gamma: float,
+                  lam: float) -> Estimate:
+    """Dr.GRPO: the return minus its group's mean, not divided by the group's std (which
+    weighs groups that are nearly all right or all wrong the most)."""
+    returns = _episode_returns(buffer, episodes)
+    advantages = np.zeros_like(returns)
+    for members in _groups(buffer, episodes).values():
+        advantages[members] = returns[members] - returns[members].mean()
     return _broadcast(buffer, episodes, advantages)
 
 

@@ -19,6 +19,23 @@ def masked_mean(values: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     return masked_sum(values, mask) / mask.sum().clamp(min=1.0)
 
 
+def aggregate(per_token: torch.Tensor, mask: torch.Tensor, how: str, rows: int, tokens: float,
+              max_new_tokens: int) -> torch.Tensor:
+    """A micro-batch's share of the minibatch's loss from per-token terms. ``rows`` and
+    ``tokens`` count the whole minibatch, so the micro-batches' shares add up to its loss.
+
+    ``token_mean``: the sum over tokens / the minibatch's tokens; ``sequence_mean``: each row's
+    mean, summed, / rows; ``constant``: the sum / (rows x max_new_tokens), Dr.GRPO's form, in
+    which a token weighs the same whatever the length of its action."""
+    if how == "sequence_mean":
+        return ((per_token * mask).sum(1) / mask.sum(1).clamp(min=1.0)).sum() / rows
+    if how == "constant":
+        return masked_sum(per_token, mask) / (rows * max_new_tokens)
+    if how == "token_mean":
+        return masked_sum(per_token, mask) / tokens
+    raise ValueError(f"unknown loss aggregation {how!r}")
+
+
 def normalize(values: torch.Tensor, mask: torch.Tensor, mean: float, std: float, eps: float = 1e-8) -> torch.Tensor:
     """Whiten with given statistics (computed over the real entries of the whole rollout,
     across processes) and zero the padding."""

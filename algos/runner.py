@@ -48,7 +48,7 @@ HEADLINE = "heldout_greedy/accuracy"
 # A resumed run is the same run: flags that decide what is learned, from what and how it is
 # scored cannot change. Others (more --num_env_steps, another --lr) may; the change is written
 # into args.json ("resumes") and said. The last group only places or shows the run.
-_RESUME_FIXED = ("algorithm_name", "advantage_estimator", "ratio_level", "critic", "model_name_or_path", "dataset_path",
+_RESUME_FIXED = ("algorithm_name", "advantage_estimator", "ratio_level", "critic", "loss_aggregation", "model_name_or_path", "dataset_path",
                  "seed", "n_rollout_threads", "episode_length", "group_size", "lora_r", "lora_alpha",
                  "lora_target_modules", "max_new_tokens", "context_window", "temperature", "reward", "system_prompt",
                  "hide_function_docs", "env_name", "eval_dataset_path", "eval_fraction", "eval_episodes")
@@ -100,7 +100,8 @@ class Runner:
             torch.set_num_threads(config.torch_threads)
         _check_lora_targets(self.loaded.base, config.lora_target_modules)
         lora = LoraSettings(r=config.lora_r, alpha=config.lora_alpha, target_modules=list(config.lora_target_modules))
-        self.algorithm = resolve(config.algorithm_name, config.advantage_estimator, config.ratio_level, config.critic)
+        self.algorithm = resolve(config.algorithm_name, config.advantage_estimator, config.ratio_level, config.critic,
+                                 config.loss_aggregation)
         self.policy = Policy(self.loaded.base, pad_id=self.loaded.pad_id, stop_ids=self.loaded.stop_ids,
                              with_critic=self.algorithm.critic,
                              actor_lora=lora, temperature=config.temperature,
@@ -112,7 +113,8 @@ class Runner:
         self._check_prompts()
         self.actor_optimizer, self.critic_optimizer = make_optimizers(self.policy, config.lr, config.critic_lr)
         settings = PPOSettings(
-            ratio=self.algorithm.ratio, ppo_epoch=config.ppo_epoch, num_mini_batch=config.num_mini_batch,
+            ratio=self.algorithm.ratio, loss=self.algorithm.loss, max_new_tokens=config.max_new_tokens,
+            ppo_epoch=config.ppo_epoch, num_mini_batch=config.num_mini_batch,
             gradient_cp_steps=config.gradient_cp_steps, micro_batch_tokens=config.micro_batch_tokens, clip_param=config.clip_param, value_clip=config.value_clip,
             entropy_coef=config.entropy_coef, kl_coef=config.kl_coef, value_loss_coef=config.value_loss_coef,
             huber_delta=config.huber_delta if config.use_huber_loss else None,

@@ -24,6 +24,7 @@ import torch
 from algos.batching import length_sorted_chunks, pack
 from algos.buffer import Buffer
 from algos.losses import (
+    aggregate,
     approx_kl,
     clipped_policy_loss,
     clipped_value_loss,
@@ -39,6 +40,8 @@ ReduceFn = Callable[[torch.Tensor], torch.Tensor]
 @dataclass
 class PPOSettings:
     ratio: str = "token"  # "token", "action" or "turn" (algos.algorithms.RATIO_LEVELS)
+    loss: str = "token_mean"  # how token terms are averaged (algos.algorithms.LOSS_AGGREGATIONS)
+    max_new_tokens: int = 48  # the "constant" loss divides by actions x this
     ppo_epoch: int = 2
     num_mini_batch: int = 1
     gradient_cp_steps: int = 1
@@ -212,7 +215,7 @@ class PPOTrainer:
             adv = advantages[rows, :k].to(device)
             if s.ratio == "token":
                 surrogate, clipped = clipped_policy_loss(logp, old, adv, s.clip_param)
-                policy_loss = masked_sum(surrogate, mask) / tokens
+                policy_loss = aggregate(surrogate, mask, s.loss, len(minibatch), tokens, s.max_new_tokens)
                 sums["clip_fraction"] += float(masked_sum(clipped, mask))
             else:
                 # One ratio per unit (an action, or a turn's actions): the product of its

@@ -43,6 +43,7 @@ def test_presets_are_choices_and_unknown_names_are_refused():
 @pytest.mark.parametrize("flags, message", [
     (["--advantage_estimator", "vtrace"], "--advantage_estimator"),
     (["--ratio_level", "sequence"], "--ratio_level"),
+    (["--loss_aggregation", "median"], "unknown loss aggregation"),
     (["--algorithm_name", "GRPO"], "--group_size must be 2 or more"),
     (["--algorithm_name", "GRPO", "--group_size", "3", "--n_rollout_threads", "8"], "multiple of --group_size"),
 ])
@@ -69,12 +70,33 @@ def test_group_estimators_compare_episodes_of_one_task():
     expected = np.array([1.0, 0.0, 0.0, 0.0]) - 0.25
     np.testing.assert_allclose(grpo[:4], expected / (expected.std() + 1e-4), rtol=1e-5)
     np.testing.assert_allclose(grpo[4:], 0.0)  # all right: nothing to learn from this group
+    drgrpo = get_estimator("drgrpo").fn(buffer, episodes, [0.0] * 6, 1.0, 1.0).advantages[:, 0].numpy()
+    np.testing.assert_allclose(drgrpo, [0.75, -0.25, -0.25, -0.25, 0.0, 0.0], rtol=1e-5)  # not divided by the std
     rloo = get_estimator("rloo").fn(buffer, episodes, [0.0] * 6, 1.0, 1.0).advantages[:, 0].numpy()
     np.testing.assert_allclose(rloo, [1.0, -1 / 3, -1 / 3, -1 / 3, 0.0, 0.0], rtol=1e-5)
     assert not get_estimator("grpo").needs_critic and get_estimator("bad").needs_critic
 
 
-@pytest.mark.parametrize("algorithm", ["GRPO", "RLOO"])
+def test_loss_aggregations_weigh_tokens_as_documented():
+    from algos.losses import aggregate
+
+    # Two actions: 1 token with term 4, 3 tokens with term 1 each (max_new_tokens 4).
+    terms = torch.tensor([[4.0, 0.0, 0.0], [1.0, 1.0, 1.0]])
+    mask = torch.tensor([[1.0, 0.0, 0.0], [1.0, 1.0, 1.0]])
+    assert float(aggregate(terms, mask, "token_mean", 2, 4.0, 4)) == pytest.approx(7 / 4)
+    assert float(aggregate(terms, mask, "sequence_mean", 2, 4.0, 4)) == pytest.approx((4 + 1) / 2)
+    assert float(aggregate(terms, mask, "constant", 2, 4.0, 4)) == pytest.approx(7 / 8)
+    # Micro-batches' shares add up to the minibatch's loss.
+    for how in ("token_mean", "sequence_mean", "constant"):
+        parts = sum(float(aggregate(terms[i:i + 1], mask[i:i + 1], how, 2, 4.0, 4)) for i in range(2))
+        assert parts == pytest.approx(float(aggregate(terms, mask, how, 2, 4.0, 4)))
+    assert resolve("DrGRPO") == Algorithm("drgrpo", "token", False, "constant")
+    assert resolve("GRPO", loss="sequence_mean").loss == "sequence_mean"
+    with pytest.raises(ValueError, match="averages token ratios"):
+        resolve("APPO", loss="constant")
+
+
+@pytest.mark.parametrize("algorithm", ["GRPO", "RLOO", "DrGRPO"])
 def test_a_group_algorithm_trains_the_actor_with_no_critic_at_all(tiny_model, tmp_path, algorithm):
     runner = make_runner(tiny_model, tmp_path, "--algorithm_name", algorithm, "--group_size", "2",
                          "--n_rollout_threads", "8", "--num_env_steps", "16")
