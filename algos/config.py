@@ -55,9 +55,13 @@ class TrainConfig:
     eval_dataset_path: str = _flag("", "held-out question file (default: a bundled split's own held-out "
                                        "split, else a held-out share of --dataset_path)")
     eval_fraction: float = _flag(0.1, "share of --dataset_path held out when there is no eval file")
-    reward: str = _flag("shaped", "env reward: 'shaped' (weighted facets), 'bfcl' (1 if valid) or 'steps' "
-                                  "(multi-turn steps paid as they happen, StepTool)",
-                        choices=["shaped", "bfcl", "steps"])
+    reward: str = _flag("shaped", "reward: 'shaped' (weighted facets), 'bfcl' (1 if valid), 'steps' "
+                                  "(multi-turn steps paid as they happen, StepTool) or 'efficiency' (ET-Agent: "
+                                  "valid x call-count and length factors against the group, -1 for a broken "
+                                  "format; needs --group_size)",
+                        choices=["shaped", "bfcl", "steps", "efficiency"])
+    efficiency_sigma: float = _flag(1.0, "temperature of --reward efficiency's factors at the start; it decays "
+                                         "linearly to 0 (plain verdicts) by --num_env_steps")
     system_prompt: str = _flag("", "system prompt template with '{functions}' (default: the short "
                                    "prompt for the tiny model, BFCL's prompt otherwise)")
     hide_function_docs: bool = _flag(False, "allow a --system_prompt without '{functions}' on data that has "
@@ -81,6 +85,15 @@ class TrainConfig:
     episode_length: int = _flag(1, "actions per environment per iteration (episodes always finish)")
     group_size: int = _flag(1, "episodes of the same task per group, played side by side (GRPO and RLOO "
                                "need 2 or more; --n_rollout_threads must be a multiple)")
+    branching: str = _flag("none", "ARPO's branching (multi-turn, group algorithms): 'entropy' starts half "
+                                   "of each group and branches a chain from the env snapshot after a tool result "
+                                   "when the policy's entropy rises, until the group's threads are used",
+                           choices=["none", "entropy"])
+    branch_beta: float = _flag(0.2, "--branching: weight of the entropy rise in the branching draw")
+    branch_threshold: float = _flag(0.5, "--branching: branch when U(0,1) - beta x entropy rise <= this")
+    branch_entropy_tokens: int = _flag(20, "--branching: the first tokens of an action whose entropy is measured")
+    dynamic_sampling: bool = _flag(False, "train only on groups whose episodes disagree on BFCL's verdict "
+                                          "(DAPO; needs --group_size)")
     num_env_steps: int = _flag(6400, "total actions over the run (all processes); it ends after the iteration "
                                      "that reaches them")
     # --- PPO ---------------------------------------------------------------------------
@@ -147,10 +160,10 @@ def parse_config(argv: list[str] | None = None) -> TrainConfig:
 
 def validate(config: TrainConfig) -> list[str]:
     from algos.algorithms import resolve
-
-    problems = []
     from algos.estimators import get_estimator
 
+    problems = []
+    algorithm = None
     try:
         algorithm = resolve(config.algorithm_name, config.advantage_estimator, config.ratio_level, config.critic,
                             config.loss_aggregation)
@@ -160,6 +173,14 @@ def validate(config: TrainConfig) -> list[str]:
         if get_estimator(algorithm.estimator).needs_groups and config.group_size < 2:
             problems.append(f"--group_size must be 2 or more for the {algorithm.estimator!r} estimator "
                             f"(it compares episodes of the same task)")
+    grouped = {"--reward efficiency": config.reward == "efficiency", "--branching entropy": config.branching != "none",
+               "--dynamic_sampling": config.dynamic_sampling}
+    for flag, chosen in grouped.items():
+        if chosen and config.group_size < 2:
+            problems.append(f"{flag} compares the episodes of a group: --group_size must be 2 or more")
+    if config.branching != "none" and algorithm is not None and not get_estimator(algorithm.estimator).needs_groups:
+        problems.append(f"--branching entropy shares actions between episodes, which only the group estimators "
+                        f"(grpo, drgrpo, rloo) credit; the {algorithm.estimator!r} estimator cannot")
     if config.group_size < 1:
         problems.append("--group_size must be positive")
     elif config.group_size > 1:
@@ -167,7 +188,7 @@ def validate(config: TrainConfig) -> list[str]:
             problems.append("--n_rollout_threads must be a multiple of --group_size")
         if config.episode_length != 1:
             problems.append("--group_size above 1 plays one episode per environment: --episode_length must be 1")
-    positive = ["n_rollout_threads", "episode_length", "num_env_steps", "ppo_epoch", "num_mini_batch",
+    positive = ["n_rollout_threads", "episode_length", "num_env_steps", "branch_entropy_tokens", "ppo_epoch", "num_mini_batch",
                 "gradient_cp_steps", "max_new_tokens", "log_interval", "save_interval"]
     problems += [f"--{name} must be positive" for name in positive if getattr(config, name) <= 0]
     if config.temperature <= 0:
@@ -182,7 +203,7 @@ def validate(config: TrainConfig) -> list[str]:
         problems.append("--gamma and --gae_lambda must be in [0, 1]")
     # Numbers that parse but cannot be meant: nan and inf pass argparse's float().
     above_zero = ["lr", "critic_lr", "warmup_lr", "clip_param", "huber_delta", "lora_alpha", "lora_r"]
-    at_least_zero = ["value_clip", "entropy_coef", "kl_coef", "value_loss_coef", "max_grad_norm", "target_kl",
+    at_least_zero = ["efficiency_sigma", "branch_beta", "branch_threshold", "value_clip", "entropy_coef", "kl_coef", "value_loss_coef", "max_grad_norm", "target_kl",
                      "critic_warmup_iters", "warmup_steps", "eval_interval", "eval_episodes", "torch_threads",
                      "micro_batch_tokens"]
     for name in above_zero + at_least_zero:

@@ -110,10 +110,15 @@ def _episode_returns(buffer, episodes: Sequence[list[int]]) -> np.ndarray:
 
 
 def _broadcast(buffer, episodes: Sequence[list[int]], per_episode: np.ndarray) -> Estimate:
-    """Every token of every action of an episode gets the episode's advantage; no value targets."""
+    """Every token of every action of an episode gets the episode's advantage; an action that
+    several episodes share (branching) gets the mean of theirs. No value targets."""
     advantages, returns, value_mask = _zeros(buffer)
+    total = torch.zeros(len(buffer), dtype=torch.float64)
+    count = torch.zeros(len(buffer), dtype=torch.float64)
     for rows, value in zip(episodes, per_episode):
-        advantages[rows] = float(value) * buffer.action_mask[rows]
+        total[rows] += float(value)
+        count[rows] += 1.0
+    advantages = (total / count.clamp(min=1.0)).float()[:, None] * buffer.action_mask
     return Estimate(advantages, returns, value_mask)
 
 

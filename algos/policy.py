@@ -9,6 +9,7 @@ temperature, with no top-k, top-p or penalties, so PPO's ratios compare like wit
 from __future__ import annotations
 
 import contextlib
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -186,6 +187,21 @@ class Policy(torch.nn.Module):
     ) -> tuple[list[list[int]], list[list[float]]]:
         """Sample one action per context with a KV cache; returns the action tokens (the
         stop token included when one was produced) and their sampling log-probs."""
+        actions, logps, _ = self.sample_with_entropy(contexts, max_new_tokens, generator, greedy, entropy_tokens=0)
+        return actions, logps
+
+    @torch.no_grad()
+    def sample_with_entropy(
+        self,
+        contexts: Sequence[Sequence[int]],
+        max_new_tokens: int,
+        generator: torch.Generator | None = None,
+        greedy: bool = False,
+        entropy_tokens: int = 20,
+    ) -> tuple[list[list[int]], list[list[float]], list[float]]:
+        """``sample``, plus each action's mean normalised entropy (entropy / log(vocabulary),
+        in [0, 1]) over its first ``entropy_tokens`` tokens: how unsure the policy was as it
+        began the action (ARPO's branching signal)."""
         batch = pack(contexts, None, self.pad_id, self.device)
         self._activate(ACTOR)
         model = self.base
@@ -199,8 +215,15 @@ class Policy(torch.nn.Module):
         tokens: list[torch.Tensor] = []
         logps: list[torch.Tensor] = []
         alive: list[torch.Tensor] = []
-        for _ in range(max_new_tokens):
+        entropy_sum = torch.zeros(rows, device=self.device)
+        entropy_count = torch.zeros(rows, device=self.device)
+        for step in range(max_new_tokens):
             logp_all = torch.log_softmax(out.logits[:, -1].float() / self.temperature, dim=-1)
+            if step < entropy_tokens:
+                live = (~finished).float()
+                entropy = -(logp_all.exp() * logp_all).sum(-1) / math.log(logp_all.shape[-1])
+                entropy_sum += entropy * live
+                entropy_count += live
             if greedy:
                 token = logp_all.argmax(-1)
             else:
@@ -221,7 +244,8 @@ class Policy(torch.nn.Module):
         alive_grid = torch.stack(alive, 1).tolist()
         actions = [[t for t, a in zip(tr, ar) if a] for tr, ar in zip(token_grid, alive_grid)]
         action_logps = [[v for v, a in zip(lr, ar) if a] for lr, ar in zip(logp_grid, alive_grid)]
-        return actions, action_logps
+        entropies = (entropy_sum / entropy_count.clamp(min=1.0)).tolist()
+        return actions, action_logps, entropies
 
 
 __all__ = ["ACTOR", "CRITIC", "LoraSettings", "Policy", "position_ids_for"]

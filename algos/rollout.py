@@ -54,8 +54,9 @@ class EpisodeRecord:
 @dataclass
 class Rollout:
     actions: list[ActionRecord]
-    episodes: list[EpisodeRecord]
+    episodes: list[EpisodeRecord]  # with branching, episodes may share their first actions
     seconds: float
+    branches: int = 0  # episodes that branched from another one (algos.branching)
 
     @property
     def generated_tokens(self) -> int:
@@ -170,24 +171,43 @@ def play(
         contexts = [tokens for tokens, _ in encoded]
         sampled, logps = policy.sample(contexts, max_new_tokens, generator=generator, greedy=greedy)
         for thread, (context, cut), action, logp in zip(live, encoded, sampled, logps):
-            text = codec.decode(action)
-            observation, reward, terminated, truncated, info = envs[thread].step(text)
-            record = ActionRecord(thread=thread, context=context, action=action, sample_logprobs=logp,
-                                  text=text, reward=float(reward), info=_summary(info),
-                                  hit_length_limit=not action or action[-1] not in policy.stop_ids,
-                                  turn=int(info.get("turn", 0)), context_cut=cut)
-            episode = current[thread]
-            episode.action_indices.append(len(actions))
-            actions.append(record)
+            step = take_action(envs[thread], thread, current[thread], actions, policy, codec, context, cut, action, logp)
             taken[thread] += 1
-            observations[thread], chats[thread] = observation, info.get("messages")
-            if terminated or truncated:
-                episode.terminated = bool(terminated)
-                if not terminated:
-                    episode.bootstrap_context = codec.encode(observation, info.get("messages"))
-                episodes.append(episode)
+            observations[thread], chats[thread] = step.observation, step.info.get("messages")
+            if step.done:
+                episodes.append(current[thread])
                 current[thread] = None
     return Rollout(actions=actions, episodes=episodes, seconds=time.perf_counter() - start)
+
+
+@dataclass
+class Step:
+    observation: str
+    info: dict[str, Any]
+    done: bool
+
+    @property
+    def after_tool_results(self) -> bool:
+        """The step's calls ran and the turn goes on: the chat now ends with their results."""
+        return not self.done and bool(self.info.get("calls")) and "turn_valid" not in self.info
+
+
+def take_action(env: gym.Env, thread: int, episode: EpisodeRecord, actions: list[ActionRecord], policy: Policy,
+                codec: TextCodec, context: list[int], cut: bool, action: list[int], logp: list[float]) -> Step:
+    """Step ``env`` with a sampled action, append its record to ``actions`` and ``episode``, and
+    close the episode when it ended (the bootstrap context when the env cut it short)."""
+    text = codec.decode(action)
+    observation, reward, terminated, truncated, info = env.step(text)
+    episode.action_indices.append(len(actions))
+    actions.append(ActionRecord(thread=thread, context=context, action=action, sample_logprobs=logp, text=text,
+                                reward=float(reward), info=_summary(info),
+                                hit_length_limit=not action or action[-1] not in policy.stop_ids,
+                                turn=int(info.get("turn", 0)), context_cut=cut))
+    if terminated or truncated:
+        episode.terminated = bool(terminated)
+        if not terminated:
+            episode.bootstrap_context = codec.encode(observation, info.get("messages"))
+    return Step(observation, info, bool(terminated or truncated))
 
 
 def _summary(info: dict[str, Any]) -> dict[str, Any]:
@@ -197,6 +217,7 @@ def _summary(info: dict[str, Any]) -> dict[str, Any]:
         "category": info.get("category"),
         "valid": bool(info.get("valid", False)),
         "error_type": info.get("error_type"),
+        "calls": len(info.get("calls") or []),  # how many calls the action made
         "facets": dict(info.get("facets") or {}),
         "turn_facets": dict(info.get("turn_facets") or {}),  # multi-turn, at a turn's end
     }

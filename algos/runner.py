@@ -36,7 +36,9 @@ from algos.results import (
     wait_until_new_event_file_sorts_last,
     write_args,
 )
-from algos.rollout import TextCodec, play
+from algos.branching import BranchingSettings, play_branching
+from algos.groups import efficiency_rewards, informative_groups
+from algos.rollout import Rollout, TextCodec, play
 from algos.stats import explained_variance, explained_variance_sums, means, rollout_stats
 from algos.tiny import BUNDLED_EVAL, TINY_TRAIN, bundled_train_split
 from algos.trainer import PPOSettings, PPOTrainer, make_optimizers
@@ -50,7 +52,8 @@ HEADLINE = "heldout_greedy/accuracy"
 # into args.json ("resumes") and said. The last group only places or shows the run.
 _RESUME_FIXED = ("algorithm_name", "advantage_estimator", "ratio_level", "critic", "loss_aggregation", "model_name_or_path", "dataset_path",
                  "seed", "n_rollout_threads", "episode_length", "group_size", "lora_r", "lora_alpha",
-                 "lora_target_modules", "max_new_tokens", "context_window", "temperature", "reward", "system_prompt",
+                 "lora_target_modules", "max_new_tokens", "context_window", "temperature", "reward", "efficiency_sigma",
+                 "branching", "branch_beta", "branch_threshold", "branch_entropy_tokens", "system_prompt",
                  "hide_function_docs", "env_name", "eval_dataset_path", "eval_fraction", "eval_episodes")
 _RESUME_IRRELEVANT = ("resume", "results_dir", "experiment_name", "dataset_name", "cache_dir", "progress", "world_size")
 
@@ -184,7 +187,9 @@ class Runner:
             env.close()
 
     def _make_env(self, path: Path) -> gym.Env:
-        return gym.make(self.config.env_name, dataset_path=str(path), reward=self.config.reward,
+        # The efficiency reward is computed over groups from the env's verdicts (algos.groups).
+        reward = "bfcl" if self.config.reward == "efficiency" else self.config.reward
+        return gym.make(self.config.env_name, dataset_path=str(path), reward=reward,
                         renderer=self.loaded.renderer, system_prompt=self.loaded.system_prompt)
 
     def _new_run_dir(self) -> Path:
@@ -356,27 +361,60 @@ class Runner:
 
         return group_task
 
+    def _play(self) -> Rollout:
+        c = self.config
+        source = self._task_source()
+        if c.branching == "entropy":
+            settings = BranchingSettings(entropy_tokens=c.branch_entropy_tokens, beta=c.branch_beta,
+                                         threshold=c.branch_threshold)
+            return play_branching(self.envs, self.policy, self.codec, lambda group: source(group * c.group_size),
+                                  c.group_size, max_new_tokens=c.max_new_tokens, settings=settings,
+                                  generator=self.sampling)
+        return play(self.envs, self.policy, self.codec, source, max_new_tokens=c.max_new_tokens,
+                    actions_per_env=c.episode_length, generator=self.sampling)
+
+    @property
+    def efficiency_sigma(self) -> float:
+        """--efficiency_sigma, decayed linearly to 0 over the run."""
+        return self.config.efficiency_sigma * max(0.0, 1.0 - self.samples / self.config.num_env_steps)
+
     def train_iteration(self) -> dict[str, float]:
         c = self.config
         started = time.perf_counter()
-        rollout = play(self.envs, self.policy, self.codec, self._task_source(), max_new_tokens=c.max_new_tokens,
-                       actions_per_env=c.episode_length, generator=self.sampling)
-        chunk = max(1, math.ceil(len(rollout.actions) / (c.num_mini_batch * c.gradient_cp_steps)))
+        rollout = self._play()
+        extra: dict[str, float] = {}
+        if c.reward == "efficiency":
+            efficiency_rewards(rollout, c.group_size, self.efficiency_sigma)
+            extra["train/efficiency_sigma"] = self.efficiency_sigma
+        sums = rollout_stats(rollout, "rollout")
+        sums["perf/generated_tokens"] = float(rollout.generated_tokens)
+        if c.branching != "none":
+            sums["rollout/branches"] = float(rollout.branches)
+        trained = rollout
+        if c.dynamic_sampling:
+            trained, dropped = informative_groups(rollout, c.group_size)
+            sums["rollout/dropped_groups"] = float(dropped)
         scoring_started = time.perf_counter()
-        buffer = score_rollout(self.policy, rollout, c.micro_batch_tokens, c.num_mini_batch * c.gradient_cp_steps,
-                               with_reference=c.kl_coef != 0, group_size=c.group_size)
-        last_values = bootstrap_values(self.policy, rollout, chunk)
-        compute_advantages(buffer, rollout, last_values, self.algorithm.estimator, c.gamma, c.gae_lambda)
+        update: dict[str, float] = {}
+        if trained.actions:  # dynamic sampling can leave nothing to learn from
+            chunk = max(1, math.ceil(len(trained.actions) / (c.num_mini_batch * c.gradient_cp_steps)))
+            buffer = score_rollout(self.policy, trained, c.micro_batch_tokens, c.num_mini_batch * c.gradient_cp_steps,
+                                   with_reference=c.kl_coef != 0, group_size=c.group_size)
+            last_values = bootstrap_values(self.policy, trained, chunk)
+            compute_advantages(buffer, trained, last_values, self.algorithm.estimator, c.gamma, c.gae_lambda)
+            sums.update(explained_variance_sums(buffer))
         update_started = time.perf_counter()
-        train_actor = self.iteration >= c.critic_warmup_iters
-        update = self.trainer.update(buffer, self.rng, train_actor=train_actor)
+        if trained.actions:
+            update = self.trainer.update(buffer, self.rng, train_actor=self.iteration >= c.critic_warmup_iters)
         finished = time.perf_counter()
 
-        sums = rollout_stats(rollout, "rollout")
-        sums.update(explained_variance_sums(buffer))
-        sums["perf/generated_tokens"] = float(rollout.generated_tokens)
         merged = self._merge(sums)
         metrics = means(merged)
+        metrics.update(extra)
+        if c.branching != "none":
+            metrics["rollout/branches"] = merged["rollout/branches"]
+        if c.dynamic_sampling:
+            metrics["rollout/dropped_groups"] = merged["rollout/dropped_groups"]
         metrics.update({f"train/{k}": v for k, v in update.items()})
         metrics["train/explained_variance"] = explained_variance(merged)
         seconds = finished - started

@@ -181,14 +181,16 @@ class FunctionCallingEnv(gym.Env[str, str]):
         return {"episode": copy.deepcopy(self._episode), "rng": copy.deepcopy(self.np_random.bit_generator.state),
                 "cursor": self._cursor, "dataset": self._dataset_fingerprint}
 
-    def restore(self, snapshot: dict[str, Any]) -> None:
-        """Continue from a snapshot; the snapshot itself stays usable for further branches."""
+    def restore(self, snapshot: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        """Continue from a snapshot; the snapshot itself stays usable for further branches.
+        Returns the observation and info there, as ``reset`` does."""
         if snapshot.get("dataset") != self._dataset_fingerprint:
             raise ValueError("this snapshot was taken in an environment on another dataset; restore it into an "
                              "environment built on the same tasks")
         self._episode = copy.deepcopy(snapshot["episode"])
         self.np_random.bit_generator.state = copy.deepcopy(snapshot["rng"])
         self._cursor = snapshot["cursor"]
+        return self._observation(), self._info()
 
     # ------------------------------------------------------------------ internals
 
