@@ -289,6 +289,15 @@ def load_model_state(checkpoint: Path, policy: Policy, actor_optimizer, critic_o
     return state
 
 
+def load_actor_weights(checkpoint: Path, policy: Policy) -> None:
+    """Only the actor adapter of a checkpoint (to sample from a trained policy elsewhere)."""
+    checkpoint = Path(checkpoint)
+    verify_checkpoint(checkpoint, [ACTOR_WEIGHTS])
+    weights = _read(checkpoint, ACTOR_WEIGHTS, lambda p: load_file(p, device=str(policy.device)))
+    _check_shapes(checkpoint, ACTOR_WEIGHTS, weights, get_peft_model_state_dict(policy.model, adapter_name=ACTOR))
+    set_peft_model_state_dict(policy.model, weights, adapter_name=ACTOR)
+
+
 def load_rng(checkpoint: Path, rank: int) -> dict[str, Any]:
     checkpoint = Path(checkpoint)
     name = rng_file(rank)

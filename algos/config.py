@@ -11,6 +11,7 @@ import argparse
 import dataclasses
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 EMBEDDED_MODEL = "tiny"
@@ -117,6 +118,9 @@ class TrainConfig:
     max_grad_norm: float = _flag(1.0, "gradient norm clip for actor and critic (0: off)")
     target_kl: float = _flag(0.0, "stop an iteration's epochs once the approximate KL exceeds it (0: off)")
     critic_warmup_iters: int = _flag(0, "first iterations that train only the critic")
+    critic_init_values: str = _flag("", "a trajectories.jsonl of `fcenv process-rewards`: before RL, regress the "
+                                        "critic's value of each prefix on its Monte Carlo value (LPR)")
+    critic_init_steps: int = _flag(100, "steps of that regression")
     warmup_steps: int = _flag(0, "supervised steps on ground truth for the actor adapter before RL")
     warmup_lr: float = _flag(1e-3, "learning rate of the supervised warm-up")
     # --- logging, evaluation, checkpoints ---------------------------------------------
@@ -181,6 +185,11 @@ def validate(config: TrainConfig) -> list[str]:
     if config.branching != "none" and algorithm is not None and not get_estimator(algorithm.estimator).needs_groups:
         problems.append(f"--branching entropy shares actions between episodes, which only the group estimators "
                         f"(grpo, drgrpo, rloo) credit; the {algorithm.estimator!r} estimator cannot")
+    if config.critic_init_values:
+        if not Path(config.critic_init_values).is_file():
+            problems.append(f"--critic_init_values {config.critic_init_values}: no such file")
+        if algorithm is not None and not algorithm.critic:
+            problems.append("--critic_init_values warm-starts the critic, and this algorithm trains none")
     if config.group_size < 1:
         problems.append("--group_size must be positive")
     elif config.group_size > 1:
@@ -204,7 +213,7 @@ def validate(config: TrainConfig) -> list[str]:
     # Numbers that parse but cannot be meant: nan and inf pass argparse's float().
     above_zero = ["lr", "critic_lr", "warmup_lr", "clip_param", "huber_delta", "lora_alpha", "lora_r"]
     at_least_zero = ["efficiency_sigma", "branch_beta", "branch_threshold", "value_clip", "entropy_coef", "kl_coef", "value_loss_coef", "max_grad_norm", "target_kl",
-                     "critic_warmup_iters", "warmup_steps", "eval_interval", "eval_episodes", "torch_threads",
+                     "critic_warmup_iters", "critic_init_steps", "warmup_steps", "eval_interval", "eval_episodes", "torch_threads",
                      "micro_batch_tokens"]
     for name in above_zero + at_least_zero:
         value = getattr(config, name)

@@ -129,7 +129,7 @@ def play(
     envs: Sequence[gym.Env],
     policy: Policy,
     codec: TextCodec,
-    next_task: Callable[[int], int | None],
+    next_task: Callable[[int], int | tuple[int, dict] | None],
     *,
     max_new_tokens: int,
     actions_per_env: int | None = None,
@@ -138,8 +138,9 @@ def play(
 ) -> Rollout:
     """Run episodes until every env is finished.
 
-    ``next_task(thread)`` gives the dataset index of a thread's next episode, or None to
-    stop that thread. With ``actions_per_env``, a thread also stops starting episodes once
+    ``next_task(thread)`` gives the dataset index of a thread's next episode, an ``(index,
+    snapshot)`` pair to continue an episode from an env snapshot (its recorded actions are then
+    the continuation's only), or None to stop that thread. With ``actions_per_env``, a thread also stops starting episodes once
     it has taken that many actions (the running episode still finishes).
     """
     start = time.perf_counter()
@@ -157,11 +158,14 @@ def play(
             if actions_per_env is not None and taken[thread] >= actions_per_env:
                 stopped[thread] = True
                 continue
-            index = next_task(thread)
-            if index is None:
+            begin = next_task(thread)
+            if begin is None:
                 stopped[thread] = True
                 continue
+            index, snapshot = begin if isinstance(begin, tuple) else (begin, None)
             observation, info = env.reset(options={"index": int(index)})
+            if snapshot is not None:
+                observation, info = env.unwrapped.restore(snapshot)
             current[thread] = EpisodeRecord(task_index=int(index), task_id=str(info.get("id", index)))
             observations[thread], chats[thread] = observation, info.get("messages")
         live = [t for t in range(len(envs)) if current[t] is not None]

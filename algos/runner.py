@@ -42,7 +42,8 @@ from algos.rollout import Rollout, TextCodec, play
 from algos.stats import explained_variance, explained_variance_sums, means, rollout_stats
 from algos.tiny import BUNDLED_EVAL, TINY_TRAIN, bundled_train_split
 from algos.trainer import PPOSettings, PPOTrainer, make_optimizers
-from algos.warmup import ground_truth_examples, supervised_steps
+from algos.process_rewards import prefix_value_examples
+from algos.warmup import ground_truth_examples, supervised_steps, value_regression_steps
 
 HEADLINE = "heldout_greedy/accuracy"
 
@@ -50,11 +51,12 @@ HEADLINE = "heldout_greedy/accuracy"
 # A resumed run is the same run: flags that decide what is learned, from what and how it is
 # scored cannot change. Others (more --num_env_steps, another --lr) may; the change is written
 # into args.json ("resumes") and said. The last group only places or shows the run.
-_RESUME_FIXED = ("algorithm_name", "advantage_estimator", "ratio_level", "critic", "loss_aggregation", "model_name_or_path", "dataset_path",
-                 "seed", "n_rollout_threads", "episode_length", "group_size", "lora_r", "lora_alpha",
-                 "lora_target_modules", "max_new_tokens", "context_window", "temperature", "reward", "efficiency_sigma",
-                 "branching", "branch_beta", "branch_threshold", "branch_entropy_tokens", "system_prompt",
-                 "hide_function_docs", "env_name", "eval_dataset_path", "eval_fraction", "eval_episodes")
+_RESUME_FIXED = ("algorithm_name", "advantage_estimator", "ratio_level", "critic", "loss_aggregation",
+                 "model_name_or_path", "dataset_path", "seed", "n_rollout_threads", "episode_length", "group_size",
+                 "lora_r", "lora_alpha", "lora_target_modules", "max_new_tokens", "context_window", "temperature",
+                 "reward", "efficiency_sigma", "branching", "branch_beta", "branch_threshold", "branch_entropy_tokens",
+                 "system_prompt", "hide_function_docs", "env_name", "eval_dataset_path", "eval_fraction",
+                 "eval_episodes")
 _RESUME_IRRELEVANT = ("resume", "results_dir", "experiment_name", "dataset_name", "cache_dir", "progress", "world_size")
 
 
@@ -136,8 +138,12 @@ class Runner:
         if config.resume:
             self._resume(config.resume)
         else:
+            # Read before the run folder exists: a bad file leaves nothing behind.
+            critic_examples = (prefix_value_examples(Path(config.critic_init_values), self.codec,
+                                                     self.envs[0].unwrapped.renderer)
+                               if config.critic_init_values else [])
             self.run_dir = self._new_run_dir()
-            self._warm_up()
+            self._warm_up(critic_examples)
 
     # ---- set-up -------------------------------------------------------------------------
     def _set_up_data(self) -> None:
@@ -220,8 +226,10 @@ class Runner:
                 "eval_indices": list(self.eval_indices), "context_window": self.context_window,
                 "system_prompt": self.loaded.system_prompt, "base_model": str(Path(base).resolve())}
 
-    def _warm_up(self) -> None:
+    def _warm_up(self, critic_examples: list[tuple[list[int], float]]) -> None:
         c = self.config
+        if critic_examples:
+            self._warm_up_critic(critic_examples)
         if c.warmup_steps <= 0:
             return
         examples = ground_truth_examples(self.train_path, self.loaded.tokenizer, self.loaded.renderer,
@@ -232,6 +240,18 @@ class Runner:
                                   pad_id=self.policy.pad_id, device=self.policy.device, seed=c.seed)
         if losses:
             self.log(f"actor warm-up: {len(losses)} steps, loss {losses[0]:.3f} -> {losses[-1]:.3f}")
+
+    def _warm_up_critic(self, examples: list[tuple[list[int], float]]) -> None:
+        """LPR's Monte Carlo prefix values (--critic_init_values) as the critic's first targets."""
+        c = self.config
+        policy = self.policy
+        losses = value_regression_steps(
+            lambda batch: policy.token_values(batch)[:, 0], policy.critic_parameters(), examples,
+            steps=c.critic_init_steps, batch_size=c.n_rollout_threads, lr=c.critic_lr, pad_id=policy.pad_id,
+            device=policy.device, seed=c.seed)
+        if losses:
+            self.log(f"critic warm-up on {len(examples)} Monte Carlo prefix values: {len(losses)} steps, "
+                     f"loss {losses[0]:.4f} -> {losses[-1]:.4f}")
 
     def _resume(self, path: str) -> None:
         import json

@@ -108,6 +108,40 @@ def supervised_steps(
     return losses
 
 
+def value_regression_steps(
+    value_fn: Callable[[TokenBatch], torch.Tensor],
+    params: Sequence[torch.nn.Parameter],
+    examples: Sequence[tuple[list[int], float]],
+    *,
+    steps: int,
+    batch_size: int,
+    lr: float,
+    pad_id: int,
+    device: torch.device | str,
+    seed: int,
+    max_grad_norm: float = 1.0,
+) -> list[float]:
+    """``steps`` AdamW steps of squared error between ``value_fn`` (the critic's value of each
+    context, (B,)) and the examples' targets (e.g. Monte Carlo values of prefixes); returns
+    each step's loss."""
+    if steps <= 0 or not examples:
+        return []
+    optimizer = torch.optim.AdamW(params, lr=lr, weight_decay=0.0)
+    order = random.Random(seed)
+    losses = []
+    for _ in range(steps):
+        chosen = order.sample(range(len(examples)), min(batch_size, len(examples)))
+        batch = pack([examples[i][0] for i in chosen], None, pad_id, device)
+        target = torch.tensor([examples[i][1] for i in chosen], dtype=torch.float32, device=device)
+        loss = 0.5 * (value_fn(batch) - target).pow(2).mean()
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, max_grad_norm)
+        optimizer.step()
+        losses.append(float(loss.detach()))
+    return losses
+
+
 END_OF_TURN = "Done."  # what a demonstration writes to end a multi-turn turn (any text without calls does)
 
 

@@ -2,6 +2,7 @@
 
     fcenv evaluate --data QUESTIONS --results RESULTS --out VERDICTS [--answers A] [--compat bfcl]
     fcenv data bfcl [--dest DIR] [--version V] [--wheel FILE]
+    fcenv process-rewards --out DIR [--run RUN] ...   (LPR's Monte Carlo process rewards, from algos)
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from importlib.metadata import entry_points
 from pathlib import Path
 
 from fcenv.data import DatasetError
@@ -68,21 +70,25 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--compat", choices=["bfcl"], help="decode exactly as BFCL does, for BFCL's verdicts")
     ev.add_argument("--handler", help="decoder to use for every entry (see handlers.available_handlers())")
     ev.add_argument("--reward", choices=["bfcl", "shaped"], default="bfcl", help="reward written with each verdict")
-    ev.set_defaults(run=_evaluate)
+    ev.set_defaults(command_fn=_evaluate)
 
     data = commands.add_parser("data", help="fetch datasets")
     data.add_argument("source", choices=["bfcl"], help="'bfcl': BFCL's data from the bfcl-eval package")
     data.add_argument("--dest", help="target folder (default: datasets/bfcl)")
     data.add_argument("--version", help="bfcl-eval version")
     data.add_argument("--wheel", help="use this bfcl-eval wheel instead of downloading one")
-    data.set_defaults(run=_data)
+    data.set_defaults(command_fn=_data)
+    # Commands of the layers above (training-side tools such as ``process-rewards``) plug in
+    # through the ``fcenv.commands`` entry point group: a function that adds its subparser.
+    for entry in entry_points(group="fcenv.commands"):
+        entry.load()(commands)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return args.run(args)
+        return args.command_fn(args)
     except (DatasetError, UsageError, OSError, RuntimeError) as exc:
         if isinstance(exc, BrokenPipeError):
             return _reader_went_away()

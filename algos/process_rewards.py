@@ -1,0 +1,334 @@
+"""LPR's process rewards: the Monte Carlo value of every prefix of a trajectory, and
+preference pairs for DPO.
+
+``python -m fcenv process-rewards`` takes trajectories (sampled by a policy, or read from a
+BFCL result file), cuts each one before every step, restores the env snapshot there and
+samples ``--completions`` continuations from it with the policy: the value of the prefix is
+the share of continuations whose entry ends valid (BFCL's verdict). Prefixes that are the
+same state (every trajectory's first prefix is its task's prompt) are valued once. An action's
+value is the value of the prefix it leads to, or its episode's verdict when it ends it.
+
+It writes, in ``--out``:
+
+- ``trajectories.jsonl``: one trajectory per line: ``id``, ``task_index``, ``valid``, the chat
+  ``messages`` and ``steps`` (each step's ``message_index``, the position of its assistant
+  message in the chat, its ``action`` text, the ``value`` of the prefix before it and the
+  ``action_value``);
+- ``pairs.jsonl``: preference pairs in the conversational format TRL's DPOTrainer reads
+  (``prompt``: the chat before the step, ``chosen``/``rejected``: one assistant message each),
+  from actions taken at the same state whose values differ by at least ``--margin``.
+
+``train_fctncalling.py --critic_init_values trajectories.jsonl`` warm-starts the critic on the
+prefix values before RL.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections import defaultdict, deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import torch
+
+from algos.checkpoint import latest_checkpoint, load_actor_weights
+from algos.loading import load_model
+from algos.policy import LoraSettings, Policy
+from algos.rollout import Rollout, TextCodec, play
+
+
+@dataclass
+class Sampler:
+    """A policy with its env and codec: what sampling trajectories and completions needs."""
+    policy: Policy
+    codec: TextCodec
+    envs: list[gym.Env]
+    max_new_tokens: int
+    generator: torch.Generator
+    dataset_path: Path
+
+
+@dataclass
+class Trajectory:
+    task_index: int
+    texts: list[str]  # the actions, in order
+
+
+@dataclass
+class Replayed:
+    """A trajectory replayed in the env: the state before each step and the end."""
+    trajectory: Trajectory
+    task_id: str
+    message_index: list[int]  # per step: where its assistant message goes in the chat
+    state_keys: list[str]  # per step: the state before it (the chat so far, as JSON)
+    snapshots: list[dict | None]  # per step: the env snapshot before it (None: the task's start)
+    messages: list[dict]
+    valid: bool
+
+
+def sampler_from_flags(args: argparse.Namespace) -> Sampler:
+    """The policy of a run's checkpoint (``--run``), or a base model with a fresh (identity)
+    actor adapter, with the run's (or the flags') data, prompt, window and temperature."""
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    checkpoint = None
+    if args.run:
+        run = Path(args.run)
+        try:
+            saved = json.loads((run / "args.json").read_text())
+            resolved = saved["resolved"]
+        except (OSError, ValueError, KeyError) as exc:
+            raise RuntimeError(f"--run {run}: not a training run folder (its args.json: {exc})") from None
+        checkpoint = run / "checkpoints" / args.checkpoint if args.checkpoint else latest_checkpoint(run)
+        if checkpoint is None or not checkpoint.is_dir():
+            raise RuntimeError(f"--run {run}: no checkpoint {args.checkpoint or '(none saved)'}")
+        loaded = load_model(resolved["base_model"], device, system_prompt=resolved["system_prompt"] or "")
+        lora = LoraSettings(r=saved["lora_r"], alpha=saved["lora_alpha"], target_modules=list(saved["lora_target_modules"]))
+        window, temperature = int(resolved["context_window"]), float(saved["temperature"])
+        max_new_tokens = int(saved["max_new_tokens"])
+        dataset = Path(args.dataset_path or resolved["train_path"])
+    else:
+        loaded = load_model(args.model_name_or_path, device, system_prompt=args.system_prompt,
+                            dataset_path=args.dataset_path)
+        from algos.tiny import TINY_TRAIN
+
+        lora = LoraSettings(r=8, alpha=16, target_modules=["q_proj", "v_proj"])
+        config = loaded.base.config
+        window = args.context_window or int(getattr(config, "max_position_embeddings", 0) or 2048)
+        temperature, max_new_tokens = args.temperature, args.max_new_tokens
+        dataset = Path(args.dataset_path) if args.dataset_path else TINY_TRAIN
+    if not dataset.exists():
+        raise RuntimeError(f"--dataset_path {dataset}: no such file")
+    policy = Policy(loaded.base, pad_id=loaded.pad_id, stop_ids=loaded.stop_ids, actor_lora=lora,
+                    temperature=temperature, with_critic=False).to(device)
+    if checkpoint is not None:
+        load_actor_weights(checkpoint, policy)
+    policy.eval()
+    envs = [gym.make("fcenv/FunctionCalling-v0", dataset_path=str(dataset), reward="bfcl", renderer=loaded.renderer,
+                     system_prompt=loaded.system_prompt) for _ in range(args.threads)]
+    codec = TextCodec(loaded.tokenizer, window - max_new_tokens, render=envs[0].unwrapped.renderer)
+    generator = torch.Generator(device=device)
+    generator.manual_seed(args.seed)
+    return Sampler(policy, codec, envs, max_new_tokens, generator, dataset)
+
+
+def _play(sampler: Sampler, starts: Sequence[int | tuple[int, dict]]) -> list[tuple[int, bool, list[str]]]:
+    """Play one episode from each start; per start (in order): (start number, verdict, texts)."""
+    jobs = deque(enumerate(starts))
+    started: dict[int, deque] = defaultdict(deque)
+
+    def next_task(thread: int):
+        if not jobs:
+            return None
+        number, start = jobs.popleft()
+        started[thread].append(number)
+        return start
+
+    rollout: Rollout = play(sampler.envs, sampler.policy, sampler.codec, next_task,
+                            max_new_tokens=sampler.max_new_tokens, generator=sampler.generator)
+    out = []
+    for episode in rollout.episodes:  # a thread's episodes end in the order they started
+        actions = [rollout.actions[i] for i in episode.action_indices]
+        out.append((started[actions[0].thread].popleft(), bool(actions[-1].info.get("valid")), [a.text for a in actions]))
+    return sorted(out)
+
+
+def replay(env: gym.Env, trajectory: Trajectory) -> Replayed:
+    """Step the trajectory's texts through the env again (the env is deterministic), keeping a
+    snapshot before every step. Texts after the episode's end are ignored."""
+    observation, info = env.reset(options={"index": trajectory.task_index})
+    message_index, keys, snapshots = [], [], []
+    valid, texts = False, []
+    for number, text in enumerate(trajectory.texts):
+        messages = info["messages"]
+        message_index.append(len(messages))
+        keys.append(json.dumps(messages, sort_keys=True))
+        snapshots.append(env.unwrapped.snapshot() if number else None)
+        texts.append(text)
+        observation, _, terminated, truncated, info = env.step(text)
+        valid = bool(info.get("valid"))
+        if terminated or truncated:
+            break
+    else:
+        valid = False  # the texts ran out before the episode ended
+    return Replayed(Trajectory(trajectory.task_index, texts), str(info["id"]), message_index, keys, snapshots,
+                    info["messages"], valid)
+
+
+def monte_carlo_values(sampler: Sampler, replayed: list[Replayed], completions: int) -> dict[tuple[int, str], float]:
+    """The share of ``completions`` continuations that end valid, per distinct state."""
+    states: dict[tuple[int, str], int | tuple[int, dict]] = {}
+    for r in replayed:
+        index = r.trajectory.task_index
+        for key, snapshot in zip(r.state_keys, r.snapshots):
+            states.setdefault((index, key), index if snapshot is None else (index, snapshot))
+    order = list(states)
+    results = _play(sampler, [states[key] for key in order for _ in range(completions)])
+    valid = np.array([v for _, v, _ in results], dtype=float).reshape(len(order), completions)
+    return {key: float(share) for key, share in zip(order, valid.mean(1))}
+
+
+def step_records(r: Replayed, values: dict[tuple[int, str], float]) -> list[dict[str, Any]]:
+    index = r.trajectory.task_index
+    prefix_values = [values[(index, key)] for key in r.state_keys]
+    action_values = prefix_values[1:] + [float(r.valid)]
+    return [{"message_index": m, "action": text, "value": v, "action_value": q}
+            for m, text, v, q in zip(r.message_index, r.trajectory.texts, prefix_values, action_values)]
+
+
+def preference_pairs(replayed: list[Replayed], steps: list[list[dict]], margin: float) -> list[dict[str, Any]]:
+    """Pairs of different actions taken at the same state whose values differ by ``margin``
+    or more; an action taken several times there counts once, with its mean value."""
+    at_state: dict[tuple[int, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    prompts: dict[tuple[int, str], tuple[str, list[dict]]] = {}
+    for r, records in zip(replayed, steps):
+        for key, record in zip(r.state_keys, records):
+            state = (r.trajectory.task_index, key)
+            at_state[state][record["action"]].append(record["action_value"])
+            prompts[state] = (r.task_id, r.messages[: record["message_index"]])
+    pairs = []
+    for state, actions in at_state.items():
+        scored = sorted(((float(np.mean(v)), text) for text, v in actions.items()), reverse=True)
+        task_id, prompt = prompts[state]
+        for i, (high, chosen) in enumerate(scored):
+            for low, rejected in scored[i + 1:]:
+                if high - low >= margin:
+                    pairs.append({"id": task_id, "prompt": prompt,
+                                  "chosen": [{"role": "assistant", "content": chosen}],
+                                  "rejected": [{"role": "assistant", "content": rejected}],
+                                  "chosen_value": high, "rejected_value": low})
+    return pairs
+
+
+def trajectories_from_results(path: Path, dataset: Path) -> list[Trajectory]:
+    """A BFCL result file's answers as trajectories (a multi-turn result's turns flattened)."""
+    from fcenv.data import load_tasks
+    from fcenv.evaluate import read_results
+
+    tasks = load_tasks(str(dataset))
+    position = {t.id: i for i, t in enumerate(tasks)}
+    out = []
+    for line in read_results(path, {t.id: t for t in tasks}):
+        result = line.result
+        texts = [result] if isinstance(result, str) else [step for turn in result for step in turn]
+        if texts:
+            out.append(Trajectory(position[line.id], texts))
+    return out
+
+
+def process_rewards(args: argparse.Namespace) -> dict[str, Any]:
+    started = time.perf_counter()
+    sampler = sampler_from_flags(args)
+    if args.from_results:
+        trajectories = trajectories_from_results(Path(args.from_results), sampler.dataset_path)
+    else:
+        count = len(sampler.envs[0].unwrapped.tasks)
+        order = np.random.default_rng(args.seed).permutation(count)
+        chosen = sorted(order[: args.tasks].tolist()) if args.tasks else list(range(count))
+        played = _play(sampler, [i for i in chosen for _ in range(args.trajectories)])
+        starts = [i for i in chosen for _ in range(args.trajectories)]
+        trajectories = [Trajectory(starts[number], texts) for number, _, texts in played]
+    replayed = [replay(sampler.envs[0], t) for t in trajectories]
+    values = monte_carlo_values(sampler, replayed, args.completions)
+    steps = [step_records(r, values) for r in replayed]
+    pairs = preference_pairs(replayed, steps, args.margin)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    _write_jsonl(out / "trajectories.jsonl", [
+        {"id": r.task_id, "task_index": r.trajectory.task_index, "valid": r.valid, "messages": r.messages,
+         "steps": s} for r, s in zip(replayed, steps)])
+    _write_jsonl(out / "pairs.jsonl", pairs)
+    summary = {"trajectories": len(replayed), "valid": float(np.mean([r.valid for r in replayed])) if replayed else 0.0,
+               "states_valued": len(values), "completions": len(values) * args.completions, "pairs": len(pairs),
+               "seconds": round(time.perf_counter() - started, 1)}
+    (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    return summary
+
+
+def prefix_value_examples(path: Path, codec: TextCodec, render) -> list[tuple[list[int], float]]:
+    """(context tokens, Monte Carlo value) of every distinct prefix in a trajectories.jsonl,
+    each context rendered and cut exactly as in rollouts. Raises ``ConfigError`` naming the
+    file and line of anything unreadable."""
+    from algos.config import ConfigError
+
+    values: dict[str, tuple[list[dict], float]] = {}
+    try:
+        lines = Path(path).read_text().splitlines()
+    except OSError as exc:
+        raise ConfigError(f"--critic_init_values {path}: {exc}") from None
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            for step in row["steps"]:
+                prefix = row["messages"][: int(step["message_index"])]
+                values.setdefault(json.dumps(prefix, sort_keys=True), (prefix, float(step["value"])))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ConfigError(f"--critic_init_values {path}, line {number}: not a trajectory of "
+                              f"`fcenv process-rewards` ({type(exc).__name__}: {exc})") from None
+    return [(codec.encode(render(prefix), prefix), value) for prefix, value in values.values()]
+
+
+def _write_jsonl(path: Path, rows: list[dict]) -> None:
+    """Whole or not at all: written beside, then renamed into place."""
+    partial = path.with_name(path.name + ".partial")
+    with open(partial, "w") as handle:
+        for row in rows:
+            handle.write(json.dumps(row) + "\n")
+    partial.replace(path)
+
+
+# ---- the command ------------------------------------------------------------------------
+def register(commands) -> None:
+    """Add ``process-rewards`` to the ``fcenv`` command (entry point group ``fcenv.commands``)."""
+    parser = commands.add_parser("process-rewards", help="Monte Carlo values of trajectory prefixes and DPO pairs (LPR)",
+                                 description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", required=True, help="folder for trajectories.jsonl, pairs.jsonl and summary.json")
+    parser.add_argument("--run", help="a training run folder: sample with its actor (base, prompt and data as trained)")
+    parser.add_argument("--checkpoint", default="", help="with --run: the checkpoint folder name (default: the latest)")
+    parser.add_argument("--model_name_or_path", default="tiny", help="without --run: a local Hugging Face checkpoint "
+                                                                     "folder, or 'tiny' (the embedded default)")
+    parser.add_argument("--dataset_path", default="", help="BFCL question file (default: the run's training data, "
+                                                           "else the bundled single-turn split)")
+    parser.add_argument("--system_prompt", default="", help="without --run: the system prompt template")
+    parser.add_argument("--from_results", default="", help="take the trajectories from this BFCL result file "
+                                                          "instead of sampling them")
+    parser.add_argument("--tasks", type=int, default=0, help="tasks to sample trajectories for (0: all)")
+    parser.add_argument("--trajectories", type=int, default=4, help="trajectories sampled per task")
+    parser.add_argument("--completions", type=int, default=8, help="Monte Carlo continuations per prefix")
+    parser.add_argument("--margin", type=float, default=0.5, help="least value difference of a preference pair")
+    parser.add_argument("--max_new_tokens", type=int, default=48, help="without --run: most tokens of one action")
+    parser.add_argument("--context_window", type=int, default=0, help="without --run: 0 = the model's maximum")
+    parser.add_argument("--temperature", type=float, default=1.0, help="without --run: the sampling temperature")
+    parser.add_argument("--threads", type=int, default=32, help="environments stepped in parallel")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.set_defaults(command_fn=_command)
+
+
+def _command(args: argparse.Namespace) -> int:
+    from fcenv.cli import UsageError
+
+    for name in ("tasks", "trajectories", "completions", "threads", "max_new_tokens"):
+        if getattr(args, name) < (0 if name == "tasks" else 1):
+            raise UsageError(f"--{name} must be {'0 or more' if name == 'tasks' else 'positive'}")
+    if not 0 <= args.margin <= 1 or args.temperature <= 0:
+        raise UsageError("--margin must be in [0, 1] and --temperature positive")
+    if args.run and not Path(args.run).is_dir():
+        raise UsageError(f"--run {args.run}: no such folder")
+    if args.from_results and not Path(args.from_results).is_file():
+        raise UsageError(f"--from_results {args.from_results}: no such file")
+    from algos.config import ConfigError
+    from algos.manifest import CheckpointError
+
+    try:
+        summary = process_rewards(args)
+    except (CheckpointError, ConfigError) as exc:
+        raise UsageError(str(exc)) from None
+    print(json.dumps(summary))
+    return 0
