@@ -52,6 +52,7 @@ class Sampler:
     max_new_tokens: int
     generator: torch.Generator
     dataset_path: Path
+    held_out: frozenset[int] = frozenset()  # the run's held-out tasks in this file: never sampled
 
 
 @dataclass
@@ -77,6 +78,7 @@ def sampler_from_flags(args: argparse.Namespace) -> Sampler:
     actor adapter, with the run's (or the flags') data, prompt, window and temperature."""
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     checkpoint = None
+    held_out: frozenset[int] = frozenset()
     if args.run:
         run = Path(args.run)
         try:
@@ -92,6 +94,8 @@ def sampler_from_flags(args: argparse.Namespace) -> Sampler:
         window, temperature = int(resolved["context_window"]), float(saved["temperature"])
         max_new_tokens = int(saved["max_new_tokens"])
         dataset = Path(args.dataset_path or resolved["train_path"])
+        if Path(resolved["eval_path"]).resolve() == dataset.resolve():
+            held_out = frozenset(int(i) for i in resolved["eval_indices"])
     else:
         loaded = load_model(args.model_name_or_path, device, system_prompt=args.system_prompt,
                             dataset_path=args.dataset_path)
@@ -114,7 +118,7 @@ def sampler_from_flags(args: argparse.Namespace) -> Sampler:
     codec = TextCodec(loaded.tokenizer, window - max_new_tokens, render=envs[0].unwrapped.renderer)
     generator = torch.Generator(device=device)
     generator.manual_seed(args.seed)
-    return Sampler(policy, codec, envs, max_new_tokens, generator, dataset)
+    return Sampler(policy, codec, envs, max_new_tokens, generator, dataset, held_out)
 
 
 def _play(sampler: Sampler, starts: Sequence[int | tuple[int, dict]]) -> list[tuple[int, bool, list[str]]]:
@@ -227,9 +231,10 @@ def process_rewards(args: argparse.Namespace) -> dict[str, Any]:
     if args.from_results:
         trajectories = trajectories_from_results(Path(args.from_results), sampler.dataset_path)
     else:
-        count = len(sampler.envs[0].unwrapped.tasks)
-        order = np.random.default_rng(args.seed).permutation(count)
-        chosen = sorted(order[: args.tasks].tolist()) if args.tasks else list(range(count))
+        # A run's held-out tasks stay unseen: values and pairs are training data.
+        usable = [i for i in range(len(sampler.envs[0].unwrapped.tasks)) if i not in sampler.held_out]
+        order = np.random.default_rng(args.seed).permutation(usable)
+        chosen = sorted(order[: args.tasks].tolist()) if args.tasks else usable
         played = _play(sampler, [i for i in chosen for _ in range(args.trajectories)])
         starts = [i for i in chosen for _ in range(args.trajectories)]
         trajectories = [Trajectory(starts[number], texts) for number, _, texts in played]
