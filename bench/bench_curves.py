@@ -97,8 +97,23 @@ def summarize(runs: dict, algorithms: list[str]) -> dict:
             "samples_to_gain_0.20": reached,
             "reward_first_quarter": float(np.mean([np.mean(r["reward"][: max(1, len(r["reward"]) // 4)]) for r in chosen])),
             "reward_last_quarter": float(np.mean([np.mean(r["reward"][-max(1, len(r["reward"]) // 4):]) for r in chosen])),
+            "training_minutes": (float(np.mean([r["seconds"][-1] for r in chosen])) / 60
+                                 if all(r.get("seconds") for r in chosen) else None),
         }
     return summary
+
+
+def markdown_table(summary: dict) -> str:
+    """The summary as BENCHMARKS.md shows it."""
+    lines = ["| method | greedy start → end (mean of seeds) | per seed | sampled start → end | samples to +0.20 "
+             "greedy | training min |", "|---|---|---|---|---|---|"]
+    for name, s in summary.items():
+        reached = ", ".join("—" if x is None else f"{x:,}" for x in s["samples_to_gain_0.20"])
+        minutes = "—" if s.get("training_minutes") is None else f"{s['training_minutes']:.1f}"
+        seeds = " / ".join(f"{x:.3f}" for x in s["greedy_end_by_seed"])
+        lines.append(f"| {name} | {s['greedy_start']:.3f} → {s['greedy_end']:.3f} | {seeds} | "
+                     f"{s['sampled_start']:.3f} → {s['sampled_end']:.3f} | {reached} | {minutes} |")
+    return "\n".join(lines)
 
 
 def plot(runs: dict, algorithms: list[str], path: Path, title: str, window: int) -> bool:
@@ -109,7 +124,9 @@ def plot(runs: dict, algorithms: list[str], path: Path, title: str, window: int)
         import matplotlib.pyplot as plt
     except ImportError:
         return False
-    figure, (accuracy, reward) = plt.subplots(1, 2, figsize=(12, 4.2))
+    timed = any("seconds" in r for r in runs.values())
+    figure, axes = plt.subplots(1, 3 if timed else 2, figsize=(18 if timed else 12, 4.2))
+    accuracy, reward = axes[0], axes[1]
     for algorithm in algorithms:
         series = [r for r in runs.values() if r["algorithm"] == algorithm]
         if not series:
@@ -125,6 +142,17 @@ def plot(runs: dict, algorithms: list[str], path: Path, title: str, window: int)
         smooth = np.stack([moving_average(np.array(r["reward"][:length]), window) for r in series])
         reward.plot(samples, smooth.mean(0), color=color, label=algorithm)
         reward.fill_between(samples, smooth.min(0), smooth.max(0), color=color, alpha=0.15)
+        if timed and all("seconds" in r for r in series):
+            for r in series:  # each seed's own clock: the evaluations at its training seconds
+                seconds = np.interp(r["eval_samples"], [0] + r["samples"], [0.0] + r["seconds"])
+                axes[2].plot(seconds / 60, r["greedy"], color=color, alpha=0.8, marker=".",
+                             label=algorithm if r is series[0] else None)
+    if timed:
+        axes[2].set_xlabel("training minutes (rollout + update, evaluations excluded)")
+        axes[2].set_ylabel("held-out BFCL accuracy, greedy")
+        axes[2].set_ylim(0, 1)
+        axes[2].grid(alpha=0.3)
+        axes[2].legend(loc="lower right")
     accuracy.set_ylabel("held-out BFCL accuracy, greedy")
     accuracy.set_ylim(0, 1)
     reward.set_ylabel(f"rollout reward (moving average of {window} iterations)")
@@ -161,6 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     report_path = out_dir / f"{args.name}.json"
     if args.plot_only:
         report = json.loads(report_path.read_text())
+        print(markdown_table(report["summary"]))
         return 0 if plot(report["runs"], args.algorithms, out_dir / f"{args.name}.png", args.title, args.window) else 1
     runs: dict[str, dict] = {}
     for earlier in args.include:
@@ -199,6 +228,7 @@ def main(argv: list[str] | None = None) -> int:
     report_path.write_text(json.dumps({"summary": summary, "runs": runs, "extra_flags": extra}, indent=1) + "\n")
     plotted = plot(runs, args.algorithms, out_dir / f"{args.name}.png", args.title, args.window)
     print(json.dumps(summary, indent=2), "" if plotted else "(matplotlib missing: no plot)")
+    print(markdown_table(summary))
     return 0
 
 
