@@ -53,30 +53,17 @@ def ours_round(steps: int, seed: int, ppo_epoch: int) -> float:
 
 def trl_round(steps: int, seed: int) -> float:
     """Samples per second of TRL's GRPOTrainer over ``steps`` steps (after one warm-up)."""
-    import gymnasium as gym
     from transformers import TrainerCallback
     from trl import GRPOConfig, GRPOTrainer
 
-    import fcenv
     from algos.loading import load_model
     from algos.policy import LoraSettings
     from algos.tiny import TINY_TRAIN
-    from datasets import Dataset
+    from fcenv.trl import VerdictReward, prompt_dataset
 
     loaded = load_model("tiny", torch.device("cpu"))
-    env = gym.make(fcenv.ENV_ID, dataset_path=str(TINY_TRAIN), renderer=loaded.renderer,
-                   system_prompt=loaded.system_prompt, reward="shaped")
-    prompts = []
-    for index in range(len(env.unwrapped.tasks)):
-        observation, _ = env.reset(options={"index": index})
-        prompts.append({"prompt": observation, "index": index})
-
-    def env_reward(prompts, completions, index, **_):
-        rewards = []
-        for completion, task in zip(completions, index):
-            env.reset(options={"index": int(task)})
-            rewards.append(float(env.step(completion)[1]))
-        return rewards
+    dataset = prompt_dataset(TINY_TRAIN, system_prompt=loaded.system_prompt)
+    env_reward = VerdictReward(TINY_TRAIN, reward="shaped", system_prompt=loaded.system_prompt)
 
     class StepClock(TrainerCallback):
         def __init__(self):
@@ -94,7 +81,7 @@ def trl_round(steps: int, seed: int) -> float:
             save_strategy="no", gradient_checkpointing=False, disable_dropout=True, seed=seed,
             dataloader_num_workers=0)
         trainer = GRPOTrainer(model=loaded.base, reward_funcs=env_reward, args=config,
-                              train_dataset=Dataset.from_list(prompts), processing_class=loaded.tokenizer,
+                              train_dataset=dataset, processing_class=loaded.tokenizer,
                               peft_config=LoraSettings(r=8, alpha=16, target_modules=[
                                   "q_proj", "k_proj", "v_proj", "o_proj"]).to_config(),
                               callbacks=[clock])
