@@ -1,0 +1,264 @@
+"""``fcenv generate``: a model's answers to BFCL question files, written as BFCL result files.
+
+    fcenv generate --model PATH [--adapter DIR] --data FILE [FILE ...] --out DIR [--n 4] [--greedy]
+    fcenv generate --endpoint http://127.0.0.1:8000/v1 --model NAME --data FILE --out DIR
+
+The model is a local Hugging Face checkpoint (``tiny`` for the embedded default), optionally
+with a PEFT LoRA adapter such as a trained run's ``checkpoints/iter_N/actor``, sampled in
+batches; or an OpenAI-compatible chat-completions server the user runs (``--endpoint``), asked
+one chat at a time. Either way the env plays each entry: multi-turn calls run on fcenv's
+backends between steps, exactly as in training and in BFCL. Each question file gives
+``<out>/<stem>_result.json`` (JSON Lines of ``{"id", "result"}``: a single-turn entry's text,
+a multi-turn entry's list of turns of step texts), which ``fcenv evaluate`` scores; with
+``--n`` above 1, one file per sample (``<stem>_result_sample<k>.json``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import torch
+
+Respond = Callable[[list[list[dict]]], list[str]]  # chats -> one answer each
+
+
+@dataclass
+class Answer:
+    entry: int  # position in the question file
+    sample: int
+    turns: list[list[str]]  # the step texts of each turn
+
+
+def play_entries(envs: Sequence[gym.Env], jobs: list[tuple[int, int]], respond: Respond,
+                 progress: Callable[[int], None] = lambda done: None) -> list[Answer]:
+    """Play ``(entry, sample)`` jobs on the envs in lockstep, asking ``respond`` for every live
+    env's next answer at once."""
+    pending = list(reversed(jobs))
+    live: dict[int, tuple[Answer, list[dict]]] = {}
+    done: list[Answer] = []
+    while pending or live:
+        for slot, env in enumerate(envs):
+            if slot not in live and pending:
+                entry, sample = pending.pop()
+                _, info = env.reset(options={"index": entry})
+                live[slot] = (Answer(entry, sample, [[]]), info["messages"])
+        slots = sorted(live)
+        texts = respond([live[s][1] for s in slots])
+        for slot, text in zip(slots, texts):
+            answer, _ = live[slot]
+            _, _, terminated, truncated, info = envs[slot].step(text)
+            turn = int(info.get("turn", 0))
+            while len(answer.turns) <= turn:
+                answer.turns.append([])
+            answer.turns[turn].append(text)
+            if terminated or truncated:
+                done.append(answer)
+                del live[slot]
+                progress(len(done))
+            else:
+                live[slot] = (answer, info["messages"])
+    return done
+
+
+def load_local(args: argparse.Namespace):
+    """The local checkpoint (and adapter) as fcenv's policy, and its loaded parts."""
+    from algos.loading import load_model
+    from algos.policy import LoraSettings, Policy
+
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    loaded = load_model(args.model, device, system_prompt=args.system_prompt, dataset_path=args.data[0])
+    lora = _adapter_settings(Path(args.adapter)) if args.adapter else LoraSettings(r=8, alpha=16,
+                                                                                   target_modules=["q_proj"])
+    policy = Policy(loaded.base, pad_id=loaded.pad_id, stop_ids=loaded.stop_ids, actor_lora=lora,
+                    temperature=args.temperature, with_critic=False).to(device)
+    if args.adapter:
+        _load_adapter(Path(args.adapter), policy)
+    policy.eval()
+    return loaded, policy
+
+
+def local_responder(args: argparse.Namespace, loaded, policy, render: Callable[[list[dict]], str]) -> Respond:
+    """Batched sampling with fcenv's policy, each chat rendered as the env renders it."""
+    from algos.rollout import TextCodec
+
+    window = args.context_window or int(getattr(loaded.base.config, "max_position_embeddings", 0) or 2048)
+    codec = TextCodec(loaded.tokenizer, window - args.max_new_tokens, render=render)
+    generator = torch.Generator(device=policy.device)
+    generator.manual_seed(args.seed)
+
+    def respond(chats: list[list[dict]]) -> list[str]:
+        contexts = [codec.encode(render(chat), chat) for chat in chats]
+        actions, _ = policy.sample(contexts, args.max_new_tokens, generator=generator, greedy=args.greedy)
+        return [codec.decode(a) for a in actions]
+
+    return respond
+
+
+def _adapter_settings(folder: Path):
+    from algos.policy import LoraSettings
+
+    try:
+        config = json.loads((folder / "adapter_config.json").read_text())
+    except (OSError, ValueError) as exc:
+        raise RuntimeError(f"--adapter {folder}: no readable adapter_config.json ({exc})") from None
+    if config.get("peft_type") != "LORA":
+        raise RuntimeError(f"--adapter {folder}: a {config.get('peft_type')} adapter; only LoRA adapters are supported")
+    targets = config["target_modules"]
+    return LoraSettings(r=int(config["r"]), alpha=int(config["lora_alpha"]),
+                        target_modules=sorted(targets) if isinstance(targets, list) else [targets])
+
+
+def _load_adapter(folder: Path, policy) -> None:
+    from peft import set_peft_model_state_dict
+    from safetensors.torch import load_file
+
+    from algos.policy import ACTOR
+
+    weights = load_file(folder / "adapter_model.safetensors", device=str(policy.device))
+    result = set_peft_model_state_dict(policy.model, weights, adapter_name=ACTOR)
+    missing = [k for k in getattr(result, "unexpected_keys", []) if "lora" in k]
+    if missing:
+        raise RuntimeError(f"--adapter {folder}: tensors that fit no layer of the model, e.g. {missing[0]}")
+
+
+def endpoint_responder(args: argparse.Namespace) -> Respond:
+    """One chat-completions request per chat to an OpenAI-compatible server."""
+    url = args.endpoint.rstrip("/") + "/chat/completions"
+
+    def ask(chat: list[dict]) -> str:
+        body = {"model": args.model, "messages": chat, "max_tokens": args.max_new_tokens,
+                "temperature": 0.0 if args.greedy else args.temperature, "seed": args.seed}
+        request = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST",
+                                         headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=args.timeout) as response:
+                reply = json.loads(response.read())
+            return reply["choices"][0]["message"].get("content") or ""
+        except (urllib.error.URLError, OSError, ValueError, KeyError, IndexError) as exc:
+            raise RuntimeError(f"--endpoint {url}: {type(exc).__name__}: {exc}") from None
+
+    return lambda chats: [ask(chat) for chat in chats]
+
+
+def result_line(task_id: str, answer: Answer, multi_turn: bool) -> dict[str, Any]:
+    return {"id": task_id, "result": answer.turns if multi_turn else answer.turns[0][0]}
+
+
+def generate(args: argparse.Namespace) -> list[Path]:
+    from tqdm.auto import tqdm
+
+    if args.endpoint:
+        loaded, policy, system_prompt, renderer = None, None, args.system_prompt or None, None
+        respond = endpoint_responder(args)
+    else:
+        loaded, policy = load_local(args)
+        system_prompt, renderer = loaded.system_prompt, loaded.renderer
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for data in args.data:
+        envs = [gym.make("fcenv/FunctionCalling-v0", dataset_path=data, renderer=renderer, system_prompt=system_prompt)
+                for _ in range(1 if args.endpoint else args.batch)]
+        if policy is not None:
+            respond = local_responder(args, loaded, policy, envs[0].unwrapped.renderer)
+        tasks = envs[0].unwrapped.tasks
+        jobs = [(entry, sample) for entry in range(len(tasks)) for sample in range(args.n)]
+        with tqdm(total=len(jobs), desc=Path(data).stem, unit="answer", disable=not args.progress) as bar:
+            answers = play_entries(envs, jobs, respond, progress=lambda done: bar.update(1))
+        for sample in range(args.n):
+            name = f"{Path(data).stem}_result.json" if args.n == 1 else f"{Path(data).stem}_result_sample{sample}.json"
+            mine = sorted((a for a in answers if a.sample == sample), key=lambda a: a.entry)
+            lines = [result_line(tasks[a.entry].id, a, tasks[a.entry].is_multi_turn) for a in mine]
+            partial = out / (name + ".partial")
+            partial.write_text("".join(json.dumps(line) + "\n" for line in lines))
+            partial.replace(out / name)
+            written.append(out / name)
+    return written
+
+
+# ---- the command ------------------------------------------------------------------------
+def register(commands) -> None:
+    """Add ``generate`` to the ``fcenv`` command (entry point group ``fcenv.commands``)."""
+    parser = commands.add_parser("generate", help="a model's answers to BFCL question files, as BFCL result files",
+                                 description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", nargs="+", required=True, help="BFCL question files (possible answers beside them)")
+    parser.add_argument("--out", required=True, help="folder for the result files")
+    parser.add_argument("--model", default="tiny", help="a local Hugging Face checkpoint folder or 'tiny'; with "
+                                                        "--endpoint, the model name the server expects")
+    parser.add_argument("--adapter", default="", help="a PEFT LoRA adapter folder to apply (e.g. a run's "
+                                                      "checkpoints/iter_N/actor)")
+    parser.add_argument("--run", default="", help="a training run folder: its base model, actor adapter (the latest "
+                                                  "checkpoint, or --checkpoint), system prompt and context window")
+    parser.add_argument("--checkpoint", default="", help="with --run: the checkpoint folder name")
+    parser.add_argument("--endpoint", default="", help="an OpenAI-compatible server's base URL (…/v1) to ask instead")
+    parser.add_argument("--system_prompt", default="", help="system prompt template with '{functions}' (default: "
+                                                            "BFCL's, or the tiny model's own)")
+    parser.add_argument("--n", type=int, default=1, help="answers per entry (one result file each)")
+    parser.add_argument("--greedy", action="store_true", help="greedy decoding instead of sampling")
+    parser.add_argument("--temperature", type=float, default=1.0)
+    parser.add_argument("--max_new_tokens", type=int, default=256, help="most tokens of one answer")
+    parser.add_argument("--context_window", type=int, default=0, help="0: the model's maximum")
+    parser.add_argument("--batch", type=int, default=16, help="entries answered together (local model)")
+    parser.add_argument("--timeout", type=float, default=120.0, help="seconds per endpoint request")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True)
+    parser.set_defaults(command_fn=_command)
+
+
+def _command(args: argparse.Namespace) -> int:
+    from fcenv.cli import UsageError
+
+    for name in ("n", "max_new_tokens", "batch"):
+        if getattr(args, name) < 1:
+            raise UsageError(f"--{name} must be positive")
+    if not args.temperature > 0 or args.context_window < 0:
+        raise UsageError("--temperature must be positive and --context_window 0 or more")
+    if args.adapter and args.endpoint:
+        raise UsageError("--adapter applies to a local model, not to an --endpoint")
+    if args.adapter and not Path(args.adapter).is_dir():
+        raise UsageError(f"--adapter {args.adapter}: no such folder")
+    missing = [d for d in args.data if not Path(d).is_file()]
+    if missing:
+        raise UsageError(f"--data: no such file: {', '.join(missing)}")
+    if Path(args.out).is_file():
+        raise UsageError(f"--out {args.out} is a file; name a folder")
+    if args.run:
+        _take_run(args)
+    from algos.config import ConfigError
+
+    try:
+        written = generate(args)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+    for path in written:
+        print(path)
+    return 0
+
+
+def _take_run(args: argparse.Namespace) -> None:
+    """--run: the run's base, adapter, prompt and window, unless given."""
+    from algos.checkpoint import latest_checkpoint
+    from fcenv.cli import UsageError
+
+    run = Path(args.run)
+    try:
+        saved = json.loads((run / "args.json").read_text())
+        resolved = saved["resolved"]
+    except (OSError, ValueError, KeyError) as exc:
+        raise UsageError(f"--run {run}: not a training run folder (its args.json: {exc})") from None
+    checkpoint = run / "checkpoints" / args.checkpoint if args.checkpoint else latest_checkpoint(run)
+    if checkpoint is None or not (checkpoint / "actor").is_dir():
+        raise UsageError(f"--run {run}: no checkpoint {args.checkpoint or '(none saved)'} with an actor adapter")
+    if args.model != "tiny" or args.adapter:
+        raise UsageError("--run names the model and adapter; leave out --model and --adapter")
+    args.model, args.adapter = resolved["base_model"], str(checkpoint / "actor")
+    args.system_prompt = args.system_prompt or resolved.get("system_prompt") or ""
+    args.context_window = args.context_window or int(resolved.get("context_window") or 0)
