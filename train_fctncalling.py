@@ -1,44 +1,12 @@
-"""Train a function-calling policy with token-level (TPPO) or action-level (APPO) PPO.
+"""Train a function-calling policy (the same as ``fcenv train``); ``--help`` lists every flag.
 
-``python train_fctncalling.py`` trains the embedded default: a tiny model built offline on
-the bundled dataset, in a few minutes on two CPU cores. ``--model_name_or_path`` takes any
-local Hugging Face checkpoint; ``accelerate launch train_fctncalling.py ...`` runs data
-parallel over several processes. ``--help`` lists every flag; results go to
-``results/<experiment>/<model>/<dataset>/<algorithm>/run<k>/``.
+``python train_fctncalling.py`` trains the embedded default: a tiny model built offline on the
+bundled dataset, in a few minutes on two CPU cores. The training itself is ``algos.train``.
 """
-
-from __future__ import annotations
 
 import sys
 
-from algos.config import parse_config
-
-
-def main(argv: list[str] | None = None) -> int:
-    config = parse_config(argv)  # before the heavy imports: flag errors and --help come at once
-    from algos.config import ConfigError
-    from algos.manifest import CheckpointError
-    from algos.runner import Runner
-    from fcenv.data import DatasetError
-
-    try:
-        runner = Runner(config)
-    except ConfigError as exc:  # found once the model and data are known, before any training
-        print(f"train_fctncalling.py: error: {exc}", file=sys.stderr)
-        return 2
-    except (CheckpointError, DatasetError) as exc:
-        print(f"train_fctncalling.py: error: {exc}", file=sys.stderr)
-        return 1
-    try:
-        run_dir = runner.run()
-    except (CheckpointError, DatasetError) as exc:
-        # Bad input files are the user's to fix: the message names every file and problem,
-        # and a traceback would only bury it.
-        print(f"train_fctncalling.py: error: {exc}", file=sys.stderr)
-        return 1
-    runner.log(f"results in {run_dir}")
-    return 0
-
+from algos.train import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -133,9 +133,9 @@ class TrainConfig:
                                   "for the tiny default, and robust on a shared machine")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(prog: str = "train_fctncalling.py") -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="train_fctncalling.py",
+        prog=prog,
         description="Train a function-calling policy with token-level (TPPO) or action-level (APPO) PPO.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
@@ -153,12 +153,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def parse_config(argv: list[str] | None = None) -> TrainConfig:
-    args = build_parser().parse_args(argv)
+def parse_config(argv: list[str] | None = None, prog: str = "train_fctncalling.py") -> TrainConfig:
+    args = build_parser(prog).parse_args(argv)
     config = TrainConfig(**vars(args))
     problems = validate(config)
     if problems:
-        build_parser().error("; ".join(problems))
+        build_parser(prog).error("; ".join(problems))
     return config
 
 

@@ -2,7 +2,9 @@
 
     fcenv evaluate --data QUESTIONS --results RESULTS --out VERDICTS [--answers A] [--compat bfcl]
     fcenv data bfcl [--dest DIR] [--version V] [--wheel FILE]
-    fcenv process-rewards --out DIR [--run RUN] ...   (LPR's Monte Carlo process rewards, from algos)
+    fcenv train [training flags]                         (algos: the same as python train_fctncalling.py)
+    fcenv generate --data FILE ... --out DIR [--run RUN | --model M [--adapter A] | --endpoint URL]
+    fcenv process-rewards --out DIR [--run RUN] ...      (LPR's Monte Carlo process rewards)
 """
 
 from __future__ import annotations
@@ -86,7 +88,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra and not getattr(args, "accepts_extra", False):
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    args.extra = extra  # a command that takes its own flags (``fcenv train``) parses them
     try:
         return args.command_fn(args)
     except (DatasetError, UsageError, OSError, RuntimeError) as exc:

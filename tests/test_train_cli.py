@@ -47,6 +47,10 @@ def test_unknown_and_invalid_flags_are_errors():
     assert result.returncode == 2 and "unrecognized arguments: --no_such_flag" in result.stderr
     result = run(sys.executable, str(SCRIPT), "--algorithm_name", "POAD")
     assert result.returncode == 2 and "invalid choice" in result.stderr
+    result = run(sys.executable, "-m", "fcenv", "train", "--no_such_flag", "1")  # the same parser
+    assert result.returncode == 2 and "fcenv train: error: unrecognized arguments: --no_such_flag" in result.stderr
+    result = run(sys.executable, "-m", "fcenv", "train", "--help")
+    assert result.returncode == 0 and "--algorithm_name" in result.stdout
     with pytest.raises(SystemExit):
         parse_config(["--context_window", "16", "--max_new_tokens", "32"])
 
@@ -113,8 +117,8 @@ def test_cli_trains_and_writes_the_results_layout(tiny_model, tmp_path):
     report = json.loads((tmp_path / "heldout.json").read_text())
     assert [r["checkpoint"] for r in report["reports"]] == ["iter_000000", "iter_000002"]
     assert all(0.0 <= r["greedy_accuracy"] <= 1.0 and r["tasks"] == 3 for r in report["reports"])
-    # a second run of the same setup gets the next number
-    result = run(sys.executable, str(SCRIPT), *tiny_flags(tiny_model, tmp_path), "--experiment_name", "cli",
+    # a second run of the same setup (through `fcenv train`, the same command) gets the next number
+    result = run(sys.executable, "-m", "fcenv", "train", *tiny_flags(tiny_model, tmp_path), "--experiment_name", "cli",
                  "--num_env_steps", "2", "--eval_interval", "0")
     assert result.returncode == 0, result.stderr[-3000:]
     assert (parent / "run2" / "args.json").exists()
