@@ -3,12 +3,13 @@
 #   make test    runs the test suite, BFCL parity tests included
 # Both create what they need first: .venv (the package with its test extras, CPU torch) and,
 # for the tests, .oracle-venv (BFCL's reference checker, kept apart from our package) and
-# datasets/bfcl (BFCL's data, fetched from the bfcl-eval wheel).
+# BFCL's data in $(BFCL_DATA) (fetched from the bfcl-eval wheel; fcenv's default data folder).
 
 PYTHON ?= python3
 VENV ?= .venv
 ORACLE ?= .oracle-venv
 BFCL_EVAL ?= 2026.3.23
+BFCL_DATA ?= $(HOME)/.cache/fcenv/bfcl
 PYTEST_ARGS ?=
 
 BIN := $(VENV)/bin
@@ -18,16 +19,16 @@ BIN := $(VENV)/bin
 train: $(VENV)/.installed
 	$(BIN)/python train_fctncalling.py
 
-test: $(VENV)/.installed $(ORACLE)/.installed datasets/bfcl/long_context.json
+test: $(VENV)/.installed $(ORACLE)/.installed $(BFCL_DATA)/long_context.json
 	$(BIN)/python -m pytest -n 2 --require-oracle --oracle-python=$(ORACLE)/bin/python $(PYTEST_ARGS)
 
-bench: $(VENV)/.installed $(ORACLE)/.installed datasets/bfcl/long_context.json
+bench: $(VENV)/.installed $(ORACLE)/.installed $(BFCL_DATA)/long_context.json
 	$(BIN)/pip install --quiet -e ".[bench]"
 	bench/run_all $(BIN)/python
 
 venv: $(VENV)/.installed
 oracle: $(ORACLE)/.installed
-data: datasets/bfcl/long_context.json
+data: $(BFCL_DATA)/long_context.json
 
 # A venv is reused only when its interpreter runs; a dangling link or a half-built venv left by
 # an earlier attempt is removed and built again (rm -rf on a link removes the link, not its target).
@@ -52,8 +53,8 @@ $(ORACLE)/.installed:
 		tree-sitter-javascript==0.21.4 filelock==3.20.0 tenacity mpmath==1.3.0
 	touch $@
 
-datasets/bfcl/long_context.json: $(VENV)/.installed
-	$(BIN)/python -m fcenv data bfcl --version $(BFCL_EVAL)
+$(BFCL_DATA)/long_context.json: $(VENV)/.installed
+	$(BIN)/python -m fcenv data bfcl --version $(BFCL_EVAL) --dest $(BFCL_DATA)
 
 clean:
-	rm -rf $(VENV) $(ORACLE) datasets/bfcl
+	rm -rf $(VENV) $(ORACLE)

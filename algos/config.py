@@ -49,9 +49,9 @@ class TrainConfig:
     results_dir: str = _flag("results", "root of the results layout")
     resume: str = _flag("", "a run folder or one of its checkpoints to continue from")
     # --- data and env --------------------------------------------------------------------
-    dataset_path: str = _flag("", "BFCL question file to train on (default: the bundled single-turn split, "
-                                  "datasets/tiny/tiny_train.json; the bundled multi-turn one is "
-                                  "datasets/tiny/multi_turn_train.json)")
+    dataset_path: str = _flag("", "BFCL question file to train on, or a bundled split's name (default: "
+                                  "tiny_train, the bundled single-turn split; the multi-turn one is "
+                                  "multi_turn_train)")
     dataset_name: str = _flag("", "dataset folder in the results path (default: the file's stem)")
     eval_dataset_path: str = _flag("", "held-out question file (default: a bundled split's own held-out "
                                        "split, else a held-out share of --dataset_path)")
@@ -70,7 +70,7 @@ class TrainConfig:
     # --- model -------------------------------------------------------------------------
     model_name_or_path: str = _flag(EMBEDDED_MODEL, "a local Hugging Face checkpoint folder, or "
                                                     "'tiny' for the embedded default built offline")
-    cache_dir: str = _flag("", "where the tiny model is cached (default: .cache/fcenv in the repo)")
+    cache_dir: str = _flag("", "where the tiny model is cached (default: ~/.cache/fcenv/models)")
     lora_r: int = _flag(8, "LoRA rank of both adapters")
     lora_alpha: int = _flag(16, "LoRA alpha of both adapters")
     lora_target_modules: list = _flag(["q_proj", "k_proj", "v_proj", "o_proj"], "modules that get LoRA",  # noqa: RUF009  (_flag builds a field with a default factory)

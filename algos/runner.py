@@ -44,6 +44,7 @@ from algos.tiny import BUNDLED_EVAL, TINY_TRAIN, bundled_train_split
 from algos.trainer import PPOSettings, PPOTrainer, make_optimizers
 from algos.process_rewards import prefix_value_examples
 from algos.warmup import ground_truth_examples, supervised_steps, value_regression_steps
+from fcenv.bundled import resolve as resolve_bundled
 
 HEADLINE = "heldout_greedy/accuracy"
 
@@ -149,8 +150,8 @@ class Runner:
     def _set_up_data(self) -> None:
         c = self.config
         bundled = bundled_train_split(c.dataset_path)
-        self.train_path = Path(c.dataset_path) if c.dataset_path else TINY_TRAIN
-        eval_path = Path(c.eval_dataset_path) if c.eval_dataset_path else (BUNDLED_EVAL[bundled] if bundled else None)
+        self.train_path = resolve_bundled(c.dataset_path) if c.dataset_path else TINY_TRAIN
+        eval_path = resolve_bundled(c.eval_dataset_path) if c.eval_dataset_path else (BUNDLED_EVAL[bundled] if bundled else None)
         self.envs = [self._make_env(self.train_path) for _ in range(c.n_rollout_threads)]
         count = len(self.envs[0].unwrapped.tasks)
         if eval_path is not None:

@@ -3,8 +3,8 @@
 Nothing is downloaded. The tokenizer is a byte-level BPE trained with ``tokenizers`` on the
 bundled dataset's prompts and answers; the model is a Llama config built in code, then given
 a short supervised pretraining on the bundled training split's ground truth so that it is
-partly right before RL starts. Both are cached (``.cache/fcenv/tiny-<key>/`` in the
-repository by default) under a key that covers every input, so a second run loads them in
+partly right before RL starts. Both are cached (``~/.cache/fcenv/models/tiny-<key>/``
+by default) under a key that covers every input, so a second run loads them in
 a second and any change to the data, prompt or settings builds afresh. The build is
 deterministic: fixed seeds, a fixed data order.
 """
@@ -22,15 +22,17 @@ from pathlib import Path
 
 import torch
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-TINY_DATA_DIR = REPO_ROOT / "datasets" / "tiny"
-TINY_TRAIN = TINY_DATA_DIR / "tiny_train.json"
-TINY_EVAL = TINY_DATA_DIR / "tiny_eval.json"
-MULTI_TURN_TRAIN = TINY_DATA_DIR / "multi_turn_train.json"
-MULTI_TURN_EVAL = TINY_DATA_DIR / "multi_turn_eval.json"
+from fcenv.bundled import BUNDLED, resolve
+
+TINY_TRAIN = BUNDLED["tiny_train"]
+TINY_EVAL = BUNDLED["tiny_eval"]
+MULTI_TURN_TRAIN = BUNDLED["multi_turn_train"]
+MULTI_TURN_EVAL = BUNDLED["multi_turn_eval"]
 # The bundled training splits, each with its held-out split.
 BUNDLED_EVAL = {TINY_TRAIN: TINY_EVAL, MULTI_TURN_TRAIN: MULTI_TURN_EVAL}
-DEFAULT_CACHE_DIR = REPO_ROOT / ".cache" / "fcenv"
+# Built models are cached per user, like Hugging Face's hub cache: one build serves every
+# checkout and install on the machine (the key covers the spec and the data).
+DEFAULT_CACHE_DIR = Path.home() / ".cache" / "fcenv" / "models"
 TINY_MODEL_NAME = "tiny-llama"
 BUILD_VERSION = 5
 BUILD_THREADS = 2
@@ -77,7 +79,7 @@ def bundled_train_split(path: Path | str | None) -> Path | None:
     """The bundled training split ``path`` names (None when it is not one)."""
     if not path:
         return TINY_TRAIN
-    resolved = Path(path).resolve()
+    resolved = resolve(path).resolve()
     return next((split for split in BUNDLED_EVAL if split.resolve() == resolved), None)
 
 

@@ -2,7 +2,7 @@
 (GAE over BFCL turns), several seeds, held-out accuracy and reward against samples.
 
 Runs ``train_fctncalling.py`` (the embedded default, any extra flags appended, e.g.
-``--dataset_path datasets/tiny/multi_turn_train.json`` for the multi-turn default) once per
+``--dataset_path multi_turn_train`` for the multi-turn default) once per
 algorithm and seed, a few runs at a time (so wall times here are not the trainer's speed:
 bench/bench_train.py measures that, one run at a time). The accuracy is the trainer's own
 held-out evaluation (greedy and sampled, every ``--eval_interval`` iterations, on the whole

@@ -37,6 +37,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from fcenv.bfcl_data import DEFAULT_DIR as BFCL_DEFAULT_DIR  # noqa: E402
+
 from hypothesis import given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
@@ -170,7 +172,7 @@ def main() -> int:
     parser.add_argument("--bfcl-dir", type=Path, default=None)
     parser.add_argument("--only", default="", help="run only the input groups whose name contains this")
     args = parser.parse_args()
-    bfcl_dir = args.bfcl_dir or next(p for p in (ROOT.parent / "shared" / "bfcl", ROOT / "datasets" / "bfcl")
+    bfcl_dir = args.bfcl_dir or next(p for p in (ROOT.parent / "shared" / "bfcl", ROOT / "datasets" / "bfcl", BFCL_DEFAULT_DIR)
                                      if (p / "BFCL_v4_simple_python.json").exists())
     bfcl_dir = bfcl_dir.resolve()
     scale = args.inputs / sum(GROUPS.values())

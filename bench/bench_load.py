@@ -26,6 +26,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from fcenv.bfcl_data import DEFAULT_DIR as BFCL_DEFAULT_DIR  # noqa: E402
+
 from tests.test_load import run_load  # noqa: E402
 
 
@@ -33,7 +35,7 @@ def dataset_path(name: str) -> Path:
     given = Path(name)
     if given.exists():
         return given.resolve()
-    for folder in (ROOT.parent / "shared" / "bfcl", ROOT / "datasets" / "bfcl"):
+    for folder in (ROOT.parent / "shared" / "bfcl", ROOT / "datasets" / "bfcl", BFCL_DEFAULT_DIR):
         path = folder / f"BFCL_v4_{name}.json"
         if path.exists():
             return path

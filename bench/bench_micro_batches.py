@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 
 from algos.results import read_metrics  # noqa: E402
 
-DEFAULTS = {"single-turn": [], "multi-turn": ["--dataset_path", "datasets/tiny/multi_turn_train.json"]}
+DEFAULTS = {"single-turn": [], "multi-turn": ["--dataset_path", "multi_turn_train"]}
 
 
 def timed_run(flags: list[str], budget: int, iterations: int, results: Path) -> dict:

@@ -23,6 +23,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from fcenv.bfcl_data import DEFAULT_DIR as BFCL_DEFAULT_DIR  # noqa: E402
+
 from bench.side_by_side import fastest_passes  # noqa: E402
 from fcenv.data import load_tasks  # noqa: E402
 from fcenv.env import FunctionCallingEnv  # noqa: E402
@@ -36,7 +38,7 @@ CATEGORIES = ["multi_turn_base", "multi_turn_miss_func", "multi_turn_miss_param"
 
 
 def bfcl_dir() -> Path:
-    for path in (ROOT.parent / "shared" / "bfcl", ROOT / "datasets" / "bfcl"):
+    for path in (ROOT.parent / "shared" / "bfcl", ROOT / "datasets" / "bfcl", BFCL_DEFAULT_DIR):
         if (path / "BFCL_v4_multi_turn_base.json").exists():
             return path
     raise SystemExit("BFCL data not found; run `python -m fcenv data bfcl`")

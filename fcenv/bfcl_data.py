@@ -18,7 +18,9 @@ import zipfile
 from pathlib import Path
 
 BFCL_VERSION = "2026.3.23"
-DEFAULT_DIR = Path(__file__).resolve().parents[1] / "datasets" / "bfcl"
+# Where `fcenv data bfcl` writes unless told (--dest), and where data files that sit elsewhere
+# find BFCL's shared files (function docs, long-context filler): the user's cache.
+DEFAULT_DIR = Path.home() / ".cache" / "fcenv" / "bfcl"
 _DATA_PREFIX = "bfcl_eval/data/"
 _LONG_CONTEXT = "bfcl_eval/eval_checker/multi_turn_eval/func_source_code/long_context.py"
 
@@ -113,7 +115,7 @@ def fetch_bfcl(dest: Path = DEFAULT_DIR, version: str = BFCL_VERSION, wheel: Pat
 
 
 def find_long_context(near: Path | None = None) -> Path:
-    """``long_context.json`` beside the data file, else in ``datasets/bfcl/``."""
+    """``long_context.json`` beside the data file, else in ``DEFAULT_DIR``."""
     candidates = ([near / "long_context.json", near.parent / "long_context.json"] if near else [])
     candidates.append(DEFAULT_DIR / "long_context.json")
     for path in candidates:

@@ -76,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     data = commands.add_parser("data", help="fetch datasets")
     data.add_argument("source", choices=["bfcl"], help="'bfcl': BFCL's data from the bfcl-eval package")
-    data.add_argument("--dest", help="target folder (default: datasets/bfcl)")
+    data.add_argument("--dest", help="target folder (default: ~/.cache/fcenv/bfcl)")
     data.add_argument("--version", help="bfcl-eval version")
     data.add_argument("--wheel", help="use this bfcl-eval wheel instead of downloading one")
     data.set_defaults(command_fn=_data)

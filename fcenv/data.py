@@ -27,6 +27,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
+from fcenv.bundled import resolve as resolve_bundled
 from fcenv.backends import FUNC_DOC_FILES, known_backends, user_backend
 from fcenv.bfcl_data import DEFAULT_DIR
 from fcenv.multi_turn.executor import ToolSession, parse_call_text
@@ -281,7 +282,7 @@ def load_tasks(
     func_doc_dir: str | Path | None = None,
 ) -> list[Task]:
     """Read, validate and join a dataset; raise ``DatasetError`` listing every problem."""
-    path = Path(path)
+    path = resolve_bundled(path)  # a bundled split may be named instead (fcenv.bundled)
     file = str(path)
     if not path.exists():
         raise DatasetError([Problem(file, None, None, None, "no such file")])

@@ -2,9 +2,9 @@
 
     from fcenv.trl import VerdictReward, prompt_dataset
 
-    dataset = prompt_dataset("datasets/tiny/tiny_train.json")
+    dataset = prompt_dataset("tiny_train")
     trainer = GRPOTrainer(model=model, processing_class=tokenizer, train_dataset=dataset,
-                          reward_funcs=[VerdictReward("datasets/tiny/tiny_train.json", reward="shaped")],
+                          reward_funcs=[VerdictReward("tiny_train", reward="shaped")],
                           args=GRPOConfig(...))
 
 Each row's ``prompt`` is the chat the env starts the task with (the system prompt with the

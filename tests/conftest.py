@@ -21,14 +21,16 @@ def pytest_addoption(parser):
     parser.addoption(
         "--bfcl-dir",
         default=None,
-        help="folder with BFCL's data (default: ../shared/bfcl, else datasets/bfcl)",
+        help="folder with BFCL's data (default: ../shared/bfcl, else datasets/bfcl, else ~/.cache/fcenv/bfcl)",
     )
 
 
 @pytest.fixture(scope="session")
 def bfcl_dir(request) -> Path:
     given = request.config.getoption("--bfcl-dir")
-    candidates = [Path(given)] if given else [ROOT.parent / "shared" / "bfcl", ROOT / "datasets" / "bfcl"]
+    from fcenv.bfcl_data import DEFAULT_DIR
+
+    candidates = [Path(given)] if given else [ROOT.parent / "shared" / "bfcl", ROOT / "datasets" / "bfcl", DEFAULT_DIR]
     for path in candidates:
         if (path / "BFCL_v4_simple_python.json").exists():
             return path

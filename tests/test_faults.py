@@ -27,7 +27,7 @@ from algos.manifest import CheckpointError, write_manifest
 from algos.policy import LoraSettings, Policy
 from algos.results import read_metrics
 from algos.runner import Runner
-from algos.tiny import TINY_DATA_DIR, TINY_SYSTEM_PROMPT
+from algos.tiny import TINY_SYSTEM_PROMPT, TINY_TRAIN
 from algos.trainer import make_optimizers
 from fcenv.data import DatasetError
 from tests.fault_harness import (
@@ -291,8 +291,8 @@ def test_cli_reports_a_damaged_checkpoint_without_a_traceback(case, tiny_model, 
 # ---- datasets with bad entries ------------------------------------------------------------
 def bad_dataset(folder: Path) -> tuple[Path, set[tuple[int, str | None, str | None]]]:
     """Twelve tiny entries, five of them broken in different ways; returns (file, problems)."""
-    entries = (TINY_DATA_DIR / "tiny_train.json").read_text().splitlines()[:12]
-    answers = (TINY_DATA_DIR / "possible_answer" / "tiny_train.json").read_text().splitlines()[:12]
+    entries = TINY_TRAIN.read_text().splitlines()[:12]
+    answers = (TINY_TRAIN.parent / "possible_answer" / TINY_TRAIN.name).read_text().splitlines()[:12]
     ids = [json.loads(line)["id"] for line in entries]
     lines = list(entries)
     lines[1] = lines[1][: len(lines[1]) // 2]  # cut short: not JSON

@@ -16,13 +16,14 @@ import pytest
 from algos.warmup import answer_text
 from checkers import facet_weights, register_checker
 from checkers.result import CheckResult
+from fcenv.bundled import BUNDLED
 from fcenv.data import load_tasks
 from fcenv.env import FunctionCallingEnv
 from fcenv.rewards import INVALID_CAP, ShapedReward, bfcl_reward, get_reward_fn
 from tests.trajectories import ground_truth_steps
 
 ROOT = Path(__file__).resolve().parents[1]
-TINY_EVAL = ROOT / "datasets" / "tiny" / "tiny_eval.json"
+TINY_EVAL = BUNDLED["tiny_eval"]
 SINGLE_TURN = ["simple_python", "simple_java", "simple_javascript", "multiple", "parallel", "parallel_multiple",
                "live_simple", "live_multiple", "live_parallel", "live_parallel_multiple"]
 

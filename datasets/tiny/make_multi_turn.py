@@ -2,7 +2,7 @@
 backends, in BFCL's multi-turn format.
 
 Run ``python datasets/tiny/make_multi_turn.py`` to regenerate ``multi_turn_train.json``,
-``multi_turn_eval.json`` and their ``possible_answer/`` files (deterministic). Made for a model
+``multi_turn_eval.json`` and their ``possible_answer/`` files (deterministic) in ``fcenv/bundled/``. Made for a model
 of about a million parameters on two CPU cores: short requests, a few functions, small
 scenarios. Every task takes at least two calls, and in every task a later call needs a value
 that only an earlier call's result shows (look up, then act):
@@ -21,11 +21,8 @@ from __future__ import annotations
 
 import json
 import random
-from pathlib import Path
-
 from make_tiny import write_split  # the script's folder is on sys.path when it runs
 
-HERE = Path(__file__).resolve().parent
 SEED = 20261123
 N_TRAIN = 800
 N_EVAL = 150

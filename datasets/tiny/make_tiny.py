@@ -1,7 +1,8 @@
 """Write the bundled tiny dataset: invented functions, templated questions, BFCL's file format.
 
 Run ``python datasets/tiny/make_tiny.py`` to regenerate ``tiny_train.json``,
-``tiny_eval.json`` and their ``possible_answer/`` files (deterministic). The dataset is
+``tiny_eval.json`` and their ``possible_answer/`` files (deterministic) in ``fcenv/bundled/``,
+where they ship with the package. The dataset is
 made for a model of about a million parameters trained on two CPU cores: few functions,
 short descriptions, questions that state every argument, so the skill to learn is picking
 the function and copying the values into a call. Ids carry BFCL categories (``simple_python``,
@@ -14,7 +15,7 @@ import json
 import random
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
+OUT = Path(__file__).resolve().parents[2] / "fcenv" / "bundled"  # package data
 SEED = 20240611
 N_TRAIN = 900
 N_EVAL = 150
@@ -190,9 +191,9 @@ def write(name: str, rows: list[tuple[str, list[dict], list[dict], str]]) -> Non
 
 def write_split(name: str, questions: list[dict], answers: list[dict]) -> None:
     """A question file and its possible_answer/ file, as BFCL lays them out (JSON Lines)."""
-    (HERE / "possible_answer").mkdir(exist_ok=True)
-    (HERE / name).write_text("".join(json.dumps(q) + "\n" for q in questions))
-    (HERE / "possible_answer" / name).write_text("".join(json.dumps(a) + "\n" for a in answers))
+    (OUT / "possible_answer").mkdir(parents=True, exist_ok=True)
+    (OUT / name).write_text("".join(json.dumps(q) + "\n" for q in questions))
+    (OUT / "possible_answer" / name).write_text("".join(json.dumps(a) + "\n" for a in answers))
 
 
 def main() -> None:

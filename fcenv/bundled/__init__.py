@@ -1,0 +1,22 @@
+"""The datasets that ship with the package: the tiny single-turn and multi-turn splits (BFCL's
+file format, ``possible_answer/`` beside them), written by ``datasets/tiny/make_*.py``.
+
+Anywhere a question file is taken (the env's ``dataset_path``, ``--dataset_path``, ``--data``),
+a bundled split can be named instead of a path: ``tiny_train``, ``tiny_eval``,
+``multi_turn_train``, ``multi_turn_eval``. An existing file of that name wins.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+FOLDER = Path(__file__).resolve().parent
+BUNDLED = {name: FOLDER / f"{name}.json" for name in ("tiny_train", "tiny_eval", "multi_turn_train", "multi_turn_eval")}
+
+
+def resolve(path_or_name: str | Path) -> Path:
+    """A question file's path: the path itself, or a bundled split's file for its name."""
+    path = Path(path_or_name)
+    if not path.exists() and str(path_or_name) in BUNDLED:
+        return BUNDLED[str(path_or_name)]
+    return path
