@@ -225,6 +225,9 @@ def _command(args: argparse.Namespace) -> int:
         raise UsageError("--adapter applies to a local model, not to an --endpoint")
     if args.adapter and not Path(args.adapter).is_dir():
         raise UsageError(f"--adapter {args.adapter}: no such folder")
+    from fcenv.bundled import resolve
+
+    args.data = [str(resolve(d)) for d in args.data]  # a bundled split may be named
     missing = [d for d in args.data if not Path(d).is_file()]
     if missing:
         raise UsageError(f"--data: no such file: {', '.join(missing)}")

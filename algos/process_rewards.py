@@ -41,6 +41,7 @@ from algos.checkpoint import latest_checkpoint, load_actor_weights
 from algos.loading import load_model
 from algos.policy import LoraSettings, Policy
 from algos.rollout import Rollout, TextCodec, play
+from fcenv.bundled import resolve as resolve_bundled
 
 
 @dataclass
@@ -93,7 +94,7 @@ def sampler_from_flags(args: argparse.Namespace) -> Sampler:
         lora = LoraSettings(r=saved["lora_r"], alpha=saved["lora_alpha"], target_modules=list(saved["lora_target_modules"]))
         window, temperature = int(resolved["context_window"]), float(saved["temperature"])
         max_new_tokens = int(saved["max_new_tokens"])
-        dataset = Path(args.dataset_path or resolved["train_path"])
+        dataset = resolve_bundled(args.dataset_path or resolved["train_path"])
         if Path(resolved["eval_path"]).resolve() == dataset.resolve():
             held_out = frozenset(int(i) for i in resolved["eval_indices"])
     else:
@@ -105,7 +106,7 @@ def sampler_from_flags(args: argparse.Namespace) -> Sampler:
         config = loaded.base.config
         window = args.context_window or int(getattr(config, "max_position_embeddings", 0) or 2048)
         temperature, max_new_tokens = args.temperature, args.max_new_tokens
-        dataset = Path(args.dataset_path) if args.dataset_path else TINY_TRAIN
+        dataset = resolve_bundled(args.dataset_path) if args.dataset_path else TINY_TRAIN
     if not dataset.exists():
         raise RuntimeError(f"--dataset_path {dataset}: no such file")
     policy = Policy(loaded.base, pad_id=loaded.pad_id, stop_ids=loaded.stop_ids, actor_lora=lora,
