@@ -289,6 +289,25 @@ def load_model_state(checkpoint: Path, policy: Policy, actor_optimizer, critic_o
     return state
 
 
+def open_run(run: Path | str, name: str = "") -> tuple[dict[str, Any], Path]:
+    """A training run's arguments (args.json, with what they resolved to) and one of its
+    checkpoints that holds an actor adapter: ``name``, or the latest. Raises ``ConfigError``
+    naming the ``--run`` folder."""
+    from algos.config import ConfigError
+
+    run = Path(run)
+    try:
+        saved = json.loads((run / "args.json").read_text())
+        saved["resolved"]["base_model"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ConfigError(f"--run {run}: not a training run folder (its args.json: {type(exc).__name__}: "
+                          f"{exc})") from None
+    checkpoint = run / "checkpoints" / name if name else latest_checkpoint(run)
+    if checkpoint is None or not (checkpoint / "actor").is_dir():
+        raise ConfigError(f"--run {run}: no checkpoint {name or '(none saved)'} with an actor adapter")
+    return saved, checkpoint
+
+
 def load_actor_weights(checkpoint: Path, policy: Policy) -> None:
     """Only the actor adapter of a checkpoint (to sample from a trained policy elsewhere)."""
     checkpoint = Path(checkpoint)

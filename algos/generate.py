@@ -248,18 +248,15 @@ def _command(args: argparse.Namespace) -> int:
 
 def _take_run(args: argparse.Namespace) -> None:
     """--run: the run's base, adapter, prompt and window, unless given."""
-    from algos.checkpoint import latest_checkpoint
+    from algos.checkpoint import open_run
+    from algos.config import ConfigError
     from fcenv.cli import UsageError
 
-    run = Path(args.run)
     try:
-        saved = json.loads((run / "args.json").read_text())
-        resolved = saved["resolved"]
-    except (OSError, ValueError, KeyError) as exc:
-        raise UsageError(f"--run {run}: not a training run folder (its args.json: {exc})") from None
-    checkpoint = run / "checkpoints" / args.checkpoint if args.checkpoint else latest_checkpoint(run)
-    if checkpoint is None or not (checkpoint / "actor").is_dir():
-        raise UsageError(f"--run {run}: no checkpoint {args.checkpoint or '(none saved)'} with an actor adapter")
+        saved, checkpoint = open_run(args.run, args.checkpoint)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+    resolved = saved["resolved"]
     if args.model != "tiny" or args.adapter:
         raise UsageError("--run names the model and adapter; leave out --model and --adapter")
     args.model, args.adapter = resolved["base_model"], str(checkpoint / "actor")

@@ -37,7 +37,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from algos.checkpoint import latest_checkpoint, load_actor_weights
+from algos.checkpoint import load_actor_weights, open_run
 from algos.loading import load_model
 from algos.policy import LoraSettings, Policy
 from algos.rollout import Rollout, TextCodec, play
@@ -81,15 +81,8 @@ def sampler_from_flags(args: argparse.Namespace) -> Sampler:
     checkpoint = None
     held_out: frozenset[int] = frozenset()
     if args.run:
-        run = Path(args.run)
-        try:
-            saved = json.loads((run / "args.json").read_text())
-            resolved = saved["resolved"]
-        except (OSError, ValueError, KeyError) as exc:
-            raise RuntimeError(f"--run {run}: not a training run folder (its args.json: {exc})") from None
-        checkpoint = run / "checkpoints" / args.checkpoint if args.checkpoint else latest_checkpoint(run)
-        if checkpoint is None or not checkpoint.is_dir():
-            raise RuntimeError(f"--run {run}: no checkpoint {args.checkpoint or '(none saved)'}")
+        saved, checkpoint = open_run(args.run, args.checkpoint)
+        resolved = saved["resolved"]
         loaded = load_model(resolved["base_model"], device, system_prompt=resolved["system_prompt"] or "")
         lora = LoraSettings(r=saved["lora_r"], alpha=saved["lora_alpha"], target_modules=list(saved["lora_target_modules"]))
         window, temperature = int(resolved["context_window"]), float(saved["temperature"])
