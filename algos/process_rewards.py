@@ -203,6 +203,13 @@ def preference_pairs(replayed: list[Replayed], steps: list[list[dict]], margin: 
     return pairs
 
 
+def training_tasks(sampler: Sampler, count: int, seed: int) -> list[int]:
+    """``count`` tasks drawn from the file (0: all), never a run's held-out ones: the values and
+    pairs are training data."""
+    usable = [i for i in range(len(sampler.envs[0].unwrapped.tasks)) if i not in sampler.held_out]
+    return sorted(np.random.default_rng(seed).permutation(usable)[:count].tolist()) if count else usable
+
+
 def trajectories_from_results(path: Path, dataset: Path) -> list[Trajectory]:
     """A BFCL result file's answers as trajectories (a multi-turn result's turns flattened)."""
     from fcenv.data import load_tasks
@@ -225,10 +232,7 @@ def process_rewards(args: argparse.Namespace) -> dict[str, Any]:
     if args.from_results:
         trajectories = trajectories_from_results(Path(args.from_results), sampler.dataset_path)
     else:
-        # A run's held-out tasks stay unseen: values and pairs are training data.
-        usable = [i for i in range(len(sampler.envs[0].unwrapped.tasks)) if i not in sampler.held_out]
-        order = np.random.default_rng(args.seed).permutation(usable)
-        chosen = sorted(order[: args.tasks].tolist()) if args.tasks else usable
+        chosen = training_tasks(sampler, args.tasks, args.seed)
         played = _play(sampler, [i for i in chosen for _ in range(args.trajectories)])
         starts = [i for i in chosen for _ in range(args.trajectories)]
         trajectories = [Trajectory(starts[number], texts) for number, _, texts in played]

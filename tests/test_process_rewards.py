@@ -157,3 +157,26 @@ def test_a_bad_values_file_is_refused_before_the_run_folder_exists(tiny_model, t
         parse_config(["--critic_init_values", str(tmp_path / "missing.jsonl")])
     with pytest.raises(SystemExit):
         parse_config(["--algorithm_name", "GRPO", "--group_size", "2", "--critic_init_values", str(bad)])
+
+
+def test_a_runs_held_out_tasks_are_never_sampled(tiny_model, tmp_path):
+    import shutil
+
+    from tests.test_algorithms import make_runner
+
+    data = tmp_path / "data"
+    (data / "possible_answer").mkdir(parents=True)
+    shutil.copy(TINY_TRAIN, data / "mine.json")
+    shutil.copy(TINY_TRAIN.parent / "possible_answer" / TINY_TRAIN.name, data / "possible_answer" / "mine.json")
+    runner = make_runner(tiny_model, tmp_path / "results", "--dataset_path", str(data / "mine.json"),
+                         "--eval_fraction", "0.2", "--num_env_steps", "4")
+    run = runner.run()
+    held_out = set(json.loads((run / "args.json").read_text())["resolved"]["eval_indices"])
+    assert len(held_out) == 180
+    from algos.process_rewards import training_tasks
+
+    sampler = sampler_from_flags(_flags(tiny_model, TINY_TRAIN, run=str(run), dataset_path=""))
+    assert sampler.held_out == held_out
+    chosen = training_tasks(sampler, 0, seed=1)
+    assert len(chosen) == 720 and not held_out & set(chosen)
+    assert not held_out & set(training_tasks(sampler, 300, seed=2))
