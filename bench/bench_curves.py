@@ -1,5 +1,8 @@
-"""Credit assignment compared: TPPO (BAD, token level), APPO (GAE over actions) and TurnPPO
-(GAE over BFCL turns), several seeds, held-out accuracy and reward against samples.
+"""Algorithms compared on the embedded defaults, several seeds each: held-out accuracy and
+reward against samples and training time. By default the credit-assignment comparison: TPPO
+(BAD, token level), APPO (GAE over actions) and TurnPPO (GAE over BFCL turns); any preset or
+named variant (``VARIANTS``: ARPO = GRPO with entropy branching, LPR = TPPO whose critic starts
+from ``fcenv process-rewards`` values, TPPO_steps = TPPO with step rewards) can be given.
 
 Runs ``train_fctncalling.py`` (the embedded default, any extra flags appended, e.g.
 ``--dataset_path multi_turn_train`` for the multi-turn default) once per
@@ -10,7 +13,9 @@ held-out split); bench/heldout.py checks it independently for the default runs.
 
 Writes ``<name>.json`` (every run's curves, and per algorithm the mean start and end held-out
 accuracy and the samples until greedy accuracy first gained +0.20) and ``<name>.png`` (held-out
-greedy accuracy and rollout reward against samples: mean of the seeds, their range shaded).
+greedy accuracy and rollout reward against samples: mean of the seeds, their range shaded; and
+accuracy against training minutes), and prints the summary as a markdown table. ``--include``
+joins earlier reports' runs, ``--reuse`` finished run folders (e.g. bench_train.py's, timed alone).
 
 Run: ``python bench/bench_curves.py --name credit_single_turn [--seeds 1 2 3] [--parallel 2]
 [-- extra training flags]``.
