@@ -184,35 +184,7 @@ def generate(args: argparse.Namespace) -> list[Path]:
     return written
 
 
-# ---- the command ------------------------------------------------------------------------
-def register(commands) -> None:
-    """Add ``generate`` to the ``fcenv`` command (entry point group ``fcenv.commands``)."""
-    parser = commands.add_parser("generate", help="a model's answers to BFCL question files, as BFCL result files",
-                                 description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", nargs="+", required=True, help="BFCL question files (possible answers beside them)")
-    parser.add_argument("--out", required=True, help="folder for the result files")
-    parser.add_argument("--model", default="tiny", help="a local Hugging Face checkpoint folder or 'tiny'; with "
-                                                        "--endpoint, the model name the server expects")
-    parser.add_argument("--adapter", default="", help="a PEFT LoRA adapter folder to apply (e.g. a run's "
-                                                      "checkpoints/iter_N/actor)")
-    parser.add_argument("--run", default="", help="a training run folder: its base model, actor adapter (the latest "
-                                                  "checkpoint, or --checkpoint), system prompt and context window")
-    parser.add_argument("--checkpoint", default="", help="with --run: the checkpoint folder name")
-    parser.add_argument("--endpoint", default="", help="an OpenAI-compatible server's base URL (…/v1) to ask instead")
-    parser.add_argument("--system_prompt", default="", help="system prompt template with '{functions}' (default: "
-                                                            "BFCL's, or the tiny model's own)")
-    parser.add_argument("--n", type=int, default=1, help="answers per entry (one result file each)")
-    parser.add_argument("--greedy", action="store_true", help="greedy decoding instead of sampling")
-    parser.add_argument("--temperature", type=float, default=1.0)
-    parser.add_argument("--max_new_tokens", type=int, default=256, help="most tokens of one answer")
-    parser.add_argument("--context_window", type=int, default=0, help="0: the model's maximum")
-    parser.add_argument("--batch", type=int, default=16, help="entries answered together (local model)")
-    parser.add_argument("--timeout", type=float, default=120.0, help="seconds per endpoint request")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True)
-    parser.set_defaults(command_fn=_command)
-
-
+# ---- the command (its flags: algos/commands.py) ---------------------------------------
 def _command(args: argparse.Namespace) -> int:
     from fcenv.cli import UsageError
 

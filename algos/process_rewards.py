@@ -287,33 +287,7 @@ def _write_jsonl(path: Path, rows: list[dict]) -> None:
     partial.replace(path)
 
 
-# ---- the command ------------------------------------------------------------------------
-def register(commands) -> None:
-    """Add ``process-rewards`` to the ``fcenv`` command (entry point group ``fcenv.commands``)."""
-    parser = commands.add_parser("process-rewards", help="Monte Carlo values of trajectory prefixes and DPO pairs (LPR)",
-                                 description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", required=True, help="folder for trajectories.jsonl, pairs.jsonl and summary.json")
-    parser.add_argument("--run", help="a training run folder: sample with its actor (base, prompt and data as trained)")
-    parser.add_argument("--checkpoint", default="", help="with --run: the checkpoint folder name (default: the latest)")
-    parser.add_argument("--model_name_or_path", default="tiny", help="without --run: a local Hugging Face checkpoint "
-                                                                     "folder, or 'tiny' (the embedded default)")
-    parser.add_argument("--dataset_path", default="", help="BFCL question file (default: the run's training data, "
-                                                           "else the bundled single-turn split)")
-    parser.add_argument("--system_prompt", default="", help="without --run: the system prompt template")
-    parser.add_argument("--from_results", default="", help="take the trajectories from this BFCL result file "
-                                                          "instead of sampling them")
-    parser.add_argument("--tasks", type=int, default=0, help="tasks to sample trajectories for (0: all)")
-    parser.add_argument("--trajectories", type=int, default=4, help="trajectories sampled per task")
-    parser.add_argument("--completions", type=int, default=8, help="Monte Carlo continuations per prefix")
-    parser.add_argument("--margin", type=float, default=0.5, help="least value difference of a preference pair")
-    parser.add_argument("--max_new_tokens", type=int, default=48, help="without --run: most tokens of one action")
-    parser.add_argument("--context_window", type=int, default=0, help="without --run: 0 = the model's maximum")
-    parser.add_argument("--temperature", type=float, default=1.0, help="without --run: the sampling temperature")
-    parser.add_argument("--threads", type=int, default=32, help="environments stepped in parallel")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.set_defaults(command_fn=_command)
-
-
+# ---- the command (its flags: algos/commands.py) ---------------------------------------
 def _command(args: argparse.Namespace) -> int:
     from fcenv.cli import UsageError
 

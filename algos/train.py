@@ -38,10 +38,3 @@ def main(argv: list[str] | None = None, prog: str = "train_fctncalling.py") -> i
         return 1
     runner.log(f"results in {run_dir}")
     return 0
-
-
-def register(commands) -> None:
-    """``fcenv train [flags]``: the same as ``python train_fctncalling.py [flags]`` (entry point
-    group ``fcenv.commands``); every flag goes to the training parser, ``--help`` included."""
-    parser = commands.add_parser("train", add_help=False, help="train a policy (flags: fcenv train --help)")
-    parser.set_defaults(command_fn=lambda args: main(args.extra, prog="fcenv train"), accepts_extra=True)

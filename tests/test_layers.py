@@ -34,3 +34,16 @@ def test_a_package_imports_only_the_layers_below_it(package):
         if above:
             wrong[str(file.relative_to(ROOT))] = sorted(above)
     assert not wrong, f"{package} imports layers above it: {wrong}"
+
+
+def test_the_fcenv_command_starts_without_the_training_libraries():
+    """`fcenv evaluate` and `fcenv data` pay no import of torch, transformers or peft: the
+    training layer's subcommands plug in as parsers only (algos/commands.py)."""
+    import subprocess
+    import sys
+
+    probe = ("import sys; from fcenv.cli import build_parser; parser = build_parser(); "
+             "parser.parse_args(['generate', '--data', 'x', '--out', 'y']); "
+             "print(sorted(m for m in ('torch', 'transformers', 'peft') if m in sys.modules))")
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert loaded.stdout.strip() == "[]"
