@@ -40,11 +40,13 @@ from algos.results import read_metrics  # noqa: E402
 
 ALGORITHMS = ("TPPO", "APPO", "TurnPPO")
 COLORS = {"TPPO": "tab:blue", "APPO": "tab:orange", "TurnPPO": "tab:green", "GRPO": "tab:red", "RLOO": "tab:purple",
-          "ARPO": "tab:brown", "LPR": "tab:olive", "DrGRPO": "tab:pink", "TPPO_steps": "tab:cyan"}
+          "ARPO": "tab:brown", "LPR": "tab:olive", "DrGRPO": "tab:pink", "TPPO_steps": "tab:cyan",
+          "ARPO_RLOO": "tab:gray"}
 
 
 # Methods that are a preset plus flags, named as the papers name them.
 VARIANTS = {"ARPO": ("GRPO", ["--branching", "entropy"]),
+            "ARPO_RLOO": ("RLOO", ["--branching", "entropy"]),  # the same branching, RLOO's baseline
             "LPR": ("TPPO", []),  # with --critic_init_values FILE among the extra flags
             "TPPO_steps": ("TPPO", ["--reward", "steps"])}
 
