@@ -67,6 +67,8 @@ def run_curves(run_dir: Path) -> dict:
     return {"samples": [m["samples"] for m in rollouts], "reward": [m["rollout/reward"] for m in rollouts],
             "rollout_accuracy": [m["rollout/accuracy"] for m in rollouts],
             "seconds": np.cumsum([m.get("perf/iteration_seconds", 0.0) for m in rollouts]).round(2).tolist(),
+            "branches_per_iteration": (float(np.mean([m["rollout/branches"] for m in rollouts]))
+                                       if rollouts and "rollout/branches" in rollouts[0] else None),
             "eval_samples": [m["samples"] for m in evaluations],
             "greedy": [m["heldout_greedy/accuracy"] for m in evaluations],
             "sampled": [m["heldout_sampled/accuracy"] for m in evaluations]}
