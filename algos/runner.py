@@ -22,11 +22,14 @@ import torch
 import fcenv  # noqa: F401  (registers the environment id)
 from algos import checkpoint as ckpt
 from algos.algorithms import resolve
+from algos.branching import BranchingSettings, play_branching
 from algos.buffer import bootstrap_values, compute_advantages, score_rollout
-from algos.estimators import get_estimator
 from algos.config import ConfigError, TrainConfig, to_dict
+from algos.estimators import get_estimator
+from algos.groups import efficiency_rewards, informative_groups
 from algos.loading import is_embedded, load_model
 from algos.policy import LoraSettings, Policy
+from algos.process_rewards import prefix_value_examples
 from algos.results import (
     append_metrics,
     new_run_dir,
@@ -36,13 +39,10 @@ from algos.results import (
     wait_until_new_event_file_sorts_last,
     write_args,
 )
-from algos.branching import BranchingSettings, play_branching
-from algos.groups import efficiency_rewards, informative_groups
 from algos.rollout import Rollout, TextCodec, play
 from algos.stats import explained_variance, explained_variance_sums, means, rollout_stats
 from algos.tiny import BUNDLED_EVAL, TINY_TRAIN, bundled_train_split
 from algos.trainer import PPOSettings, PPOTrainer, make_optimizers
-from algos.process_rewards import prefix_value_examples
 from algos.warmup import ground_truth_examples, supervised_steps, value_regression_steps
 from fcenv.bundled import resolve as resolve_bundled
 
