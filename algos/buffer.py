@@ -54,9 +54,14 @@ def _chunks(count: int, size: int) -> list[range]:
 
 @torch.no_grad()
 def score_rollout(policy: Policy, rollout: Rollout, token_budget: int, min_chunks: int = 1,
-                  with_reference: bool = True, group_size: int = 1) -> Buffer:
+                  with_reference: bool = True, group_size: int = 1, rescore: bool = False) -> Buffer:
     """Old log-probs, reference log-probs (zeros when not needed) and token values (zeros
-    without a critic) of every action, in length-sorted micro-batches (``length_sorted_chunks``)."""
+    without a critic) of every action, in length-sorted micro-batches (``length_sorted_chunks``).
+
+    The old log-probs are the sampling pass's own when the model runs in fp32: they are the
+    behaviour policy's probabilities, equal to a scoring pass's up to float rounding (a few
+    1e-6), so the actor's scoring pass is skipped. With ``rescore``, or a model in another
+    dtype (bf16 sampling is not exact), they are computed again here."""
     contexts = [a.context for a in rollout.actions]
     actions = [a.action for a in rollout.actions]
     width = max(len(a) for a in actions)
@@ -65,16 +70,23 @@ def score_rollout(policy: Policy, rollout: Rollout, token_budget: int, min_chunk
     ref = torch.zeros(n, width)
     values = torch.zeros(n, width)
     mask = torch.zeros(n, width)
-    for rows in length_sorted_chunks(contexts, actions, [[i] for i in range(n)], token_budget, min_chunks):
-        batch = pack([contexts[i] for i in rows], [actions[i] for i in rows], policy.pad_id, policy.device)
-        k = batch.action_width
-        index = torch.tensor(rows)
-        old[index, :k] = policy.token_logprobs(batch)[0].float().cpu()
-        if with_reference:
-            ref[index, :k] = policy.reference_logprobs(batch).float().cpu()
-        if policy.has_critic:
-            values[index, :k] = policy.token_values(batch)[:, :k].float().cpu()
-        mask[index, :k] = batch.action_mask.cpu()
+    for row, action in enumerate(actions):
+        mask[row, :len(action)] = 1.0
+    rescore = rescore or not policy.samples_exactly
+    if not rescore:
+        for row, record in enumerate(rollout.actions):
+            old[row, :len(record.sample_logprobs)] = torch.tensor(record.sample_logprobs)
+    if rescore or with_reference or policy.has_critic:
+        for rows in length_sorted_chunks(contexts, actions, [[i] for i in range(n)], token_budget, min_chunks):
+            batch = pack([contexts[i] for i in rows], [actions[i] for i in rows], policy.pad_id, policy.device)
+            k = batch.action_width
+            index = torch.tensor(rows)
+            if rescore:
+                old[index, :k] = policy.token_logprobs(batch)[0].float().cpu()
+            if with_reference:
+                ref[index, :k] = policy.reference_logprobs(batch).float().cpu()
+            if policy.has_critic:
+                values[index, :k] = policy.token_values(batch)[:, :k].float().cpu()
     rewards = torch.tensor([a.reward for a in rollout.actions], dtype=torch.float32)
     episode = torch.zeros(n, dtype=torch.long)
     task = torch.zeros(n, dtype=torch.long)

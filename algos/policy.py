@@ -120,6 +120,12 @@ class Policy(torch.nn.Module):
         return self.model.get_base_model()
 
     @property
+    def samples_exactly(self) -> bool:
+        """Whether sampling's log-probs equal a scoring pass's up to float rounding: in fp32
+        (bf16's rounding differs between the cached and the full forward pass)."""
+        return next(self.base.parameters()).dtype == torch.float32
+
+    @property
     def device(self) -> torch.device:
         return self._adapter_params[ACTOR][0].device
 

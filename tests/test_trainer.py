@@ -58,20 +58,25 @@ def test_one_iteration_trains_both_adapters_and_the_head_but_not_the_base(tiny_m
 
 
 def test_first_epoch_ratio_is_one(tiny_model, tmp_path):
-    # Old log-probs come from the same scoring path as the update's: before any step the
-    # ratio is exactly 1 and nothing is clipped.
+    # The old log-probs are the sampling pass's (fp32): before any step they equal the update's
+    # scoring of the same tokens up to float rounding, so the ratio is 1 and nothing is clipped;
+    # a rescoring pass (--rescore_old_logprobs) gives the same numbers.
     runner = make_runner(tiny_model, tmp_path, "--num_mini_batch", "1", "--gradient_cp_steps", "1")
     from algos.rollout import play
 
     rollout = play(runner.envs, runner.policy, runner.codec, runner._task_source(), max_new_tokens=32,
                    actions_per_env=1, generator=runner.sampling)
+    assert runner.policy.samples_exactly
     buffer = score_rollout(runner.policy, rollout, token_budget=200)
+    rescored = score_rollout(runner.policy, rollout, token_budget=200, rescore=True)
     from algos.batching import pack
 
     batch = pack(buffer.contexts, buffer.actions, runner.policy.pad_id)
     with torch.no_grad():
         fresh = runner.policy.token_logprobs(batch)[0]
     torch.testing.assert_close(fresh, buffer.old_logprobs[:, :fresh.shape[1]], atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(rescored.old_logprobs, buffer.old_logprobs, atol=1e-5, rtol=1e-5)
+    assert torch.equal(rescored.action_mask, buffer.action_mask) and torch.equal(rescored.values, buffer.values)
 
 
 def test_critic_warmup_leaves_the_actor_alone(tiny_model, tmp_path):

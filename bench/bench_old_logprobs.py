@@ -1,0 +1,78 @@
+"""Old log-probs kept from the sampling pass against recomputed in a scoring pass
+(``--rescore_old_logprobs``): the time of a training iteration and of the scoring step, on
+both embedded defaults, the two settings taking turns in one process.
+
+Run: ``python bench/bench_old_logprobs.py [--rounds 3 --iterations 5]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+DEFAULTS = {"single-turn": [], "multi-turn": ["--dataset_path", "multi_turn_train"]}
+
+
+def measure(flags: list[str], rescore: bool, iterations: int) -> dict[str, float]:
+    """Seconds per iteration and per scoring step (the median over ``iterations``)."""
+    from algos.buffer import score_rollout
+    from algos.config import parse_config
+    from algos.rollout import play
+    from algos.runner import Runner
+
+    with tempfile.TemporaryDirectory() as results:
+        extra = ["--rescore_old_logprobs"] if rescore else []
+        runner = Runner(parse_config(["--results_dir", results, "--eval_interval", "0", "--save_interval", "100000",
+                                      "--no-progress", *flags, *extra]), log=lambda message: None)
+        runner.train_iteration()  # warm-up
+        iteration, scoring = [], []
+        for _ in range(iterations):
+            started = time.perf_counter()
+            runner.train_iteration()
+            iteration.append(time.perf_counter() - started)
+            c = runner.config
+            rollout = play(runner.envs, runner.policy, runner.codec, runner._task_source(),
+                           max_new_tokens=c.max_new_tokens, actions_per_env=1, generator=runner.sampling)
+            started = time.perf_counter()
+            score_rollout(runner.policy, rollout, c.micro_batch_tokens, with_reference=c.kl_coef != 0,
+                          rescore=rescore)
+            scoring.append(time.perf_counter() - started)
+        return {"iteration": statistics.median(iteration), "scoring": statistics.median(scoring)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--iterations", type=int, default=5)
+    parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "old_logprobs.json"))
+    args = parser.parse_args(argv)
+    import torch
+
+    torch.set_num_threads(1)
+    report = {}
+    for name, flags in DEFAULTS.items():
+        best = {"sampled": {"iteration": float("inf"), "scoring": float("inf")},
+                "rescored": {"iteration": float("inf"), "scoring": float("inf")}}
+        for _ in range(args.rounds):
+            for label, rescore in (("rescored", True), ("sampled", False)):
+                figures = measure(flags, rescore, args.iterations)
+                best[label] = {k: min(best[label][k], v) for k, v in figures.items()}
+        report[name] = {**best, "iteration_speedup": best["rescored"]["iteration"] / best["sampled"]["iteration"],
+                        "scoring_speedup": best["rescored"]["scoring"] / best["sampled"]["scoring"]}
+        print(f"{name}: iteration {best['rescored']['iteration']:.3f} s -> {best['sampled']['iteration']:.3f} s "
+              f"(x{report[name]['iteration_speedup']:.2f}), scoring {best['rescored']['scoring']:.3f} s -> "
+              f"{best['sampled']['scoring']:.3f} s (x{report[name]['scoring_speedup']:.2f})", flush=True)
+    Path(args.out).write_text(json.dumps(report, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
