@@ -54,14 +54,14 @@ def _chunks(count: int, size: int) -> list[range]:
 
 @torch.no_grad()
 def score_rollout(policy: Policy, rollout: Rollout, token_budget: int, min_chunks: int = 1,
-                  with_reference: bool = True, group_size: int = 1, rescore: bool = False) -> Buffer:
+                  with_reference: bool = True, group_size: int = 1, rescore: bool = True) -> Buffer:
     """Old log-probs, reference log-probs (zeros when not needed) and token values (zeros
     without a critic) of every action, in length-sorted micro-batches (``length_sorted_chunks``).
 
-    The old log-probs are the sampling pass's own when the model runs in fp32: they are the
-    behaviour policy's probabilities, equal to a scoring pass's up to float rounding (a few
-    1e-6), so the actor's scoring pass is skipped. With ``rescore``, or a model in another
-    dtype (bf16 sampling is not exact), they are computed again here."""
+    With ``rescore=False`` (``--sampling_old_logprobs``) and a model in fp32, the old log-probs
+    are the sampling pass's own: the behaviour policy's probabilities, equal to a scoring
+    pass's up to float rounding (a few 1e-6), and the actor's scoring pass is skipped. A model
+    in another dtype is always rescored (bf16's cached and full passes round differently)."""
     contexts = [a.context for a in rollout.actions]
     actions = [a.action for a in rollout.actions]
     width = max(len(a) for a in actions)

@@ -103,8 +103,9 @@ class TrainConfig:
     ppo_epoch: int = _flag(2, "passes over each rollout")
     num_mini_batch: int = _flag(1, "minibatches per pass (one optimizer step each)")
     gradient_cp_steps: int = _flag(1, "micro-batches each minibatch is split into, at least (gradient accumulation)")
-    rescore_old_logprobs: bool = _flag(False, "recompute the old log-probs in a scoring pass instead of keeping the "
-                                              "sampling pass's (always done when the model is not fp32)")
+    sampling_old_logprobs: bool = _flag(False, "keep the sampling pass's log-probs as the PPO ratio's old ones "
+                                               "(exact up to rounding in fp32; a bf16 model rescores anyway) and "
+                                               "skip the actor's scoring pass")
     micro_batch_tokens: int = _flag(2048, "most padded tokens in one micro-batch: rows of similar length go "
                                           "together, so padding costs little (0: no limit)")
     gamma: float = _flag(0.99, "discount between actions")

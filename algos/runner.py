@@ -421,7 +421,7 @@ class Runner:
             chunk = max(1, math.ceil(len(trained.actions) / (c.num_mini_batch * c.gradient_cp_steps)))
             buffer = score_rollout(self.policy, trained, c.micro_batch_tokens, c.num_mini_batch * c.gradient_cp_steps,
                                    with_reference=c.kl_coef != 0, group_size=c.group_size,
-                                   rescore=c.rescore_old_logprobs)
+                                   rescore=not c.sampling_old_logprobs)
             last_values = bootstrap_values(self.policy, trained, chunk)
             compute_advantages(buffer, trained, last_values, self.algorithm.estimator, c.gamma, c.gae_lambda)
             sums.update(explained_variance_sums(buffer))

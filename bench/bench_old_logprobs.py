@@ -1,5 +1,5 @@
-"""Old log-probs kept from the sampling pass against recomputed in a scoring pass
-(``--rescore_old_logprobs``): the time of a training iteration and of the scoring step, on
+"""Old log-probs kept from the sampling pass (``--sampling_old_logprobs``) against recomputed
+in a scoring pass (the default): the time of a training iteration and of the scoring step, on
 both embedded defaults, the two settings taking turns in one process.
 
 Run: ``python bench/bench_old_logprobs.py [--rounds 3 --iterations 5]``.
@@ -29,7 +29,7 @@ def measure(flags: list[str], rescore: bool, iterations: int) -> dict[str, float
     from algos.runner import Runner
 
     with tempfile.TemporaryDirectory() as results:
-        extra = ["--rescore_old_logprobs"] if rescore else []
+        extra = [] if rescore else ["--sampling_old_logprobs"]
         runner = Runner(parse_config(["--results_dir", results, "--eval_interval", "0", "--save_interval", "100000",
                                       "--no-progress", *flags, *extra]), log=lambda message: None)
         runner.train_iteration()  # warm-up

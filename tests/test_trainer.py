@@ -58,17 +58,17 @@ def test_one_iteration_trains_both_adapters_and_the_head_but_not_the_base(tiny_m
 
 
 def test_first_epoch_ratio_is_one(tiny_model, tmp_path):
-    # The old log-probs are the sampling pass's (fp32): before any step they equal the update's
-    # scoring of the same tokens up to float rounding, so the ratio is 1 and nothing is clipped;
-    # a rescoring pass (--rescore_old_logprobs) gives the same numbers.
+    # The old log-probs, rescored (the default) or kept from sampling (--sampling_old_logprobs,
+    # fp32), equal the update's own scoring of the same tokens up to float rounding: before any
+    # step the ratio is 1 and nothing is clipped.
     runner = make_runner(tiny_model, tmp_path, "--num_mini_batch", "1", "--gradient_cp_steps", "1")
     from algos.rollout import play
 
     rollout = play(runner.envs, runner.policy, runner.codec, runner._task_source(), max_new_tokens=32,
                    actions_per_env=1, generator=runner.sampling)
     assert runner.policy.samples_exactly
-    buffer = score_rollout(runner.policy, rollout, token_budget=200)
-    rescored = score_rollout(runner.policy, rollout, token_budget=200, rescore=True)
+    buffer = score_rollout(runner.policy, rollout, token_budget=200, rescore=False)
+    rescored = score_rollout(runner.policy, rollout, token_budget=200)
     from algos.batching import pack
 
     batch = pack(buffer.contexts, buffer.actions, runner.policy.pad_id)
