@@ -46,7 +46,8 @@ __all__ = ["CheckpointError"]
 
 _ITER = re.compile(r"^iter_(\d+)$")
 _PARTIAL = re.compile(r"^\.iter_(\d+)\.partial$")
-ACTOR_WEIGHTS = f"{ACTOR}/adapter_model.safetensors"
+ADAPTER_WEIGHTS = "adapter_model.safetensors"  # PEFT's weights file in an adapter folder
+ACTOR_WEIGHTS = f"{ACTOR}/{ADAPTER_WEIGHTS}"
 CRITIC_WEIGHTS = f"{CRITIC}/adapter_model.safetensors"
 VALUE_HEAD = f"{CRITIC}/value_head.safetensors"
 OPTIMIZERS = "optimizers.pt"
@@ -308,13 +309,20 @@ def open_run(run: Path | str, name: str = "") -> tuple[dict[str, Any], Path]:
     return saved, checkpoint
 
 
+def load_adapter_weights(folder: Path, policy: Policy) -> None:
+    """A PEFT LoRA adapter folder's weights (a checkpoint's ``actor/``, or any adapter saved
+    with PEFT) into the policy's actor adapter; ``CheckpointError`` naming the folder and file
+    when they cannot be read or do not fit the model."""
+    folder = Path(folder)
+    weights = _read(folder, ADAPTER_WEIGHTS, lambda p: load_file(p, device=str(policy.device)))
+    _check_shapes(folder, ADAPTER_WEIGHTS, weights, get_peft_model_state_dict(policy.model, adapter_name=ACTOR))
+    set_peft_model_state_dict(policy.model, weights, adapter_name=ACTOR)
+
+
 def load_actor_weights(checkpoint: Path, policy: Policy) -> None:
     """Only the actor adapter of a checkpoint (to sample from a trained policy elsewhere)."""
-    checkpoint = Path(checkpoint)
-    verify_checkpoint(checkpoint, [ACTOR_WEIGHTS])
-    weights = _read(checkpoint, ACTOR_WEIGHTS, lambda p: load_file(p, device=str(policy.device)))
-    _check_shapes(checkpoint, ACTOR_WEIGHTS, weights, get_peft_model_state_dict(policy.model, adapter_name=ACTOR))
-    set_peft_model_state_dict(policy.model, weights, adapter_name=ACTOR)
+    verify_checkpoint(Path(checkpoint), [ACTOR_WEIGHTS])
+    load_adapter_weights(Path(checkpoint) / ACTOR, policy)
 
 
 def load_rng(checkpoint: Path, rank: int) -> dict[str, Any]:

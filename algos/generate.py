@@ -70,6 +70,7 @@ def play_entries(envs: Sequence[gym.Env], jobs: list[tuple[int, int]], respond: 
 
 def load_local(args: argparse.Namespace):
     """The local checkpoint (and adapter) as fcenv's policy, and its loaded parts."""
+    from algos.checkpoint import load_adapter_weights
     from algos.loading import load_model
     from algos.policy import LoraSettings, Policy
 
@@ -80,16 +81,17 @@ def load_local(args: argparse.Namespace):
     policy = Policy(loaded.base, pad_id=loaded.pad_id, stop_ids=loaded.stop_ids, actor_lora=lora,
                     temperature=args.temperature, with_critic=False).to(device)
     if args.adapter:
-        _load_adapter(Path(args.adapter), policy)
+        load_adapter_weights(Path(args.adapter), policy)
     policy.eval()
     return loaded, policy
 
 
 def local_responder(args: argparse.Namespace, loaded, policy, render: Callable[[list[dict]], str]) -> Respond:
     """Batched sampling with fcenv's policy, each chat rendered as the env renders it."""
+    from algos.loading import max_positions
     from algos.rollout import TextCodec
 
-    window = args.context_window or int(getattr(loaded.base.config, "max_position_embeddings", 0) or 2048)
+    window = args.context_window or max_positions(loaded.base)
     codec = TextCodec(loaded.tokenizer, window - args.max_new_tokens, render=render)
     generator = torch.Generator(device=policy.device)
     generator.manual_seed(args.seed)
@@ -114,19 +116,6 @@ def _adapter_settings(folder: Path):
     targets = config["target_modules"]
     return LoraSettings(r=int(config["r"]), alpha=int(config["lora_alpha"]),
                         target_modules=sorted(targets) if isinstance(targets, list) else [targets])
-
-
-def _load_adapter(folder: Path, policy) -> None:
-    from peft import set_peft_model_state_dict
-    from safetensors.torch import load_file
-
-    from algos.policy import ACTOR
-
-    weights = load_file(folder / "adapter_model.safetensors", device=str(policy.device))
-    result = set_peft_model_state_dict(policy.model, weights, adapter_name=ACTOR)
-    missing = [k for k in getattr(result, "unexpected_keys", []) if "lora" in k]
-    if missing:
-        raise RuntimeError(f"--adapter {folder}: tensors that fit no layer of the model, e.g. {missing[0]}")
 
 
 def endpoint_responder(args: argparse.Namespace) -> Respond:
@@ -208,10 +197,11 @@ def _command(args: argparse.Namespace) -> int:
     if args.run:
         _take_run(args)
     from algos.config import ConfigError
+    from algos.manifest import CheckpointError
 
     try:
         written = generate(args)
-    except ConfigError as exc:
+    except (ConfigError, CheckpointError) as exc:
         raise UsageError(str(exc)) from None
     for path in written:
         print(path)

@@ -73,6 +73,13 @@ def model_dtype(device: torch.device) -> torch.dtype:
     return torch.bfloat16 if device.type == "cuda" else torch.float32
 
 
+def max_positions(model: torch.nn.Module) -> int:
+    """The longest sequence the model's config supports (its text config's, for a multimodal
+    model); 2048 when the config does not say."""
+    config = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
+    return int(getattr(config, "max_position_embeddings", 0) or 2048)
+
+
 def is_embedded(model_name_or_path: str) -> bool:
     return model_name_or_path in ("", EMBEDDED_MODEL)
 

@@ -38,7 +38,7 @@ import numpy as np
 import torch
 
 from algos.checkpoint import load_actor_weights, open_run
-from algos.loading import load_model
+from algos.loading import load_model, max_positions
 from algos.policy import LoraSettings, Policy
 from algos.rollout import Rollout, TextCodec, play
 from fcenv.bundled import resolve as resolve_bundled
@@ -96,8 +96,7 @@ def sampler_from_flags(args: argparse.Namespace) -> Sampler:
         from algos.tiny import TINY_TRAIN
 
         lora = LoraSettings(r=8, alpha=16, target_modules=["q_proj", "v_proj"])
-        config = loaded.base.config
-        window = args.context_window or int(getattr(config, "max_position_embeddings", 0) or 2048)
+        window = args.context_window or max_positions(loaded.base)
         temperature, max_new_tokens = args.temperature, args.max_new_tokens
         dataset = resolve_bundled(args.dataset_path) if args.dataset_path else TINY_TRAIN
     if not dataset.exists():

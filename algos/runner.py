@@ -27,7 +27,7 @@ from algos.buffer import bootstrap_values, compute_advantages, score_rollout
 from algos.config import ConfigError, TrainConfig, to_dict
 from algos.estimators import get_estimator
 from algos.groups import efficiency_rewards, informative_groups
-from algos.loading import is_embedded, load_model
+from algos.loading import is_embedded, load_model, max_positions
 from algos.policy import LoraSettings, Policy
 from algos.process_rewards import prefix_value_examples
 from algos.results import (
@@ -168,7 +168,7 @@ class Runner:
     def _context_window(self) -> int:
         """--context_window, or (0) what the model's config supports."""
         c = self.config
-        window = c.context_window or _max_positions(self.loaded.base)
+        window = c.context_window or max_positions(self.loaded.base)
         if window <= c.max_new_tokens:
             raise ConfigError(f"--context_window ({window}{'' if c.context_window else ', the model maximum'}) must "
                              f"exceed --max_new_tokens ({c.max_new_tokens})")
@@ -525,11 +525,6 @@ class Runner:
             ckpt.publish(stage, self.iteration)
         self.accelerator.wait_for_everyone()
         return final
-
-
-def _max_positions(model: torch.nn.Module) -> int:
-    config = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
-    return int(getattr(config, "max_position_embeddings", 0) or 2048)
 
 
 def _has_accelerator() -> bool:
