@@ -27,6 +27,7 @@ from fcenv.episode import EpisodeSettings, SingleTurnEpisode, StepOutcome, calls
 from fcenv.prompts import BFCL_SYSTEM_PROMPT, Renderer, get_renderer
 from fcenv.rewards import PROCESS_SHARE, RewardFn, get_reward_fn, pays_per_step, pays_per_turn
 from fcenv.spaces import UnicodeText
+from fcenv.tool_formats import get_tool_format
 from fcenv.tasks import Task
 
 # Long enough for BFCL's long-context prompts, which run to a few hundred thousand characters.
@@ -82,8 +83,16 @@ class FunctionCallingEnv(gym.Env[str, str]):
             ``reward_weights`` changes some of the shaped reward's weights (``fcenv.rewards``).
         system_prompt: the system prompt template, ``{functions}`` marking where the JSON
             docs go; BFCL's prompting prompt by default.
-        renderer: ``"chatml"`` (default), ``"plain"`` or a callable ``(messages) -> str``,
-            e.g. a tokenizer's chat template.
+        renderer: ``"chatml"`` (default), ``"plain"``, a callable ``(messages) -> str``, or a
+            tokenizer (its chat template renders the chat). With ``tool_format``: a tokenizer
+            (its template, given ``tools=``), a callable ``(messages, tools) -> str``, or None for
+            the family's template from ``fcenv/chat_templates``.
+        tool_format: native tool calling (BFCL's FC mode) in a model family's format:
+            ``"hermes"`` (``<tool_call>`` blocks, Qwen), ``"llama_json"`` (bare JSON, Llama 3.x)
+            or ``"mistral"`` (``[TOOL_CALLS]``); see ``fcenv.tool_formats``. No system prompt
+            is added; the tools go to the chat template and are in ``info["tools"]``; tool
+            results come back as ``tool`` messages with their call's id. None (default):
+            BFCL's prompting format.
         order: ``"random"`` (an entry drawn with the env's seeded generator at each reset) or
             ``"sequential"`` (entries in file order, wrapping around).
         max_steps_per_turn: multi-turn step limit per turn (BFCL's is 20).
@@ -105,7 +114,8 @@ class FunctionCallingEnv(gym.Env[str, str]):
         reward: str | RewardFn = "bfcl",
         reward_weights: Mapping[str, float] | None = None,
         system_prompt: str | None = None,
-        renderer: str | Renderer | None = None,
+        renderer: str | Renderer | Any | None = None,
+        tool_format: str | None = None,
         order: str = "random",
         max_steps_per_turn: int = 20,
         backend_package: str | None = None,
@@ -135,8 +145,12 @@ class FunctionCallingEnv(gym.Env[str, str]):
             max_steps_per_turn=int(max_steps_per_turn),
             backend_package=backend_package,
             turn_rewards=pays_per_turn(self.reward_fn),
+            tool_format=None if tool_format is None else get_tool_format(tool_format),
         )
-        self.renderer = get_renderer(renderer)
+        if tool_format is not None and system_prompt is not None:
+            raise ValueError("tool_format renders the tools through the chat template, so system_prompt has no "
+                             "place; leave it out (BFCL's FC mode adds no system prompt)")
+        self.renderer = get_renderer(renderer, self.settings.tool_format)
         self.order = order
         self.render_mode = render_mode
         # A chat grows with every step (an action may be MAX_TEXT_LENGTH long and a multi-turn
@@ -244,6 +258,8 @@ class FunctionCallingEnv(gym.Env[str, str]):
         return SingleTurnEpisode(task, self.settings)
 
     def _observation(self) -> str:
+        if self.settings.tool_format is not None:
+            return self.renderer(self._episode.messages, self.settings.tools(self._episode.task))
         return self.renderer(self._episode.messages)
 
     def _info(self, outcome: StepOutcome | None = None) -> dict[str, Any]:
@@ -251,9 +267,12 @@ class FunctionCallingEnv(gym.Env[str, str]):
         info: dict[str, Any] = {
             "id": task.id,
             "category": task.category,
-            # Messages hold only strings, so copying each dict is a full copy.
-            "messages": [dict(m) for m in self._episode.messages],
+            # Prompting-mode messages hold only strings, so copying each dict is a full copy.
+            "messages": [dict(m) for m in self._episode.messages] if self.settings.tool_format is None
+            else copy.deepcopy(self._episode.messages),
         }
+        if self.settings.tool_format is not None:
+            info["tools"] = self.settings.tools(task)
         if outcome is not None:
             result: CheckResult = outcome.result
             info.update(

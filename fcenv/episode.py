@@ -6,21 +6,27 @@ shared and never modified. ``EpisodeSettings`` holds the choices made when the e
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from checkers import CheckResult, get_checker
 from fcenv.prompts import BFCL_SYSTEM_PROMPT, hinted_functions, system_prompt, with_system_prompt
 from fcenv.tasks import Task
 from handlers import Call, DecodeError, decode
 
+if TYPE_CHECKING:
+    from fcenv.tool_formats import ToolFormat
+
 Checker = Callable[[Task, Any], CheckResult]
 
 
 @dataclass(frozen=True)
 class EpisodeSettings:
-    """``handler``/``checker``: a registered name, or None for BFCL's choice for the task."""
+    """``handler``/``checker``: a registered name, or None for BFCL's choice for the task.
+    ``tool_format``: native tool calling in that family's format (``fcenv.tool_formats``)
+    instead of BFCL's prompting format; it then decodes every answer."""
 
     handler: str | None = None
     checker: str | Checker | None = None
@@ -29,6 +35,20 @@ class EpisodeSettings:
     backend_package: str | None = None
     # Multi-turn: reward each turn's verdict at its end (True), or only the episode's (False).
     turn_rewards: bool = False
+    tool_format: ToolFormat | None = None
+
+    def decode(self, task: Task, text: str) -> list[Call] | DecodeError:
+        """The answer's calls as BFCL decodes them for its verdict, or the decode failure."""
+        if self.tool_format is not None:
+            try:
+                return self.tool_format.calls(text)
+            except DecodeError as exc:
+                return exc
+        return decode_safely(text, self.handler_for(task))
+
+    def tools(self, task: Task) -> list[dict[str, Any]] | None:
+        """FC mode's tools: the docs with BFCL's language hints, as its FC handlers pass them."""
+        return hinted_functions(task.functions, task.language) if self.tool_format is not None else None
 
     def handler_for(self, task: Task) -> str:
         if self.handler is not None:
@@ -60,6 +80,8 @@ class StepOutcome:
 
 
 def first_turn_messages(task: Task, settings: EpisodeSettings) -> list[dict[str, Any]]:
+    if settings.tool_format is not None:  # the tools reach the model through its chat template
+        return copy.deepcopy(task.question[0])
     prompt = system_prompt(hinted_functions(task.functions, task.language), settings.system_prompt)
     return with_system_prompt(task.question[0], prompt)
 
@@ -83,7 +105,7 @@ class SingleTurnEpisode:
         self.done = False
 
     def step(self, text: str) -> StepOutcome:
-        decoded = decode_safely(text, self.settings.handler_for(self.task))
+        decoded = self.settings.decode(self.task, text)
         result = self.settings.checker_for(self.task)(self.task, decoded)
         self.messages.append({"role": "assistant", "content": text})
         self.done = True

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from fcenv.data import DatasetError, Problem, read_records
-from fcenv.episode import EpisodeSettings, decode_safely
+from fcenv.episode import EpisodeSettings
 from fcenv.rewards import RewardFn
 from fcenv.tasks import Task
 
@@ -93,8 +93,7 @@ def verdict(task: Task, result: Any, settings: EpisodeSettings, reward_fn: Rewar
 def _outcome(task: Task, result: Any, settings: EpisodeSettings):
     if task.is_multi_turn:
         return check_multi_turn_result(task, result, settings)
-    decoded = decode_safely(result, settings.handler_for(task))
-    return settings.checker_for(task)(task, decoded)
+    return settings.checker_for(task)(task, settings.decode(task, result))
 
 
 def check_multi_turn_result(task: Task, result: Any, settings: EpisodeSettings):
@@ -106,8 +105,19 @@ def check_multi_turn_result(task: Task, result: Any, settings: EpisodeSettings):
 
     if isinstance(result, str):  # BFCL records a failed inference as its error text
         return CheckResult(False, INFERENCE_ERROR, [result[:1000]], {})
+    from handlers.native import InferenceCrash
+
     handler = settings.handler_for(task)
-    decoded = [[decode_step(step, handler) for step in turn] for turn in result]
+    decoded = []
+    for number, turn in enumerate(result):
+        decoded.append([])
+        for step in turn:
+            try:
+                decoded[-1].append(decode_step(step, handler, settings.tool_format))
+            except InferenceCrash as crash:  # BFCL would have recorded an inference error
+                if crash.immediate or number < len(result) - 1:
+                    return CheckResult(False, INFERENCE_ERROR, [str(crash)], {})
+                decoded[-1].append([])
     return check_recorded(task, decoded, settings.backend_package, settings.checker_for(task))
 
 

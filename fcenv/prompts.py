@@ -100,9 +100,24 @@ def render_plain(messages: Messages) -> str:
 RENDERERS: dict[str, Renderer] = {"chatml": render_chatml, "plain": render_plain}
 
 
-def get_renderer(renderer: str | Renderer | None) -> Renderer:
+def get_renderer(renderer: Any, tool_format: Any = None) -> Callable[..., str]:
+    """The env's renderer: ``(messages) -> str``, or with a ``tool_format`` (FC mode)
+    ``(messages, tools) -> str``. A tokenizer renders with its chat template."""
+    if tool_format is not None:
+        from fcenv.tool_formats import template_renderer, tokenizer_renderer
+
+        if renderer is None:
+            return template_renderer(tool_format.chat_template)
+        if hasattr(renderer, "apply_chat_template"):
+            return tokenizer_renderer(renderer, tool_format.chat_template)
+        if callable(renderer):
+            return renderer
+        raise ValueError(f"with tool_format the renderer is a tokenizer, a callable (messages, tools) -> str or "
+                         f"None, not {renderer!r}")
     if renderer is None:
         return render_chatml
+    if hasattr(renderer, "apply_chat_template"):
+        return lambda messages: renderer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
     if callable(renderer):
         return renderer
     try:

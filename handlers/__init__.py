@@ -16,7 +16,7 @@ from handlers.registry import Registry
 Handler = Callable[[str], list[Call]]
 
 _HANDLERS: Registry[Handler] = Registry(
-    "handler", "handlers", ("python", "java", "javascript", "json_calls", "tool_call", "auto"), "fcenv.handlers"
+    "handler", "handlers", ("python", "java", "javascript", "json_calls", "tool_call", "auto", "hermes", "llama_json", "mistral"), "fcenv.handlers"
 )
 
 

@@ -10,7 +10,8 @@ the last turn).
 
 Rewards: with turn rewards, each turn's end is rewarded with ``reward_fn(turn verdict) /
 turns`` (so a perfect episode earns 1); without, only the last step is rewarded, with the
-episode's BFCL verdict. Every step's ``info`` carries facets: a step with calls its step
+episode's BFCL verdict. In FC mode an answer that BFCL's inference itself would fail on
+(``handlers.native.InferenceCrash``) ends the episode as an inference error. Every step's ``info`` carries facets: a step with calls its step
 facets, a turn's end the turn verdict's (also as ``turn_facets``, which the episode's last step
 needs, its ``facets`` being the episode's)
 """
@@ -20,13 +21,16 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from checkers.multi_turn import INFERENCE_ERROR
 from checkers.result import CheckResult
 from fcenv.episode import EpisodeSettings, StepOutcome, first_turn_messages
 from fcenv.multi_turn.executor import call_text, decode_step, is_error_result, parse_call_text
 from fcenv.multi_turn.trajectory import Trajectory
 from fcenv.prompts import added_functions_message
+from fcenv.tool_formats import assistant_calls_message, tool_message
 from fcenv.tasks import Task
 from handlers import Call
+from handlers.native import InferenceCrash
 
 
 class MultiTurnEpisode:
@@ -36,18 +40,24 @@ class MultiTurnEpisode:
         self.trajectory = Trajectory(task, settings.backend_package, settings.checker_for(task))
         self.messages = first_turn_messages(task, settings)
         self.steps_in_turn = 0
+        self.calls_made = 0  # numbers the call ids of FC mode
         self.process_paid = 0.0  # share of this turn's process budget paid so far (step rewards)
         self.done = False
         self._truth_keys = self._turn_truth_keys()
 
     def step(self, text: str) -> StepOutcome:
-        calls = decode_step(text, self.settings.handler_for(self.task))
-        self.messages.append({"role": "assistant", "content": text})
+        try:
+            calls = decode_step(text, self.settings.handler_for(self.task), self.settings.tool_format)
+        except InferenceCrash as crash:
+            if crash.immediate or self.trajectory.turn < self.trajectory.turns - 1:
+                self.messages.append({"role": "assistant", "content": text})
+                return self._inference_error(crash)
+            calls = []  # the last turn ends here, and no further query would fail
         if not calls:
+            self.messages.append({"role": "assistant", "content": text})
             return self._end_turn()
         results = self.trajectory.execute(calls)
-        for call, result in zip(calls, results):
-            self.messages.append({"role": "tool", "name": call_text(call.name, call.arguments), "content": result})
+        self._add_step_messages(text, calls, results)
         self.steps_in_turn += 1
         step = CheckResult(
             valid=not any(map(is_error_result, results)),
@@ -61,6 +71,19 @@ class MultiTurnEpisode:
         if self.steps_in_turn > self.settings.max_steps_per_turn:
             return self._force_quit(calls, info)
         return StepOutcome(result=step, calls=calls, terminated=False, reward_scale=0.0, info=info)
+
+    def _add_step_messages(self, text: str, calls: list[Call], results: list[str]) -> None:
+        if self.settings.tool_format is None:
+            # BFCL's prompting format for open models: the text as written, one tool message
+            # per call, named by the call's source form.
+            self.messages.append({"role": "assistant", "content": text})
+            self.messages.extend({"role": "tool", "name": call_text(call.name, call.arguments), "content": result}
+                                 for call, result in zip(calls, results))
+            return
+        self.messages.append(assistant_calls_message(calls, self.calls_made))
+        self.messages.extend(tool_message(call, result, self.calls_made + i)
+                             for i, (call, result) in enumerate(zip(calls, results)))
+        self.calls_made += len(calls)
 
     # ---------------------------------------------------------------- turns
 
@@ -82,6 +105,14 @@ class MultiTurnEpisode:
             return self._end_turn(truncated=True, calls=calls, info=info)
         verdict = self.trajectory.verdict(force_terminated=True)
         return self._finish(verdict, 0.0, True, calls, {**info, "turn_valid": False, "turn_error_type": verdict.error_type})
+
+    def _inference_error(self, crash: InferenceCrash) -> StepOutcome:
+        """BFCL's inference would fail on this answer: the entry fails whole, nothing is paid."""
+        self.done = True
+        final = CheckResult(False, INFERENCE_ERROR, [str(crash)], {})
+        info = {"turn": self.trajectory.turn, "turn_valid": False, "turn_error_type": INFERENCE_ERROR,
+                "turn_verdicts": [v.valid for v in self.trajectory.turn_verdicts]}
+        return StepOutcome(result=final, calls=None, terminated=True, reward_scale=0.0, info=info)
 
     def _finish(self, turn_verdict: CheckResult, scale: float, truncated: bool, calls, info) -> StepOutcome:
         self.done = True

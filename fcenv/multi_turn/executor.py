@@ -34,6 +34,7 @@ from typing import Any
 
 from fcenv.backends import backend_class, is_stateless
 from handlers import Call, DecodeError, decode
+from handlers.native import InferenceCrash
 
 ERROR_PREFIX = "Error during execution: "
 DISALLOWED = frozenset({"kill", "exit", "quit", "remove", "unlink", "popen", "Popen", "run"})
@@ -70,15 +71,23 @@ def executable_calls(calls: Iterable[Call]) -> list[Call]:
     return [Call(c.name, {k: _executable(v) for k, v in c.arguments.items()}) for c in calls]
 
 
-def decode_step(text: str, handler: str = "python") -> list[Call]:
+def decode_step(text: str, handler: str = "python", tool_format=None) -> list[Call]:
     """A step's calls in executable form; empty when the text holds none, which ends the
-    turn (BFCL's ``decode_execute`` failing or returning nothing)."""
+    turn (BFCL's ``decode_execute`` failing or returning nothing). With a ``tool_format``
+    (``fcenv.tool_formats``) the family's decoder reads the text, and values stay plain data:
+    BFCL runs native calls as ``name(k=repr(v))``, where a dict of dicts is just a dict.
+    Raises ``handlers.native.InferenceCrash`` where BFCL's inference would fail the entry."""
     try:
-        calls = executable_calls(decode(text, handler))
+        if tool_format is not None:
+            calls = tool_format.step_calls(text)
+        else:
+            calls = executable_calls(decode(text, handler))
         # BFCL renders every call back to source before running any; a value without a source
         # form (an int over Python's 4,300-digit repr limit) fails there, and the step with it.
         for call in calls:
             call_text(call.name, call.arguments)
+    except InferenceCrash:
+        raise  # the caller decides: it may fail the whole entry
     except (DecodeError, ValueError, RecursionError):
         return []
     return calls

@@ -13,6 +13,8 @@ Requests (``op``):
   multi     {steps, id, category, initial_config, involved_classes, ground_truth} -> verdict
   decode_exact {text, language}                   -> {ok, kind, decoded (typed form) | error}
   time_decode  {texts, language, repeat}          -> {seconds, decodes}
+  fc_single {family, text, category, function, ground_truth} -> {valid, error_type}   (FC mode)
+  fc_multi  {family, entry, turns, ground_truth}  -> {valid, error_type, decoded}      (FC mode)
 """
 
 import os
@@ -397,10 +399,176 @@ def op_time_multi(req):
                 delattr(multi_turn_utils, key)
     return {"seconds": elapsed}
 
+# --- FC (native tool calling) mode: BFCL's handlers for open models of three families ---
+
+FC_HANDLERS = {
+    "hermes": ("qwen_fc", "QwenFCHandler"),
+    "llama_json": ("llama_3_1", "LlamaHandler_3_1"),
+    "mistral": ("mistral_fc", "MistralFCHandler"),
+}
+
+
+def _stub_vendor_modules():
+    """The handlers' modules import the OpenAI client, ``requests`` and ``overrides`` to serve
+    models; decoding and prompt building use none of them. Stand-ins where they are missing."""
+    import importlib.util
+
+    if "overrides" not in sys.modules and importlib.util.find_spec("overrides") is None:
+        overrides = types.ModuleType("overrides")
+        overrides.override = overrides.final = lambda f: f
+        overrides.EnforceOverrides = object
+        sys.modules["overrides"] = overrides
+    for name, attrs in (("openai", ("OpenAI",)), ("requests", ())):
+        if name not in sys.modules and importlib.util.find_spec(name) is None:
+            module = types.ModuleType(name)
+            for attr in attrs:
+                setattr(module, attr, object)
+            sys.modules[name] = module
+
+
+def fc_handler(family):
+    """An instance of the family's BFCL handler, without starting a server."""
+    import importlib
+
+    _stub_vendor_modules()
+    module, cls = FC_HANDLERS[family]
+    handler_class = getattr(importlib.import_module(f"bfcl_eval.model_handler.local_inference.{module}"), cls)
+    return object.__new__(handler_class)
+
+
+def _completion(text):
+    """What the OpenAI completions client returns; the server drops special tokens (vLLM's
+    default), and Mistral's [TOOL_CALLS] is one."""
+    choice = types.SimpleNamespace(text=text)
+    return types.SimpleNamespace(choices=[choice], usage=types.SimpleNamespace(prompt_tokens=0, completion_tokens=0))
+
+
+def _served_text(family, text):
+    return text.replace("[TOOL_CALLS]", "") if family == "mistral" else text
+
+
+def fc_recorded(handler, family, text):
+    """The result BFCL records for one single-turn answer (its inference-time parsing included)."""
+    try:
+        return handler._parse_query_response_prompting(_completion(_served_text(family, text)))["model_responses"]
+    except Exception as exc:
+        return f"Error during inference: {exc}"
+
+
+def op_fc_single(req):
+    """BFCL's inference parsing and evaluation runner for one single-turn FC answer."""
+    handler = fc_handler(req["family"])
+    category = req["category"]
+    recorded = fc_recorded(handler, req["family"], req["text"])
+    language, _ = LANGUAGES[language_of(category)]
+    try:
+        decoded = handler.decode_ast(recorded, language, False)
+        decode_error = None
+    except Exception as exc:
+        decoded, decode_error = None, exc
+    if "relevance" in category or "irrelevance" in category:
+        contains_call = decode_error is None and not is_empty_output(decoded)
+        if "irrelevance" in category:
+            valid = not contains_call
+            return {"valid": valid, "error_type": None if valid else "irrelevance_error:decoder_success"}
+        return {"valid": contains_call, "error_type": None if contains_call else "relevance_error:decoder_failed"}
+    if decode_error is not None:
+        return {"valid": False, "error_type": "ast_decoder:decoder_failed", "error": str(decode_error)}
+    if not is_function_calling_format_output(decoded):
+        return {"valid": False, "error_type": "ast_decoder:decoder_wrong_output_format"}
+    result = ast_checker(req["function"], decoded, req["ground_truth"], language, category, "oracle")
+    valid = bool(result["valid"])
+    return {"valid": valid, "error_type": None if valid else result.get("error_type"), "decoded": jsonable(decoded)}
+
+
+def op_fc_multi(req):
+    """BFCL's inference loop for an open FC model (the family's handler parses each answer,
+    keeps the history, builds every prompt from it, decodes and runs the calls), served the
+    given step texts turn by turn, then its evaluation runner on what it recorded.
+
+    A turn ends at the first step whose calls do not decode (its later texts are not used);
+    an exception anywhere in the loop is BFCL's inference error for the whole entry.
+    """
+    from bfcl_eval.constants.default_prompts import (
+        DEFAULT_USER_PROMPT_FOR_ADDITIONAL_FUNCTION_PROMPTING,
+        MAXIMUM_STEP_LIMIT,
+    )
+    from bfcl_eval.eval_checker.multi_turn_eval import multi_turn_utils
+    from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker import multi_turn_checker
+    from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_utils import is_empty_execute_response
+
+    family, entry = req["family"], copy.deepcopy(req["entry"])
+    handler = fc_handler(family)
+    category = entry["id"].rsplit("_", 1)[0]
+    long_context = "long_context" in category or "composite" in category
+    fresh_long_context()
+    fresh_method_defaults()
+    tag = f"oracle{next(_counter)}"
+    recorded, force_quit = [], False
+    try:
+        data = {"message": [], "function": entry["function"]}
+        for turn, steps in enumerate(req["turns"]):
+            message = entry["question"][turn]
+            if str(turn) in entry.get("missed_function", {}):
+                message = [{"role": "user", "content": DEFAULT_USER_PROMPT_FOR_ADDITIONAL_FUNCTION_PROMPTING.format(
+                    functions=entry["missed_function"][str(turn)])}]
+            data["message"].extend(message)
+            recorded.append([])
+            steps_done = 0
+            for text in steps:
+                handler._format_prompt(data["message"], data["function"])  # the query's prompt
+                response = handler._parse_query_response_prompting(_completion(_served_text(family, text)))
+                recorded[-1].append(response["model_responses"])
+                data = handler._add_assistant_message_prompting(data, response)
+                try:
+                    calls = handler.decode_execute(response["model_responses"], has_tool_call_tag=False)
+                    if is_empty_execute_response(calls):
+                        break
+                except Exception:
+                    break
+                results, _ = multi_turn_utils.execute_multi_turn_func_call(
+                    calls, entry["initial_config"], entry["involved_classes"], tag + "_inference", entry["id"],
+                    long_context=long_context, is_evaL_run=False)
+                response["model_responses_decoded"] = calls
+                data = handler._add_execution_results_prompting(data, results, response)
+                steps_done += 1
+                if steps_done > MAXIMUM_STEP_LIMIT:  # BFCL's force quit ends the entry's inference
+                    force_quit = True
+                    break
+            if force_quit:
+                break
+    except Exception as exc:
+        recorded = f"Error during inference: {type(exc).__name__}: {exc}"
+    try:
+        if not isinstance(recorded, list):
+            return {"valid": False, "error_type": "multi_turn:inference_error"}
+        if len(recorded) != len(req["ground_truth"]):
+            return {"valid": False, "error_type": "multi_turn:force_terminated"}
+        decoded = []
+        for steps in recorded:
+            decoded.append([])
+            for response in steps:
+                try:
+                    calls = handler.decode_execute(response, has_tool_call_tag=False)
+                except Exception:
+                    continue
+                if not is_empty_execute_response(calls):
+                    decoded[-1].append(calls)
+        fresh_long_context()
+        fresh_method_defaults()
+        verdict = multi_turn_checker(decoded, req["ground_truth"], entry, category, tag + "_check")
+        return {"valid": bool(verdict["valid"]), "error_type": None if verdict["valid"] else verdict.get("error_type"),
+                "decoded": decoded}
+    finally:
+        for key in [k for k in vars(multi_turn_utils) if tag in k]:
+            delattr(multi_turn_utils, key)
+
+
 HANDLERS = {"multi": op_multi, "time_multi": op_time_multi, "prompt": op_prompt, "decode": op_decode, "single": op_single, "ast": op_ast, "execute": op_execute}
 HANDLERS.update(convert=op_convert, ast_safe=op_ast_safe, single_safe=op_single_safe, time_single=op_time_single,
                 time_ast=op_time_ast)
 HANDLERS.update(decode_exact=op_decode_exact, time_decode=op_time_decode)
+HANDLERS.update(fc_single=op_fc_single, fc_multi=op_fc_multi)
 
 
 _METHOD_DEFAULTS = {}

@@ -1,0 +1,176 @@
+"""Native tool calling (BFCL's "FC" mode): tools through the model's chat template, calls in
+the model family's own format, results as ``tool`` messages.
+
+A ``ToolFormat`` is one family's way of calling tools: the decoders BFCL uses for it (the
+verdicts follow BFCL's FC handler for that family, ``handlers.hermes`` / ``llama_json`` /
+``mistral``) and a chat template in its style (``fcenv/chat_templates/``), used when the
+tokenizer brings no template that renders tools. The env keeps the chat in the message shape
+Hugging Face chat templates and OpenAI-compatible servers take:
+
+- the first turn is the entry's messages as they are (BFCL adds no system prompt in FC mode);
+  the tools are the entry's function docs with BFCL's language hints, as BFCL's FC handlers
+  for open models pass them (names keep their dots);
+- a step with calls becomes ``{"role": "assistant", "content": "", "tool_calls": [{"id",
+  "type": "function", "function": {"name", "arguments"}}]}`` and each result a ``{"role":
+  "tool", "tool_call_id", "name", "content"}`` message; ids are 9 letters and digits, as
+  Mistral's templates require; templates without ids ignore them;
+- a step without calls keeps its text as the assistant's content.
+
+A new family is one ``ToolFormat`` and one ``register_tool_format`` call.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from handlers import Call, DecodeError, hermes, llama_json, mistral
+
+TEMPLATES = Path(__file__).resolve().parent / "chat_templates"
+Decoder = Callable[[str], list[Call]]
+
+
+@dataclass(frozen=True)
+class ToolFormat:
+    name: str
+    decode: Decoder          # BFCL's decode_ast: single-turn verdicts
+    decode_execute: Decoder  # BFCL's decode_execute: the calls a multi-turn step runs
+    write: Callable[[list[Call]], str]  # the text a model of the family writes for calls
+    template: str            # file name in fcenv/chat_templates
+
+    def calls(self, text: str) -> list[Call]:
+        return _safely(self.decode, text)
+
+    def step_calls(self, text: str) -> list[Call]:
+        return _safely(self.decode_execute, text)
+
+    @property
+    def chat_template(self) -> str:
+        return (TEMPLATES / self.template).read_text()
+
+
+def _safely(decoder: Decoder, text: str) -> list[Call]:
+    try:
+        return decoder(text)
+    except DecodeError:
+        raise
+    except Exception as exc:  # hostile text must never escape as anything else
+        raise DecodeError(f"{type(exc).__name__}: {exc}") from None
+
+
+_FORMATS: dict[str, ToolFormat] = {}
+
+
+def register_tool_format(tool_format: ToolFormat) -> ToolFormat:
+    _FORMATS[tool_format.name] = tool_format
+    return tool_format
+
+
+def write_hermes(calls: list[Call]) -> str:
+    return "\n".join(f"<tool_call>\n{json.dumps({'name': c.name, 'arguments': c.arguments})}\n</tool_call>"
+                     for c in calls)
+
+
+def write_llama_json(calls: list[Call]) -> str:
+    objects = [{"name": c.name, "parameters": c.arguments} for c in calls]
+    if len(objects) > 1:
+        return "; ".join(map(json.dumps, objects))  # each piece is read as JSON
+    # One call is read as a Python expression, where JSON's true, false and null are undefined.
+    text = json.dumps(objects[0]) if objects else "[]"
+    try:
+        llama_json.decode(text)
+        return text
+    except DecodeError:
+        return repr(objects[0])
+
+
+def write_mistral(calls: list[Call]) -> str:
+    return "[TOOL_CALLS] " + json.dumps([{"name": c.name, "arguments": c.arguments} for c in calls])
+
+
+register_tool_format(ToolFormat("hermes", hermes.decode, hermes.decode_execute, write_hermes, "hermes.jinja"))
+register_tool_format(ToolFormat("llama_json", llama_json.decode, llama_json.decode_execute, write_llama_json,
+                                "llama_json.jinja"))
+register_tool_format(ToolFormat("mistral", mistral.decode, mistral.decode_execute, write_mistral, "mistral.jinja"))
+
+
+def get_tool_format(name: str | ToolFormat) -> ToolFormat:
+    if isinstance(name, ToolFormat):
+        return name
+    try:
+        return _FORMATS[name]
+    except KeyError:
+        raise ValueError(f"unknown tool_format {name!r}; use one of {sorted(_FORMATS)}") from None
+
+
+def available_tool_formats() -> list[str]:
+    return sorted(_FORMATS)
+
+
+# ---------------------------------------------------------------------------- messages
+
+
+def call_id(number: int) -> str:
+    """The episode's ``number``-th call id: 9 letters and digits."""
+    return f"call{number:05d}"[-9:]
+
+
+def assistant_calls_message(calls: list[Call], first_id: int) -> dict[str, Any]:
+    return {"role": "assistant", "content": "", "tool_calls": [
+        {"id": call_id(first_id + i), "type": "function", "function": {"name": c.name, "arguments": dict(c.arguments)}}
+        for i, c in enumerate(calls)]}
+
+
+def tool_message(call: Call, result: str, number: int) -> dict[str, Any]:
+    return {"role": "tool", "tool_call_id": call_id(number), "name": call.name, "content": result}
+
+
+# ---------------------------------------------------------------------------- rendering
+
+ToolRenderer = Callable[[list[dict], list[dict]], str]
+
+
+def template_renderer(template: str) -> ToolRenderer:
+    """Renders a chat template as Hugging Face's ``apply_chat_template`` does (sandboxed Jinja,
+    blocks trimmed, ``tojson`` keeping non-ASCII text), ending where the model answers."""
+    compiled = _compile(template)
+
+    def render(messages: list[dict], tools: list[dict]) -> str:
+        return compiled.render(messages=messages, tools=tools or None, add_generation_prompt=True,
+                               bos_token="", eos_token="")
+
+    return render
+
+
+@lru_cache(maxsize=8)
+def _compile(template: str):
+    from jinja2.ext import loopcontrols
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    def tojson(value, indent=None, ensure_ascii=False, sort_keys=False):
+        return json.dumps(value, indent=indent, ensure_ascii=ensure_ascii, sort_keys=sort_keys)
+
+    def raise_exception(message):
+        raise ValueError(message)
+
+    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=[loopcontrols])
+    env.filters["tojson"] = tojson
+    env.globals["raise_exception"] = raise_exception
+    return env.from_string(template)
+
+
+def tokenizer_renderer(tokenizer, fallback_template: str | None = None) -> ToolRenderer:
+    """A tokenizer's ``apply_chat_template`` with tools; ``fallback_template`` where the
+    tokenizer's own template does not render tools (or it has none)."""
+    own = getattr(tokenizer, "chat_template", None)
+    template = own if isinstance(own, str) and "tools" in own else fallback_template
+
+    def render(messages: list[dict], tools: list[dict]) -> str:
+        return tokenizer.apply_chat_template(messages, tools=tools or None, chat_template=template,
+                                             tokenize=False, add_generation_prompt=True)
+
+    return render
