@@ -27,7 +27,7 @@ import gymnasium as gym
 import torch
 
 from algos.policy import Policy
-from algos.rollout import ActionRecord, EpisodeRecord, Rollout, TextCodec, take_action
+from algos.rollout import ActionRecord, EpisodeRecord, Rollout, TextCodec, chat_of, take_action
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,7 @@ def play_branching(
         index = tasks[thread // group_size]
         observation, info = envs[thread].reset(options={"index": index})
         chains[thread] = _Chain(EpisodeRecord(task_index=index, task_id=str(info.get("id", index))), observation,
-                                info.get("messages"))
+                                chat_of(info))
         used[thread] = True
 
     for group, index in enumerate(tasks):
@@ -111,13 +111,13 @@ def play_branching(
                 observation, info = envs[free].unwrapped.restore(snapshots[thread])
                 shared = EpisodeRecord(task_index=chain.episode.task_index, task_id=chain.episode.task_id,
                                        action_indices=list(chain.episode.action_indices))
-                chains[free] = _Chain(shared, observation, info.get("messages"), chain.first_entropy)
+                chains[free] = _Chain(shared, observation, chat_of(info), chain.first_entropy)
                 used[free] = True
                 branches += 1
         for thread, (context, cut), action, logp in zip(live, encoded, sampled, logps):
             chain = chains[thread]
             step = take_action(envs[thread], thread, chain.episode, actions, policy, codec, context, cut, action, logp)
-            chain.observation, chain.chat = step.observation, step.info.get("messages")
+            chain.observation, chain.chat = step.observation, chat_of(step.info)
             chain.after_tool_results = step.after_tool_results
             if step.done:
                 episodes.append(chain.episode)

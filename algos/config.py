@@ -65,6 +65,12 @@ class TrainConfig:
                                          "linearly to 0 (plain verdicts) by --num_env_steps")
     system_prompt: str = _flag("", "system prompt template with '{functions}' (default: the short "
                                    "prompt for the tiny model, BFCL's prompt otherwise)")
+    tool_format: str = _flag("", "native tool calling (BFCL's FC mode) in a model family's format: 'hermes' "
+                                 "(<tool_call> blocks, Qwen), 'llama_json' (bare JSON, Llama 3.x) or 'mistral' "
+                                 "([TOOL_CALLS]); the tools go through the tokenizer's chat template (the "
+                                 "family's template from fcenv/chat_templates when it has none that renders "
+                                 "tools); no system prompt. Default: BFCL's prompting format",
+                             choices=["", "hermes", "llama_json", "mistral"])
     hide_function_docs: bool = _flag(False, "allow a --system_prompt without '{functions}' on data that has "
                                             "functions (the model learns its functions from the data)")
     # --- model -------------------------------------------------------------------------
@@ -193,6 +199,9 @@ def validate(config: TrainConfig) -> list[str]:
             problems.append(f"--critic_init_values {config.critic_init_values}: no such file")
         if algorithm is not None and not algorithm.critic:
             problems.append("--critic_init_values warm-starts the critic, and this algorithm trains none")
+    if config.tool_format and config.system_prompt:
+        problems.append("--tool_format renders the tools through the chat template and adds no system prompt: "
+                        "leave --system_prompt out")
     if config.group_size < 1:
         problems.append("--group_size must be positive")
     elif config.group_size > 1:

@@ -67,6 +67,22 @@ class ContextTooLong(ConfigError):
     """Even the system prompt and the latest message do not fit the context window."""
 
 
+class ToolChat(list):
+    """A chat of FC mode (native tool calling): its messages, and the tools its template shows."""
+
+    def __init__(self, messages, tools):
+        super().__init__(messages)
+        self.tools = tools
+
+
+def chat_of(info: dict) -> list[dict] | None:
+    """The chat of a step's info, as ``TextCodec`` needs it to cut a long chat."""
+    messages = info.get("messages")
+    if messages is None or info.get("tools") is None:
+        return messages
+    return ToolChat(messages, info["tools"])
+
+
 class TextCodec:
     """Observation to context tokens (cut to the context limit), action tokens to text.
 
@@ -99,6 +115,8 @@ class TextCodec:
             return ids, False
         if self.render is None or not messages:
             return truncate_left(ids, self.context_limit), True
+        tools = getattr(messages, "tools", None)
+        render = self.render if tools is None else (lambda kept: self.render(kept, tools))
         head = list(messages[:1]) if messages[0].get("role") == "system" else []
         rest = list(messages[len(head):])
         # The fewest dropped messages that fit: dropping more never makes a chat longer.
@@ -106,19 +124,20 @@ class TextCodec:
         best = None
         while low <= high:
             middle = (low + high) // 2
-            kept = self.tokens(self.render(head + rest[middle:]))
+            kept = self.tokens(render(head + rest[middle:]))
             if len(kept) <= self.context_limit:
                 best, high = kept, middle - 1
             else:
                 low = middle + 1
         if best is None:
-            head_tokens = len(self.tokens(self.render(head))) if head else 0
-            last_tokens = len(self.tokens(self.render(head + rest[-1:]))) - head_tokens
+            head_tokens = len(self.tokens(render(head))) if head or tools is not None else 0
+            last_tokens = len(self.tokens(render(head + rest[-1:]))) - head_tokens
             raise ContextTooLong(
                 f"entry {entry or '?'}: the context does not fit the window of {self.context_limit} tokens "
-                f"(--context_window minus --max_new_tokens) even when cut from the middle: the system prompt "
-                f"alone is {head_tokens} tokens, the latest message {last_tokens} and the whole chat {len(ids)}; "
-                f"raise --context_window or use a shorter --system_prompt")
+                f"(--context_window minus --max_new_tokens) even when cut from the middle: the system prompt"
+                f"{' and tools' if tools is not None else ''} alone {'are' if tools is not None else 'is'} "
+                f"{head_tokens} tokens, the latest message {last_tokens} and the whole chat {len(ids)}; "
+                f"raise --context_window or use a shorter {'--system_prompt' if tools is None else 'set of tools'}")
         return best, True
 
     def decode(self, action: Sequence[int]) -> str:
@@ -167,7 +186,7 @@ def play(
             if snapshot is not None:
                 observation, info = env.unwrapped.restore(snapshot)
             current[thread] = EpisodeRecord(task_index=int(index), task_id=str(info.get("id", index)))
-            observations[thread], chats[thread] = observation, info.get("messages")
+            observations[thread], chats[thread] = observation, chat_of(info)
         live = [t for t in range(len(envs)) if current[t] is not None]
         if not live:
             break
@@ -177,7 +196,7 @@ def play(
         for thread, (context, cut), action, logp in zip(live, encoded, sampled, logps):
             step = take_action(envs[thread], thread, current[thread], actions, policy, codec, context, cut, action, logp)
             taken[thread] += 1
-            observations[thread], chats[thread] = step.observation, step.info.get("messages")
+            observations[thread], chats[thread] = step.observation, chat_of(step.info)
             if step.done:
                 episodes.append(current[thread])
                 current[thread] = None
@@ -210,7 +229,7 @@ def take_action(env: gym.Env, thread: int, episode: EpisodeRecord, actions: list
     if terminated or truncated:
         episode.terminated = bool(terminated)
         if not terminated:
-            episode.bootstrap_context = codec.encode(observation, info.get("messages"))
+            episode.bootstrap_context = codec.encode(observation, chat_of(info))
     return Step(observation, info, bool(terminated or truncated))
 
 

@@ -39,7 +39,7 @@ from algos.results import (
     wait_until_new_event_file_sorts_last,
     write_args,
 )
-from algos.rollout import Rollout, TextCodec, play
+from algos.rollout import Rollout, TextCodec, chat_of, play
 from algos.stats import explained_variance, explained_variance_sums, means, rollout_stats
 from algos.tiny import BUNDLED_EVAL, TINY_TRAIN, bundled_train_split
 from algos.trainer import PPOSettings, PPOTrainer, make_optimizers
@@ -56,7 +56,7 @@ _RESUME_FIXED = ("algorithm_name", "advantage_estimator", "ratio_level", "critic
                  "model_name_or_path", "dataset_path", "seed", "n_rollout_threads", "episode_length", "group_size",
                  "lora_r", "lora_alpha", "lora_target_modules", "max_new_tokens", "context_window", "temperature",
                  "reward", "efficiency_sigma", "branching", "branch_beta", "branch_threshold", "branch_entropy_tokens",
-                 "system_prompt", "hide_function_docs", "env_name", "eval_dataset_path", "eval_fraction",
+                 "system_prompt", "tool_format", "hide_function_docs", "env_name", "eval_dataset_path", "eval_fraction",
                  "eval_episodes")
 _RESUME_IRRELEVANT = ("resume", "results_dir", "experiment_name", "dataset_name", "cache_dir", "progress", "world_size")
 
@@ -179,7 +179,7 @@ class Runner:
         and every task's first context fits the window, cut from the middle if need be."""
         c = self.config
         prompt = self.loaded.system_prompt
-        hidden = prompt is not None and "{functions}" not in prompt
+        hidden = prompt is not None and "{functions}" not in prompt and not c.tool_format
         embedded_default = is_embedded(c.model_name_or_path) and not c.system_prompt
         for path in dict.fromkeys([self.train_path, self.eval_path]):
             env = self._make_env(path)
@@ -190,14 +190,20 @@ class Runner:
                                  f"--hide_function_docs if the model is meant to learn its functions from the data")
             for index in range(len(tasks)):
                 observation, info = env.reset(options={"index": index})
-                self.codec.encode_counted(observation, info["messages"], f"{info['id']} of {path}")
+                self.codec.encode_counted(observation, chat_of(info), f"{info['id']} of {path}")
             env.close()
 
     def _make_env(self, path: Path) -> gym.Env:
         # The efficiency reward is computed over groups from the env's verdicts (algos.groups).
         reward = "bfcl" if self.config.reward == "efficiency" else self.config.reward
-        return gym.make(self.config.env_name, dataset_path=str(path), reward=reward,
-                        renderer=self.loaded.renderer, system_prompt=self.loaded.system_prompt)
+        return gym.make(self.config.env_name, dataset_path=str(path), reward=reward, **self._rendering())
+
+    def _rendering(self) -> dict:
+        """How the env shows the chat: BFCL's prompting prompt through the model's renderer, or
+        in FC mode the tools through the tokenizer's chat template."""
+        if self.config.tool_format:
+            return {"tool_format": self.config.tool_format, "renderer": self.loaded.tokenizer}
+        return {"renderer": self.loaded.renderer, "system_prompt": self.loaded.system_prompt}
 
     def _new_run_dir(self) -> Path:
         from accelerate.utils import broadcast_object_list
@@ -225,7 +231,8 @@ class Runner:
             base = run_dir / "base"
         return {"train_path": str(self.train_path.resolve()), "eval_path": str(Path(self.eval_path).resolve()),
                 "eval_indices": list(self.eval_indices), "context_window": self.context_window,
-                "system_prompt": self.loaded.system_prompt, "base_model": str(Path(base).resolve())}
+                "system_prompt": None if self.config.tool_format else self.loaded.system_prompt,
+                "tool_format": self.config.tool_format or None, "base_model": str(Path(base).resolve())}
 
     def _warm_up(self, critic_examples: list[tuple[list[int], float]]) -> None:
         c = self.config
@@ -233,8 +240,10 @@ class Runner:
             self._warm_up_critic(critic_examples)
         if c.warmup_steps <= 0:
             return
-        examples = ground_truth_examples(self.train_path, self.loaded.tokenizer, self.loaded.renderer,
-                                         self.loaded.system_prompt, self.codec.context_limit, self.train_indices)
+        rendering = self._rendering()
+        examples = ground_truth_examples(self.train_path, self.loaded.tokenizer, rendering["renderer"],
+                                         rendering.get("system_prompt"), self.codec.context_limit, self.train_indices,
+                                         tool_format=c.tool_format or None)
         batch = max(1, math.ceil(c.n_rollout_threads / c.gradient_cp_steps))
         losses = supervised_steps(lambda b: self.policy.token_logprobs(b)[0], self.policy.actor_parameters(),
                                   examples, steps=c.warmup_steps, batch_size=batch, lr=c.warmup_lr,

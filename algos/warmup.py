@@ -174,19 +174,23 @@ def ground_truth_steps(task) -> list[Step]:
 
 def ground_truth_examples(dataset_path, tokenizer, renderer: Callable | None, system_prompt: str | None,
                           context_limit: int, indices: Sequence[int] | None = None,
-                          answers: Callable[[Any, Step], list[str]] | None = None) -> list[Example]:
+                          answers: Callable[[Any, Step], list[str]] | None = None,
+                          tool_format: str | None = None) -> list[Example]:
     """(context tokens, answer tokens + end token) for every step of the ground truth of the
     single-turn AST and the multi-turn tasks of a file, each context exactly as the env renders
     it (multi-turn: after the ground truth's earlier steps ran) and cut from the left as in
     rollouts. ``answers(task, step)`` gives the texts to learn at a step (default: the ground
-    truth's)."""
+    truth's). With ``tool_format`` (FC mode) the env renders the tools through ``renderer``
+    (a tokenizer) and the answers are written in the family's format."""
     import gymnasium as gym
 
     import fcenv
     from algos.rollout import TextCodec
 
     codec = TextCodec(tokenizer, context_limit)
-    env = gym.make(fcenv.ENV_ID, dataset_path=str(dataset_path), renderer=renderer, system_prompt=system_prompt)
+    options = {"tool_format": tool_format} if tool_format else {"system_prompt": system_prompt}
+    env = gym.make(fcenv.ENV_ID, dataset_path=str(dataset_path), renderer=renderer, **options)
+    written = _written_in(env.unwrapped.settings.tool_format) if tool_format else (lambda text: text)
     tasks = env.unwrapped.tasks
     examples = []
     for index in indices if indices is not None else range(len(tasks)):
@@ -197,10 +201,25 @@ def ground_truth_examples(dataset_path, tokenizer, renderer: Callable | None, sy
         for step in ground_truth_steps(task):
             context = codec.encode(observation)
             for text in answers(task, step) if answers is not None else [step.text]:
-                answer = tokenizer(text, add_special_tokens=False).input_ids
+                answer = tokenizer(written(text), add_special_tokens=False).input_ids
                 examples.append((context, answer + [tokenizer.eos_token_id]))
-            observation, _, terminated, truncated, _ = env.step(step.text)
+            observation, _, terminated, truncated, _ = env.step(written(step.text))
             if terminated or truncated:
                 break
     env.close()
     return examples
+
+
+def _written_in(tool_format) -> Callable[[str], str]:
+    """Rewrites a prompting-format answer (``[f(a=1)]``) in a native tool-call format; text
+    without calls (the end of a turn) stays as it is."""
+    from handlers import DecodeError, decode
+
+    def written(text: str) -> str:
+        try:
+            calls = decode(text, "python")
+        except DecodeError:
+            return text
+        return tool_format.write(calls) if calls else text
+
+    return written
