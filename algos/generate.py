@@ -2,6 +2,7 @@
 
     fcenv generate --model PATH [--adapter DIR] --data FILE [FILE ...] --out DIR [--n 4] [--greedy]
     fcenv generate --endpoint http://127.0.0.1:8000/v1 --model NAME --data FILE --out DIR
+    fcenv generate --model PATH --tool_format hermes --data FILE --out DIR     # FC mode
 
 The model is a local Hugging Face checkpoint (``tiny`` for the embedded default), optionally
 with a PEFT LoRA adapter such as a trained run's ``checkpoints/iter_N/actor``, sampled in
@@ -11,6 +12,11 @@ backends between steps, exactly as in training and in BFCL. Each question file g
 ``<out>/<stem>_result.json`` (JSON Lines of ``{"id", "result"}``: a single-turn entry's text,
 a multi-turn entry's list of turns of step texts), which ``fcenv evaluate`` scores; with
 ``--n`` above 1, one file per sample (``<stem>_result_sample<k>.json``).
+
+With ``--tool_format`` (BFCL's FC mode) the tools go through the model's chat template and the
+answers are read in the family's format (score them with ``fcenv evaluate --tool_format``);
+an endpoint gets the tools in the request, and calls it returns parsed are written back in the
+family's format.
 """
 
 from __future__ import annotations
@@ -40,7 +46,9 @@ class Answer:
 def play_entries(envs: Sequence[gym.Env], jobs: list[tuple[int, int]], respond: Respond,
                  progress: Callable[[int], None] = lambda done: None) -> list[Answer]:
     """Play ``(entry, sample)`` jobs on the envs in lockstep, asking ``respond`` for every live
-    env's next answer at once."""
+    env's next answer at once. In FC mode each chat carries its tools (``.tools``)."""
+    from algos.rollout import chat_of
+
     pending = list(reversed(jobs))
     live: dict[int, tuple[Answer, list[dict]]] = {}
     done: list[Answer] = []
@@ -49,7 +57,7 @@ def play_entries(envs: Sequence[gym.Env], jobs: list[tuple[int, int]], respond: 
             if slot not in live and pending:
                 entry, sample = pending.pop()
                 _, info = env.reset(options={"index": entry})
-                live[slot] = (Answer(entry, sample, [[]]), info["messages"])
+                live[slot] = (Answer(entry, sample, [[]]), chat_of(info))
         slots = sorted(live)
         texts = respond([live[s][1] for s in slots])
         for slot, text in zip(slots, texts):
@@ -64,7 +72,7 @@ def play_entries(envs: Sequence[gym.Env], jobs: list[tuple[int, int]], respond: 
                 del live[slot]
                 progress(len(done))
             else:
-                live[slot] = (answer, info["messages"])
+                live[slot] = (answer, chat_of(info))
     return done
 
 
@@ -97,7 +105,8 @@ def local_responder(args: argparse.Namespace, loaded, policy, render: Callable[[
     generator.manual_seed(args.seed)
 
     def respond(chats: list[list[dict]]) -> list[str]:
-        contexts = [codec.encode(render(chat), chat) for chat in chats]
+        contexts = [codec.encode(render(chat) if getattr(chat, "tools", None) is None else render(chat, chat.tools), chat)
+                    for chat in chats]
         actions, _ = policy.sample(contexts, args.max_new_tokens, generator=generator, greedy=args.greedy)
         return [codec.decode(a) for a in actions]
 
@@ -122,19 +131,54 @@ def endpoint_responder(args: argparse.Namespace) -> Respond:
     """One chat-completions request per chat to an OpenAI-compatible server."""
     url = args.endpoint.rstrip("/") + "/chat/completions"
 
+    tool_format = None
+    if args.tool_format:
+        from fcenv.tool_formats import get_tool_format
+
+        tool_format = get_tool_format(args.tool_format)
+
     def ask(chat: list[dict]) -> str:
         body = {"model": args.model, "messages": chat, "max_tokens": args.max_new_tokens,
                 "temperature": 0.0 if args.greedy else args.temperature, "seed": args.seed}
+        if tool_format is not None:
+            body["messages"], body["tools"] = api_messages(chat), [{"type": "function", "function": t} for t in chat.tools]
         request = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST",
                                          headers={"Content-Type": "application/json"})
         try:
             with urllib.request.urlopen(request, timeout=args.timeout) as response:
                 reply = json.loads(response.read())
-            return reply["choices"][0]["message"].get("content") or ""
-        except (urllib.error.URLError, OSError, ValueError, KeyError, IndexError) as exc:
+            message = reply["choices"][0]["message"]
+            if tool_format is not None and message.get("tool_calls"):
+                return written_calls(tool_format, message["tool_calls"])
+            return message.get("content") or ""
+        except (urllib.error.URLError, OSError, ValueError, KeyError, IndexError, TypeError) as exc:
             raise RuntimeError(f"--endpoint {url}: {type(exc).__name__}: {exc}") from None
 
     return lambda chats: [ask(chat) for chat in chats]
+
+
+def api_messages(chat: list[dict]) -> list[dict]:
+    """The chat as the OpenAI API takes it: a call's arguments as a JSON string."""
+    out = []
+    for message in chat:
+        message = dict(message)
+        if message.get("tool_calls"):
+            message["tool_calls"] = [{**c, "function": {**c["function"], "arguments": json.dumps(c["function"]["arguments"])}}
+                                     for c in message["tool_calls"]]
+        out.append(message)
+    return out
+
+
+def written_calls(tool_format, tool_calls: list[dict]) -> str:
+    """A server's parsed tool calls, written back as the family's text, which the env reads as
+    BFCL's handler would have read the model's own text."""
+    from handlers import Call
+
+    calls = []
+    for call in tool_calls:
+        arguments = call["function"].get("arguments") or "{}"
+        calls.append(Call(call["function"]["name"], json.loads(arguments) if isinstance(arguments, str) else arguments))
+    return tool_format.write(calls)
 
 
 def result_line(task_id: str, answer: Answer, multi_turn: bool) -> dict[str, Any]:
@@ -145,16 +189,18 @@ def generate(args: argparse.Namespace) -> list[Path]:
     from tqdm.auto import tqdm
 
     if args.endpoint:
-        loaded, policy, system_prompt, renderer = None, None, args.system_prompt or None, None
+        loaded, policy = None, None
+        rendering = {"tool_format": args.tool_format} if args.tool_format else {"system_prompt": args.system_prompt or None}
         respond = endpoint_responder(args)
     else:
         loaded, policy = load_local(args)
-        system_prompt, renderer = loaded.system_prompt, loaded.renderer
+        rendering = {"tool_format": args.tool_format, "renderer": loaded.tokenizer} if args.tool_format else \
+            {"system_prompt": loaded.system_prompt, "renderer": loaded.renderer}
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for data in args.data:
-        envs = [gym.make("fcenv/FunctionCalling-v0", dataset_path=data, renderer=renderer, system_prompt=system_prompt)
+        envs = [gym.make("fcenv/FunctionCalling-v0", dataset_path=data, **rendering)
                 for _ in range(1 if args.endpoint else args.batch)]
         if policy is not None:
             respond = local_responder(args, loaded, policy, envs[0].unwrapped.renderer)
@@ -182,6 +228,8 @@ def _command(args: argparse.Namespace) -> int:
             raise UsageError(f"--{name} must be positive")
     if not args.temperature > 0 or args.context_window < 0:
         raise UsageError("--temperature must be positive and --context_window 0 or more")
+    if args.tool_format and args.system_prompt:
+        raise UsageError("--tool_format renders the tools through the chat template: leave --system_prompt out")
     if args.adapter and args.endpoint:
         raise UsageError("--adapter applies to a local model, not to an --endpoint")
     if args.adapter and not Path(args.adapter).is_dir():
@@ -222,5 +270,6 @@ def _take_run(args: argparse.Namespace) -> None:
     if args.model != "tiny" or args.adapter:
         raise UsageError("--run names the model and adapter; leave out --model and --adapter")
     args.model, args.adapter = resolved["base_model"], str(checkpoint / "actor")
-    args.system_prompt = args.system_prompt or resolved.get("system_prompt") or ""
+    args.tool_format = args.tool_format or resolved.get("tool_format") or ""
+    args.system_prompt = args.system_prompt or ("" if args.tool_format else resolved.get("system_prompt") or "")
     args.context_window = args.context_window or int(resolved.get("context_window") or 0)

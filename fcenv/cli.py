@@ -1,6 +1,6 @@
 """The ``fcenv`` command (also ``python -m fcenv``).
 
-    fcenv evaluate --data QUESTIONS --results RESULTS --out VERDICTS [--answers A] [--compat bfcl]
+    fcenv evaluate --data QUESTIONS --results RESULTS --out VERDICTS [--answers A] [--compat bfcl] [--tool_format F]
     fcenv data bfcl [--dest DIR] [--version V] [--wheel FILE]
     fcenv train [training flags]                         (algos: the same as python train_fctncalling.py)
     fcenv generate --data FILE ... --out DIR [--run RUN | --model M [--adapter A] | --endpoint URL]
@@ -27,12 +27,15 @@ def _evaluate(args: argparse.Namespace) -> int:
     from fcenv.episode import EpisodeSettings
     from fcenv.evaluate import accuracy_table, evaluate, read_results, write_verdicts
     from fcenv.rewards import get_reward_fn
+    from fcenv.tool_formats import get_tool_format
 
     from handlers import available_handlers
 
     # Misuse is reported before the files are read.
     if args.handler and args.handler not in available_handlers():
         raise UsageError(f"--handler: unknown decoder {args.handler!r}; known: {', '.join(available_handlers())}")
+    if args.tool_format and args.handler:
+        raise UsageError("--tool_format decodes every answer in that family's format: leave --handler out")
     if Path(args.out).is_dir():
         raise UsageError(f"--out: {args.out} is a directory; name the verdict file to write")
     tasks = load_tasks(args.data, answers=args.answers)
@@ -41,8 +44,11 @@ def _evaluate(args: argparse.Namespace) -> int:
     # --compat bfcl: BFCL's own decoder per category, nothing else. --handler: that decoder.
     # Neither: lenient, an answer passes if BFCL's decoder or the "auto" one (which also reads
     # JSON, <tool_call> blocks and calls among prose) makes it pass.
-    settings = EpisodeSettings(handler=args.handler or None)
-    lenient = "auto" if not args.handler and args.compat != "bfcl" else None
+    # --tool_format: answers of a native tool-calling model, read as BFCL's FC handler for its
+    # family reads them (BFCL's verdicts, no lenient second reading).
+    tool_format = get_tool_format(args.tool_format) if args.tool_format else None
+    settings = EpisodeSettings(handler=args.handler or None, tool_format=tool_format)
+    lenient = "auto" if not args.handler and args.compat != "bfcl" and tool_format is None else None
     verdicts = write_verdicts(Path(args.out), evaluate(tasks, lines, settings, get_reward_fn(args.reward), lenient))
     print(accuracy_table(verdicts, by_id))
     print(f"\n{len(verdicts)} verdicts written to {args.out}")
@@ -71,6 +77,8 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--answers", help="possible-answer file, if not at possible_answer/<name> beside --data")
     ev.add_argument("--compat", choices=["bfcl"], help="decode exactly as BFCL does, for BFCL's verdicts")
     ev.add_argument("--handler", help="decoder to use for every entry (see handlers.available_handlers())")
+    ev.add_argument("--tool_format", choices=["hermes", "llama_json", "mistral"],
+                    help="answers of a native tool-calling model (BFCL's FC mode), in this family's format")
     ev.add_argument("--reward", choices=["bfcl", "shaped"], default="bfcl", help="reward written with each verdict")
     ev.set_defaults(command_fn=_evaluate)
 

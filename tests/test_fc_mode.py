@@ -193,3 +193,37 @@ def test_training_flags_conflict_is_named(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["--tool_format", "hermes", "--system_prompt", "{functions}", "--results_dir", str(tmp_path)])
     assert exit_info.value.code == 2 and "--tool_format" in capsys.readouterr().err
+
+
+def test_generate_and_evaluate_in_fc_mode(tiny_model, tmp_path):
+    """`fcenv generate --tool_format` answers every turn with the tools in the template;
+    `fcenv evaluate --tool_format` scores a family's answers as BFCL's FC handler does: the
+    ground truth written in the family's format passes, and the same file read as prompting
+    output does not."""
+    from fcenv.data import load_tasks
+    from fcenv.multi_turn.executor import parse_call_text
+    from tests.test_generate import MULTI_TURN_EVAL, fcenv as run_fcenv
+
+    done = run_fcenv("generate", "--model", str(tiny_model), "--tool_format", "mistral", "--data",
+                     str(MULTI_TURN_EVAL), "--out", str(tmp_path), "--max_new_tokens", "16", "--greedy",
+                     "--no-progress")
+    assert done.returncode == 0, done.stderr[-2000:]
+    tasks = load_tasks(str(MULTI_TURN_EVAL))
+    lines = [json.loads(line) for line in (tmp_path / f"{MULTI_TURN_EVAL.stem}_result.json").read_text().splitlines()]
+    assert [line["id"] for line in lines] == [t.id for t in tasks]
+    assert all(len(line["result"]) == len(t.question) for line, t in zip(lines, tasks))
+
+    fmt = get_tool_format("mistral")
+    truth = tmp_path / "truth.json"
+    truth.write_text("".join(json.dumps({"id": t.id, "result": [
+        [fmt.write([Call(*(lambda name, args, kwargs: (name, kwargs))(*parse_call_text(c))) for c in calls]), "Done."]
+        if calls else ["Done."] for calls in t.ground_truth]}) + "\n" for t in tasks))
+    as_fc = run_fcenv("evaluate", "--data", str(MULTI_TURN_EVAL), "--results", str(truth), "--out",
+                      str(tmp_path / "fc.jsonl"), "--tool_format", "mistral")
+    assert as_fc.returncode == 0, as_fc.stderr
+    verdicts = [json.loads(line) for line in (tmp_path / "fc.jsonl").read_text().splitlines()]
+    assert len(verdicts) == len(tasks) and all(v["valid"] for v in verdicts)
+    as_prompting = run_fcenv("evaluate", "--data", str(MULTI_TURN_EVAL), "--results", str(truth), "--out",
+                             str(tmp_path / "prompting.jsonl"), "--compat", "bfcl")
+    verdicts = [json.loads(line) for line in (tmp_path / "prompting.jsonl").read_text().splitlines()]
+    assert as_prompting.returncode == 0 and not any(v["valid"] for v in verdicts)
