@@ -12,7 +12,9 @@ function docs, then the user's question), which TRL renders with the model's cha
 ``task_index`` goes with it to the reward function. ``VerdictReward`` steps an env on the row's
 task with each completion's text: the reward is fcenv's (``"bfcl"``: 1 for BFCL's valid
 verdict, else 0; ``"shaped"``: the facet-shaped reward, which pays a failing answer less than a
-valid one), and every verdict is kept (``verdicts``) for logging. Multi-turn tasks are not
+valid one), and every verdict is kept (``verdicts``) for logging. In FC mode (native tool
+calling, ``tool_format="hermes"`` etc.) the prompts are rendered with each task's tools and
+the completions judged in the family's format. Multi-turn tasks are not
 served here: they need tool results between samples, which fcenv's own trainer handles.
 """
 
@@ -36,16 +38,30 @@ def _single_turn_indices(env: FunctionCallingEnv, path: str | Path, indices: Seq
 
 
 def prompt_dataset(dataset_path: str | Path, *, system_prompt: str | None = None,
-                   indices: Sequence[int] | None = None):
-    """A ``datasets.Dataset`` with ``prompt`` (chat messages), ``task_index`` and ``task_id``
-    per single-turn task of a BFCL question file (or the chosen ``indices``)."""
+                   indices: Sequence[int] | None = None, tool_format: str | None = None, renderer: Any = None):
+    """A ``datasets.Dataset`` with ``prompt``, ``task_index`` and ``task_id`` per single-turn
+    task of a BFCL question file (or the chosen ``indices``).
+
+    ``prompt`` is the chat (messages), which TRL renders with the model's template. In FC mode
+    (``tool_format``) each task has its own tools, while TRL's trainers take one tool list for
+    all prompts, so ``prompt`` is the text already rendered with the task's tools by
+    ``renderer`` (the model's tokenizer, as the env takes it), and ``tools`` holds them as JSON.
+    """
+    import json
+
     from datasets import Dataset
 
-    env = FunctionCallingEnv(dataset_path=str(dataset_path), system_prompt=system_prompt)
+    if tool_format is None:
+        env = FunctionCallingEnv(dataset_path=str(dataset_path), system_prompt=system_prompt)
+    else:
+        env = FunctionCallingEnv(dataset_path=str(dataset_path), tool_format=tool_format, renderer=renderer)
     rows = []
     for index in _single_turn_indices(env, dataset_path, indices):
-        _, info = env.reset(options={"index": index})
-        rows.append({"prompt": info["messages"], "task_index": index, "task_id": info["id"]})
+        observation, info = env.reset(options={"index": index})
+        row = {"prompt": info["messages"], "task_index": index, "task_id": info["id"]}
+        if tool_format is not None:
+            row.update(prompt=observation, tools=json.dumps(info["tools"]))
+        rows.append(row)
     return Dataset.from_list(rows)
 
 
@@ -60,9 +76,12 @@ class VerdictReward:
     """A TRL reward function: fcenv's reward for each completion on its row's task."""
 
     def __init__(self, dataset_path: str | Path, *, reward: str | Callable = "bfcl", system_prompt: str | None = None,
-                 handler: str | None = None, checker: str | Callable | None = None):
-        self.env = FunctionCallingEnv(dataset_path=str(dataset_path), reward=reward, system_prompt=system_prompt,
-                                      handler=handler, checker=checker)
+                 handler: str | None = None, checker: str | Callable | None = None, tool_format: str | None = None):
+        # The answer is judged, not rendered: FC mode needs no template here.
+        rendering = {"tool_format": tool_format, "renderer": lambda messages, tools: ""} if tool_format else \
+            {"system_prompt": system_prompt}
+        self.env = FunctionCallingEnv(dataset_path=str(dataset_path), reward=reward, handler=handler, checker=checker,
+                                      **rendering)
         self.__name__ = f"fcenv_{reward if isinstance(reward, str) else getattr(reward, '__name__', 'reward')}"
         self.verdicts: list[dict[str, Any]] = []
 

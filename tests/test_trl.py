@@ -45,3 +45,22 @@ def test_grpo_trainer_trains_on_fcenv_prompts_and_verdicts(tiny_model, tmp_path)
     logged = [entry for entry in trainer.state.log_history if "rewards/fcenv_shaped/mean" in entry]
     assert len(logged) == 2
     assert any(not torch.equal(b, p.detach()) for b, p in zip(before, model.parameters()))
+
+
+def test_fc_mode_prompts_carry_each_tasks_tools_and_answers_are_read_in_the_family_format(tiny_model):
+    """FC mode for TRL: each prompt is rendered with its own task's tools (TRL takes one tool
+    list per trainer), and the reward reads completions as BFCL's FC handler does."""
+    import json
+
+    from fcenv.tool_formats import get_tool_format
+    from handlers import Call
+
+    tokenizer = load_tokenizer(tiny_model)
+    dataset = prompt_dataset(TINY_TRAIN, tool_format="hermes", renderer=tokenizer, indices=range(4))
+    reward = VerdictReward(TINY_TRAIN, tool_format="hermes")
+    for row in dataset:
+        tools = json.loads(row["tools"])
+        assert isinstance(row["prompt"], str) and all(json.dumps(t) in row["prompt"] for t in tools)
+    truth = reward.env.tasks[3].ground_truth
+    calls = [Call(name, {k: v[0] for k, v in args.items() if v[0] != ""}) for g in truth for name, args in g.items()]
+    assert reward([None, None], [get_tool_format("hermes").write(calls), answer_text(truth)], [3, 3]) == [1.0, 0.0]
