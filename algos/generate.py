@@ -83,7 +83,8 @@ def load_local(args: argparse.Namespace):
     from algos.policy import LoraSettings, Policy
 
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    loaded = load_model(args.model, device, system_prompt=args.system_prompt, dataset_path=args.data[0])
+    loaded = load_model(args.model, device, system_prompt=args.system_prompt, dataset_path=args.data[0],
+                        tool_format=args.tool_format)
     lora = _adapter_settings(Path(args.adapter)) if args.adapter else LoraSettings(r=8, alpha=16,
                                                                                    target_modules=["q_proj"])
     policy = Policy(loaded.base, pad_id=loaded.pad_id, stop_ids=loaded.stop_ids, actor_lora=lora,

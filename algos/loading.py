@@ -85,14 +85,15 @@ def is_embedded(model_name_or_path: str) -> bool:
 
 
 def load_model(model_name_or_path: str, device: torch.device, *, cache_dir: str = "",
-               system_prompt: str = "", dataset_path: str = "") -> LoadedModel:
+               system_prompt: str = "", dataset_path: str = "", tool_format: str = "") -> LoadedModel:
     """The base model and tokenizer. The embedded tiny model is the one built for the bundled
-    split being trained (``dataset_path``), or for the single-turn split on any other data."""
+    split being trained (``dataset_path``), or for the single-turn split on any other data, and
+    for the tool format (pretrained on demonstrations in that format)."""
     from transformers import AutoModelForCausalLM
 
     if is_embedded(model_name_or_path):
         split = bundled_train_split(dataset_path) or TINY_TRAIN
-        path = build_tiny(cache_dir or DEFAULT_CACHE_DIR, dataset_path=split)
+        path = build_tiny(cache_dir or DEFAULT_CACHE_DIR, dataset_path=split, tool_format=tool_format)
         label, default_prompt = TINY_MODEL_NAME, TINY_SYSTEM_PROMPT
     else:
         path = Path(model_name_or_path)

@@ -101,7 +101,8 @@ class Runner:
         with self.accelerator.main_process_first():
             # Before the thread setting: the one-time build of the tiny model uses every core.
             self.loaded = load_model(config.model_name_or_path, device, cache_dir=config.cache_dir,
-                                     system_prompt=config.system_prompt, dataset_path=config.dataset_path)
+                                     system_prompt=config.system_prompt, dataset_path=config.dataset_path,
+                                     tool_format=config.tool_format)
         if config.torch_threads > 0:
             torch.set_num_threads(config.torch_threads)
         _check_lora_targets(self.loaded.base, config.lora_target_modules)

@@ -73,6 +73,9 @@ class TinySpec:
     habit_rate: float = 0.8
     slip_rate: float = 0.3
     seed: int = 1234
+    # Native tool calling (fcenv.tool_formats): prompts with the tools through the family's chat
+    # template, demonstrations written in its format. "" is BFCL's prompting format.
+    tool_format: str = ""
 
 
 def bundled_train_split(path: Path | str | None) -> Path | None:
@@ -83,38 +86,44 @@ def bundled_train_split(path: Path | str | None) -> Path | None:
     return next((split for split in BUNDLED_EVAL if split.resolve() == resolved), None)
 
 
-def tiny_spec(dataset_path: Path) -> TinySpec:
+def tiny_spec(dataset_path: Path, tool_format: str = "") -> TinySpec:
     """The build of the tiny model for a bundled split. Multi-turn contexts are three times as
     long, so each prompt gets fewer demonstrations; the habit that RL has to unlearn there is
     stopping after the first call (algos/teacher.py)."""
     if dataset_path == MULTI_TURN_TRAIN:
-        return TinySpec(pretrain_steps=2200, demonstrations=2, habit_rate=0.7)
-    return TinySpec()
+        return TinySpec(pretrain_steps=2200, demonstrations=2, habit_rate=0.7, tool_format=tool_format)
+    return TinySpec(tool_format=tool_format)
 
 
-def tokenizer_corpus(dataset_path: Path = TINY_TRAIN) -> list[str]:
+def tokenizer_corpus(dataset_path: Path = TINY_TRAIN, tool_format: str = "") -> list[str]:
     """The texts the tokenizer learns from: every prompt and answer of the training split,
     written the way the env writes them (multi-turn: with the tool results of the ground
-    truth's calls)."""
+    truth's calls; FC mode: the first prompt as the family's template renders it, the answers
+    in its format)."""
     import gymnasium as gym
 
     import fcenv
     from algos.teacher import PROSE
-    from algos.warmup import answer_text, ground_truth_steps
+    from algos.warmup import answer_text, ground_truth_steps, written_in
     from fcenv.prompts import hinted_functions, system_prompt
 
-    env = gym.make(fcenv.ENV_ID, dataset_path=str(dataset_path), system_prompt=TINY_SYSTEM_PROMPT)
+    options = {"tool_format": tool_format} if tool_format else {"system_prompt": TINY_SYSTEM_PROMPT}
+    env = gym.make(fcenv.ENV_ID, dataset_path=str(dataset_path), **options)
+    written = written_in(env.unwrapped.settings.tool_format) if tool_format else (lambda text: text)
     texts = []
     for index, task in enumerate(env.unwrapped.tasks):
-        texts.append(system_prompt(hinted_functions(task.functions, task.language), TINY_SYSTEM_PROMPT))
+        if tool_format:
+            texts.append(env.reset(options={"index": index})[0])
+        else:
+            texts.append(system_prompt(hinted_functions(task.functions, task.language), TINY_SYSTEM_PROMPT))
         texts += [m["content"] for turn in task.question for m in turn]
         if task.kind == "ast":
-            texts.append(answer_text(task.ground_truth))
+            texts.append(written(answer_text(task.ground_truth)))
         elif task.kind == "multi_turn":
             env.reset(options={"index": index})
             for step in ground_truth_steps(task):
-                texts.append(step.text)
-                *_, info = env.step(step.text)
+                texts.append(written(step.text))
+                *_, info = env.step(written(step.text))
                 texts += info.get("results", [])
     env.close()
     texts.append(PROSE)  # the teacher's prose (algos/teacher.py)
@@ -177,7 +186,10 @@ def cache_key(corpus: list[str], spec: TinySpec) -> str:
 
     digest = hashlib.sha256()
     # The teacher's code decides the pretraining data, so it is part of the key too.
-    payload = {"version": BUILD_VERSION, "spec": asdict(spec), "prompt": TINY_SYSTEM_PROMPT,
+    # A prompting build's key does not name the (empty) tool format, so caches built before
+    # FC mode existed stay valid.
+    fields = {k: v for k, v in asdict(spec).items() if k != "tool_format" or v}
+    payload = {"version": BUILD_VERSION, "spec": fields, "prompt": TINY_SYSTEM_PROMPT,
                "teacher": Path(teacher.__file__).read_text(),
                "template": CHAT_TEMPLATE, "pre_tokenizer": PRE_TOKENIZER_PATTERN, "torch": torch.__version__.split("+")[0]}
     digest.update(json.dumps(payload, sort_keys=True).encode())
@@ -192,11 +204,12 @@ def build_tiny(
     spec: TinySpec | None = None,
     dataset_path: Path = TINY_TRAIN,
     log: Callable[[str], None] = print,
+    tool_format: str = "",
 ) -> Path:
     """Return the folder of the cached tiny model and tokenizer for a bundled training split,
-    building it if needed (``spec`` defaults to the split's, ``tiny_spec``)."""
-    spec = spec or tiny_spec(dataset_path)
-    corpus = tokenizer_corpus(dataset_path)
+    building it if needed (``spec`` defaults to the split's, ``tiny_spec``, in ``tool_format``)."""
+    spec = spec or tiny_spec(dataset_path, tool_format)
+    corpus = tokenizer_corpus(dataset_path, spec.tool_format)
     target = Path(cache_dir) / f"tiny-{cache_key(corpus, spec)}"
     if (target / "config.json").exists():
         return target
@@ -239,8 +252,9 @@ def _pretrained_model(tokenizer, spec: TinySpec, dataset_path: Path, log: Callab
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(spec.seed)
         model = LlamaForCausalLM(tiny_config(tokenizer, spec))
-        examples = ground_truth_examples(dataset_path, tokenizer, chat_renderer(tokenizer), TINY_SYSTEM_PROMPT,
-                                         spec.max_positions - 64, answers=answers)
+        renderer = tokenizer if spec.tool_format else chat_renderer(tokenizer)
+        examples = ground_truth_examples(dataset_path, tokenizer, renderer, TINY_SYSTEM_PROMPT,
+                                         spec.max_positions - 64, answers=answers, tool_format=spec.tool_format or None)
         model.train()
         losses = supervised_steps(
             lambda batch: plain_logprobs(model, batch), list(model.parameters()), examples,

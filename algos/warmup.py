@@ -190,7 +190,7 @@ def ground_truth_examples(dataset_path, tokenizer, renderer: Callable | None, sy
     codec = TextCodec(tokenizer, context_limit)
     options = {"tool_format": tool_format} if tool_format else {"system_prompt": system_prompt}
     env = gym.make(fcenv.ENV_ID, dataset_path=str(dataset_path), renderer=renderer, **options)
-    written = _written_in(env.unwrapped.settings.tool_format) if tool_format else (lambda text: text)
+    written = written_in(env.unwrapped.settings.tool_format) if tool_format else (lambda text: text)
     tasks = env.unwrapped.tasks
     examples = []
     for index in indices if indices is not None else range(len(tasks)):
@@ -210,7 +210,7 @@ def ground_truth_examples(dataset_path, tokenizer, renderer: Callable | None, sy
     return examples
 
 
-def _written_in(tool_format) -> Callable[[str], str]:
+def written_in(tool_format) -> Callable[[str], str]:
     """Rewrites a prompting-format answer (``[f(a=1)]``) in a native tool-call format; text
     without calls (the end of a turn) stays as it is."""
     from handlers import DecodeError, decode
