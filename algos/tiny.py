@@ -153,6 +153,12 @@ def train_tokenizer(corpus: list[str], vocab_size: int):
     return tokenizer
 
 
+def family_template(tool_format: str) -> str:
+    from fcenv.tool_formats import get_tool_format
+
+    return get_tool_format(tool_format).chat_template
+
+
 def tiny_config(tokenizer, spec: TinySpec):
     from transformers import LlamaConfig
 
@@ -191,7 +197,7 @@ def cache_key(corpus: list[str], spec: TinySpec) -> str:
     fields = {k: v for k, v in asdict(spec).items() if k != "tool_format" or v}
     payload = {"version": BUILD_VERSION, "spec": fields, "prompt": TINY_SYSTEM_PROMPT,
                "teacher": Path(teacher.__file__).read_text(),
-               "template": CHAT_TEMPLATE, "pre_tokenizer": PRE_TOKENIZER_PATTERN, "torch": torch.__version__.split("+")[0]}
+               "template": family_template(spec.tool_format) if spec.tool_format else CHAT_TEMPLATE, "pre_tokenizer": PRE_TOKENIZER_PATTERN, "torch": torch.__version__.split("+")[0]}
     digest.update(json.dumps(payload, sort_keys=True).encode())
     for text in corpus:
         digest.update(text.encode())
@@ -215,6 +221,10 @@ def build_tiny(
         return target
     log(f"building the embedded tiny model in {target} (once; later runs load it)")
     tokenizer = train_tokenizer(corpus, spec.vocab_size)
+    if spec.tool_format:
+        # The family's template, saved with the tokenizer: any client's apply_chat_template(tools=...)
+        # then shows the model the prompt it was trained on.
+        tokenizer.chat_template = family_template(spec.tool_format)
     model = _pretrained_model(tokenizer, spec, dataset_path, log)
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".tiny-", dir=target.parent))

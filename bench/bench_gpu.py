@@ -9,12 +9,15 @@ policy (actor and critic LoRA adapters, value head) measures:
   steps) over the same sequences, tokens per second, against one plain forward and backward
   of the same tokens through the LoRA model;
 - MFU: model FLOPs (2 per parameter per token forward, 6 forward and backward, attention
-  included) over time, divided by the device's peak dense bf16 FLOPs (``--peak_tflops``).
+  included) over time, divided by the device's peak dense bf16 FLOPs (``--peak_tflops``). On
+  a CPU the peak is measured: the best fp32 FLOP/s of large square ``torch.matmul`` calls on
+  this machine with this thread count (the CPU analogue of MFU: how close to the hardware).
 
 Every action is forced to ``--new_tokens`` tokens (no stop token can be sampled), so both
 sides generate the same number of tokens. Run on a GPU: ``python bench/bench_gpu.py``; a
 quick CPU smoke run: ``python bench/bench_gpu.py --shape small --batch 4 --context 64
---new_tokens 16``.
+--new_tokens 16``; the compute-bound CPU size: ``python bench/bench_gpu.py --shape qwen2-40m
+--batch 8 --context 512 --new_tokens 64 --repeats 2``.
 """
 
 from __future__ import annotations
@@ -61,6 +64,21 @@ def flops_per_token(model: torch.nn.Module, sequence: int) -> float:
     return 2 * weights + attention
 
 
+def measured_matmul_tflops(size: int = 2048, seconds: float = 3.0) -> float:
+    """The best fp32 matmul throughput this CPU reaches (TFLOP/s), over a few timed rounds."""
+    a, b = torch.randn(size, size), torch.randn(size, size)
+    torch.matmul(a, b)  # warm-up
+    best, spent = 0.0, 0.0
+    while spent < seconds:
+        start = time.perf_counter()
+        for _ in range(4):
+            torch.matmul(a, b)
+        elapsed = time.perf_counter() - start
+        spent += elapsed
+        best = max(best, 4 * 2 * size ** 3 / elapsed / 1e12)
+    return best
+
+
 def timed(fn, device: torch.device) -> tuple[float, object]:
     if device.type == "cuda":
         torch.cuda.synchronize(device)
@@ -79,12 +97,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--new_tokens", type=int, default=128)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--peak_tflops", type=float, default=None)
+    parser.add_argument("--threads", type=int, default=0, help="CPU threads (0: torch's default)")
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "gpu.json"))
     args = parser.parse_args(argv)
 
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     name = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
     peak = args.peak_tflops or next((v for k, v in PEAKS.items() if k in name), None)
+    peak_source = "given" if args.peak_tflops else ("datasheet, dense bf16" if peak else None)
+    if peak is None and device.type == "cpu":
+        torch.set_num_threads(args.threads or torch.get_num_threads())
+        peak, peak_source = measured_matmul_tflops(), f"measured fp32 matmul, {torch.get_num_threads()} threads"
     base, vocab = build(args.shape, device)
     lora = LoraSettings(r=8, alpha=16, target_modules=["q_proj", "k_proj", "v_proj", "o_proj"])
     # A stop id outside the vocabulary is never sampled, so every action has full length
@@ -151,11 +174,12 @@ def main(argv: list[str] | None = None) -> int:
     report = {"device": name, "shape": args.shape, "parameters": sum(p.numel() for p in base.parameters()),
               "dtype": str(next(base.parameters()).dtype), "batch": args.batch, "context": args.context,
               "new_tokens": args.new_tokens, "tokens_per_second": median, "mfu": mfu, "peak_tflops": peak,
+              "peak_source": peak_source, "threads": torch.get_num_threads(),
               "torch": torch.__version__}
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(report, indent=2) + "\n")
     print(f"{name}, {args.shape} ({report['parameters'] / 1e6:.0f}M parameters, {report['dtype']}), batch "
-          f"{args.batch}, context {args.context}, {args.new_tokens} new tokens")
+          f"{args.batch}, context {args.context}, {args.new_tokens} new tokens; peak {peak} TFLOP/s ({peak_source})")
     for key, label in (("rollout", "rollout (Policy.sample)"), ("generate", "HF generate"),
                        ("update", "TPPO scoring + update"), ("forward_backward", "plain forward+backward")):
         extra = f", MFU {mfu[key] * 100:.1f}%" if mfu else ""

@@ -46,8 +46,8 @@ def load_actor(run_dir: Path, checkpoint: Path):
 
 @torch.no_grad()
 def answer(model, tokenizer, messages: list[dict], *, greedy: bool, max_new_tokens: int,
-           context_window: int) -> str:
-    ids = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True,
+           context_window: int, tools: list[dict] | None = None) -> str:
+    ids = tokenizer.apply_chat_template(messages, tools=tools, add_generation_prompt=True, tokenize=True,
                                         return_dict=False)
     ids = list(ids)[-(context_window - max_new_tokens):]
     prompt = torch.tensor([ids])
@@ -63,7 +63,7 @@ def play(env, index: int, model, tokenizer, *, greedy: bool, max_new_tokens: int
     total, done = 0.0, False
     while not done:
         text = answer(model, tokenizer, info["messages"], greedy=greedy, max_new_tokens=max_new_tokens,
-                      context_window=context_window)
+                      context_window=context_window, tools=info.get("tools"))
         _, reward, terminated, truncated, info = env.step(text)
         total += reward
         done = terminated or truncated
@@ -71,9 +71,12 @@ def play(env, index: int, model, tokenizer, *, greedy: bool, max_new_tokens: int
 
 
 def measure(run_dir: Path, checkpoint: Path, data: Path, indices: list[int], args, system_prompt: str,
-            reward: str) -> dict:
+            reward: str, tool_format: str | None = None) -> dict:
     tokenizer, model = load_actor(run_dir, checkpoint)
-    env = gym.make(fcenv.ENV_ID, dataset_path=str(data), system_prompt=system_prompt, reward=reward)
+    # FC mode: the env only judges; the tools reach the model through the tokenizer's own template.
+    rendering = {"tool_format": tool_format, "renderer": lambda messages, tools: ""} if tool_format else \
+        {"system_prompt": system_prompt}
+    env = gym.make(fcenv.ENV_ID, dataset_path=str(data), reward=reward, **rendering)
     count = len(indices)
     torch.manual_seed(args.seed)
     report = {"checkpoint": checkpoint.name, "tasks": count}
@@ -126,7 +129,8 @@ def main(argv: list[str] | None = None) -> int:
     reports = []
     for checkpoint in dict.fromkeys([found[0], found[-1]]):
         started = time.perf_counter()
-        report = measure(args.run_dir, checkpoint, data, indices, args, resolved["system_prompt"], saved["reward"])
+        report = measure(args.run_dir, checkpoint, data, indices, args, resolved["system_prompt"], saved["reward"],
+                         resolved.get("tool_format"))
         report["seconds"] = round(time.perf_counter() - started, 1)
         reports.append(report)
         print(json.dumps(report), flush=True)

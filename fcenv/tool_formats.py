@@ -28,7 +28,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from handlers import Call, DecodeError, hermes, llama_json, mistral
+from handlers import Call, DecodeError, decode_with, hermes, llama_json, mistral
 
 TEMPLATES = Path(__file__).resolve().parent / "chat_templates"
 Decoder = Callable[[str], list[Call]]
@@ -43,23 +43,14 @@ class ToolFormat:
     template: str            # file name in fcenv/chat_templates
 
     def calls(self, text: str) -> list[Call]:
-        return _safely(self.decode, text)
+        return decode_with(self.decode, text)
 
     def step_calls(self, text: str) -> list[Call]:
-        return _safely(self.decode_execute, text)
+        return decode_with(self.decode_execute, text)
 
     @property
     def chat_template(self) -> str:
         return (TEMPLATES / self.template).read_text()
-
-
-def _safely(decoder: Decoder, text: str) -> list[Call]:
-    try:
-        return decoder(text)
-    except DecodeError:
-        raise
-    except Exception as exc:  # hostile text must never escape as anything else
-        raise DecodeError(f"{type(exc).__name__}: {exc}") from None
 
 
 _FORMATS: dict[str, ToolFormat] = {}

@@ -35,7 +35,11 @@ def available_handlers() -> list[str]:
 
 def decode(text: str, handler: str = "python") -> list[Call]:
     """Decode ``text`` with the named handler; any failure becomes a ``DecodeError``."""
-    fn = get_handler(handler)
+    return decode_with(get_handler(handler), text)
+
+
+def decode_with(fn: Handler, text: str) -> list[Call]:
+    """``fn(text)``, where any failure becomes a ``DecodeError``."""
     try:
         return fn(text)
     except DecodeError:
@@ -44,4 +48,4 @@ def decode(text: str, handler: str = "python") -> list[Call]:
         raise DecodeError(f"{type(exc).__name__}: {exc}") from None
 
 
-__all__ = ["Call", "DecodeError", "register_handler", "get_handler", "available_handlers", "decode"]
+__all__ = ["Call", "DecodeError", "register_handler", "get_handler", "available_handlers", "decode", "decode_with"]
