@@ -8,8 +8,10 @@ policy (actor and critic LoRA adapters, value head) measures:
 - update: scoring (old, reference and critic passes) plus one TPPO update (critic and actor
   steps) over the same sequences, tokens per second, against one plain forward and backward
   of the same tokens through the LoRA model;
-- MFU: model FLOPs (2 per parameter per token forward, 6 forward and backward, attention
-  included) over time, divided by the device's peak dense bf16 FLOPs (``--peak_tflops``). On
+- MFU: the FLOPs each workload executes (counted once by ``torch.utils.flop_counter``:
+  matmuls and attention, so prefill, logits computed only where needed and LoRA's frozen base
+  are all as they run) over its median time, divided by the device's peak dense bf16 FLOPs
+  (``--peak_tflops``). On
   a CPU the peak is measured: the best fp32 FLOP/s of large square ``torch.matmul`` calls on
   this machine with this thread count (the CPU analogue of MFU: how close to the hardware).
 
@@ -54,14 +56,6 @@ def build(shape: str, device: torch.device) -> tuple[torch.nn.Module, int]:
     dtype = torch.bfloat16 if device.type == "cuda" else torch.float32
     torch.manual_seed(0)
     return Qwen2ForCausalLM(config).to(device=device, dtype=dtype), config.vocab_size
-
-
-def flops_per_token(model: torch.nn.Module, sequence: int) -> float:
-    """Forward FLOPs per token: 2 per weight, plus attention scores and mixing."""
-    config = model.config
-    weights = sum(p.numel() for p in model.parameters()) - config.vocab_size * config.hidden_size * (0 if config.tie_word_embeddings else 1)
-    attention = 2 * 2 * config.num_hidden_layers * sequence * config.hidden_size
-    return 2 * weights + attention
 
 
 def measured_matmul_tflops(size: int = 2048, seconds: float = 3.0) -> float:
@@ -118,62 +112,67 @@ def main(argv: list[str] | None = None) -> int:
     generator = torch.Generator(device=device).manual_seed(0)
     contexts = torch.randint(2, vocab, (args.batch, args.context), generator=generator, device=device).tolist()
     sequence = args.context + args.new_tokens
-    per_token = flops_per_token(base, sequence)
 
-    results: dict[str, list[float]] = {k: [] for k in ("rollout", "generate", "update", "forward_backward")}
-    for repeat in range(args.repeats + 1):  # the first round warms up and is not counted
-        seconds, (actions, logps) = timed(lambda: policy.sample(contexts, args.new_tokens, generator=generator), device)
-        generated = sum(len(a) for a in actions)
-        rollout_tps = generated / seconds
+    ids = torch.tensor(contexts, device=device)
 
-        ids = torch.tensor(contexts, device=device)
+    def rollout_fn():
+        return policy.sample(contexts, args.new_tokens, generator=generator)
+
+    def generate_fn():
         with policy.model.disable_adapter():
-            seconds, out = timed(lambda: base.generate(
-                ids, attention_mask=torch.ones_like(ids), do_sample=True, temperature=1.0, top_k=0, top_p=1.0,
-                max_new_tokens=args.new_tokens, min_new_tokens=args.new_tokens, pad_token_id=0), device)
-        generate_tps = (out.shape[1] - ids.shape[1]) * ids.shape[0] / seconds
+            return base.generate(ids, attention_mask=torch.ones_like(ids), do_sample=True, temperature=1.0, top_k=0,
+                                 top_p=1.0, max_new_tokens=args.new_tokens, min_new_tokens=args.new_tokens,
+                                 pad_token_id=0)
 
+    def update_fn(actions, logps, seed):
         rollout = Rollout(
             actions=[ActionRecord(thread=i, context=c, action=a, sample_logprobs=lp, text="", reward=float(i % 2))
                      for i, (c, a, lp) in enumerate(zip(contexts, actions, logps))],
             episodes=[EpisodeRecord(task_index=i, task_id=str(i), action_indices=[i], terminated=True)
                       for i in range(len(contexts))], seconds=0.0)
+        buffer = score_rollout(policy, rollout, token_budget=0)
+        compute_advantages(buffer, rollout, [0.0] * len(contexts), "bad", 1.0, 0.95)
+        return trainer.update(buffer, np.random.default_rng(seed))
 
-        def update():
-            buffer = score_rollout(policy, rollout, token_budget=0)
-            compute_advantages(buffer, rollout, [0.0] * len(contexts), "bad", 1.0, 0.95)
-            return trainer.update(buffer, np.random.default_rng(repeat))
-
-        seconds, _ = timed(update, device)
-        update_tps = args.batch * sequence / seconds
-
+    def forward_backward_fn(actions):
         tokens = torch.cat([ids, torch.tensor(actions, device=device)], dim=1)
-
-        def forward_backward():
-            logits = policy.model(input_ids=tokens).logits
-            logits.float().logsumexp(-1).mean().backward()
-
-        seconds, _ = timed(forward_backward, device)
+        logits = policy.model(input_ids=tokens).logits
+        logits.float().logsumexp(-1).mean().backward()
         policy.model.zero_grad(set_to_none=True)
-        fb_tps = args.batch * sequence / seconds
-        if repeat:
-            for key, value in zip(results, (rollout_tps, generate_tps, update_tps, fb_tps)):
-                results[key].append(value)
 
-    median = {k: float(np.median(v)) for k, v in results.items()}
-    # Generation: forward only (2 FLOPs per weight per token, prefill counted per token made).
-    # The update: 3 forwards (old, reference, critic) and 2 forward+backward (critic, actor).
-    mfu = {}
-    if peak:
-        mfu = {
-            "rollout": median["rollout"] * per_token / (peak * 1e12),
-            "generate": median["generate"] * per_token / (peak * 1e12),
-            "update": median["update"] * per_token * (3 + 2 * 3) / (peak * 1e12),
-            "forward_backward": median["forward_backward"] * per_token * 3 / (peak * 1e12),
-        }
+    seconds: dict[str, list[float]] = {k: [] for k in ("rollout", "generate", "update", "forward_backward")}
+    for repeat in range(args.repeats + 1):  # the first round warms up and is not counted
+        elapsed, (actions, logps) = timed(rollout_fn, device)
+        times = [elapsed, timed(generate_fn, device)[0], timed(lambda: update_fn(actions, logps, repeat), device)[0],
+                 timed(lambda: forward_backward_fn(actions), device)[0]]
+        if repeat:
+            for key, value in zip(seconds, times):
+                seconds[key].append(value)
+    median_seconds = {k: float(np.median(v)) for k, v in seconds.items()}
+    # Tokens each workload handles: generated tokens for sampling; every position of every
+    # sequence for the update and the plain forward+backward.
+    tokens = {"rollout": args.batch * args.new_tokens, "generate": args.batch * args.new_tokens,
+              "update": args.batch * sequence, "forward_backward": args.batch * sequence}
+    median = {k: tokens[k] / median_seconds[k] for k in seconds}
+
+    # FLOPs as executed, counted once more under torch's FLOP counter (matmuls and attention):
+    # exact where a formula would guess (prefill, logits only where needed, LoRA's frozen base
+    # needing no weight gradients).
+    from torch.utils.flop_counter import FlopCounterMode
+
+    flops = {}
+    for key, fn in (("rollout", rollout_fn), ("generate", generate_fn),
+                    ("update", lambda: update_fn(actions, logps, 0)), ("forward_backward", lambda: forward_backward_fn(actions))):
+        counter = FlopCounterMode(display=False)
+        with counter:
+            fn()
+        flops[key] = float(counter.get_total_flops())
+    achieved = {k: flops[k] / median_seconds[k] / 1e12 for k in seconds}  # TFLOP/s
+    mfu = {k: achieved[k] / peak for k in seconds} if peak else {}
     report = {"device": name, "shape": args.shape, "parameters": sum(p.numel() for p in base.parameters()),
               "dtype": str(next(base.parameters()).dtype), "batch": args.batch, "context": args.context,
-              "new_tokens": args.new_tokens, "tokens_per_second": median, "mfu": mfu, "peak_tflops": peak,
+              "new_tokens": args.new_tokens, "tokens_per_second": median, "seconds": median_seconds, "flops": flops,
+              "achieved_tflops": achieved, "mfu": mfu, "peak_tflops": peak,
               "peak_source": peak_source, "threads": torch.get_num_threads(),
               "torch": torch.__version__}
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
@@ -183,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     for key, label in (("rollout", "rollout (Policy.sample)"), ("generate", "HF generate"),
                        ("update", "TPPO scoring + update"), ("forward_backward", "plain forward+backward")):
         extra = f", MFU {mfu[key] * 100:.1f}%" if mfu else ""
-        print(f"  {label:<26} {median[key]:>10.0f} tokens/s{extra}")
+        print(f"  {label:<26} {median[key]:>10.0f} tokens/s, {achieved[key] * 1e3:.1f} GFLOP/s{extra}")
     return 0
 
 
