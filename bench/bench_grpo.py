@@ -32,7 +32,12 @@ KL = 0.02
 MAX_NEW_TOKENS = 48
 
 
-def ours_round(steps: int, seed: int, ppo_epoch: int) -> float:
+# Our GRPO doing TRL's GRPO's work per sample: groups of 4, no critic, one epoch, and the
+# old log-probs taken from the sampling pass (TRL with num_iterations=1 computes none).
+OUR_GRPO = ["--algorithm_name", "GRPO", "--group_size", str(GENERATIONS), "--sampling_old_logprobs"]
+
+
+def ours_round(steps: int, seed: int, ppo_epoch: int, extra: list[str] | None = None) -> float:
     """Samples per second of our trainer over ``steps`` iterations (after one warm-up)."""
     from algos.config import parse_config
     from algos.runner import Runner
@@ -42,7 +47,7 @@ def ours_round(steps: int, seed: int, ppo_epoch: int) -> float:
                                str(BATCH * (steps + 1)), "--lr", str(LR), "--kl_coef", str(KL),
                                "--max_new_tokens", str(MAX_NEW_TOKENS), "--eval_interval", "0",
                                "--save_interval", "100000", "--seed", str(seed), "--no-progress", "--torch_threads", "0",
-                               "--ppo_epoch", str(ppo_epoch)])
+                               "--ppo_epoch", str(ppo_epoch), *(extra or [])])
         runner = Runner(config, log=lambda message: None)
         runner.train_iteration()  # warm-up
         started = time.perf_counter()
@@ -99,26 +104,29 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(args.threads)
     # Ours twice: the default (two PPO epochs, so two actor and two critic updates per batch)
     # and one epoch, the amount of policy optimisation GRPO's default does.
-    ours, ours_one, theirs = [], [], []
+    ours, ours_one, ours_grpo, theirs = [], [], [], []
     for round_index in range(args.rounds):
         ours.append(ours_round(args.steps, seed=round_index, ppo_epoch=2))
         ours_one.append(ours_round(args.steps, seed=round_index, ppo_epoch=1))
+        ours_grpo.append(ours_round(args.steps, seed=round_index, ppo_epoch=1, extra=OUR_GRPO))
         theirs.append(trl_round(args.steps, seed=round_index))
-        print(f"round {round_index + 1}: ours {ours[-1]:.1f} (1 epoch: {ours_one[-1]:.1f}) samples/s, "
-              f"TRL GRPO {theirs[-1]:.1f} samples/s", flush=True)
+        print(f"round {round_index + 1}: ours TPPO {ours[-1]:.1f} (1 epoch: {ours_one[-1]:.1f}), ours GRPO "
+              f"{ours_grpo[-1]:.1f}, TRL GRPO {theirs[-1]:.1f} samples/s", flush=True)
     report = {"ours_samples_per_second": ours, "ours_one_epoch_samples_per_second": ours_one,
               "trl_grpo_samples_per_second": theirs,
               "ours_median": statistics.median(ours), "ours_one_epoch_median": statistics.median(ours_one),
               "trl_median": statistics.median(theirs),
               "speedup": statistics.median(ours) / statistics.median(theirs),
               "speedup_one_epoch": statistics.median(ours_one) / statistics.median(theirs),
+              "ours_grpo_samples_per_second": ours_grpo, "ours_grpo_median": statistics.median(ours_grpo),
+              "speedup_grpo": statistics.median(ours_grpo) / statistics.median(theirs),
               "batch": BATCH, "steps_per_round": args.steps, "threads": args.threads,
               "trl_version": __import__("trl").__version__}
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(report, indent=2) + "\n")
     print(f"median: ours {report['ours_median']:.1f} (x{report['speedup']:.2f}), ours with one epoch "
-          f"{report['ours_one_epoch_median']:.1f} (x{report['speedup_one_epoch']:.2f}), "
-          f"TRL GRPO {report['trl_median']:.1f} samples/s")
+          f"{report['ours_one_epoch_median']:.1f} (x{report['speedup_one_epoch']:.2f}), ours GRPO "
+          f"{report['ours_grpo_median']:.1f} (x{report['speedup_grpo']:.2f}), TRL GRPO {report['trl_median']:.1f} samples/s")
     return 0
 
 
