@@ -4,8 +4,9 @@ Writes a result file per single-turn category (``tests.generators``' outputs, ri
 wrong, ``--per-entry`` per entry: 18,205 outputs over 13 files at 5), then times, each in a
 fresh process: ``fcenv evaluate --help`` (interpreter and command start-up), ``fcenv
 evaluate`` on a one-line file of one category (start-up plus reading one question file), and
-``fcenv evaluate`` on each category's whole file. Start-up is what a one-line run costs;
-the rest is reading, decoding and checking. Best of ``--repeat`` runs per row.
+``fcenv evaluate`` on each category's whole file, then on all of them in one run. Start-up is
+what a one-line run costs; the rest is reading, decoding and checking. Best of ``--repeat``
+runs per row.
 
 Run: ``python bench/bench_evaluate.py [--per-entry 5] [--repeat 3]``.
 """
@@ -70,7 +71,11 @@ def main(argv: list[str] | None = None) -> int:
         total_seconds += seconds
         total_outputs += count
         print(f"| {category} | {count:,} | {seconds:.2f} |")
-    print(f"| all 13 files | {total_outputs:,} | {total_seconds:.2f} (start-up {len(files) * one_seconds:.1f} of it) |")
+    print(f"| all 13 files, 13 processes | {total_outputs:,} | {total_seconds:.2f} (start-up "
+          f"{len(files) * help_seconds:.1f} of it) |")
+    together = best("evaluate", "--data", *[question(c) for c in files], "--results", *[str(p) for p, _ in files.values()],
+                    "--out", str(work / "all.jsonl"), "--compat", "bfcl")
+    print(f"| all 13 files, one process | {total_outputs:,} | {together:.2f} |")
     return 0
 
 

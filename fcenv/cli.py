@@ -1,6 +1,7 @@
 """The ``fcenv`` command (also ``python -m fcenv``).
 
-    fcenv evaluate --data QUESTIONS --results RESULTS --out VERDICTS [--answers A] [--compat bfcl] [--tool_format F]
+    fcenv evaluate --data QUESTIONS... --results RESULTS... --out VERDICTS [--answers A] [--compat bfcl]
+                   [--tool_format F]
     fcenv data bfcl [--dest DIR] [--version V] [--wheel FILE]
     fcenv train [training flags]                         (algos: the same as python train_fctncalling.py)
     fcenv generate --data FILE ... --out DIR [--run RUN | --model M [--adapter A] | --endpoint URL]
@@ -38,9 +39,18 @@ def _evaluate(args: argparse.Namespace) -> int:
         raise UsageError("--tool_format decodes every answer in that family's format: leave --handler out")
     if Path(args.out).is_dir():
         raise UsageError(f"--out: {args.out} is a directory; name the verdict file to write")
-    tasks = load_tasks(args.data, answers=args.answers)
-    by_id = {t.id: t for t in tasks}
-    lines = read_results(Path(args.results), by_id)
+    if len(args.data) != len(args.results):
+        raise UsageError(f"--data and --results pair up in order: {len(args.data)} question files and "
+                         f"{len(args.results)} result files given")
+    if args.answers and len(args.data) > 1:
+        raise UsageError("--answers names the possible answers of one question file: give one --data with it")
+    # Every file is read and checked before any verdict is computed.
+    pairs, by_id = [], {}
+    for data, results in zip(args.data, args.results):
+        tasks = load_tasks(data, answers=args.answers)
+        file_ids = {t.id: t for t in tasks}
+        pairs.append((tasks, read_results(Path(results), file_ids)))
+        by_id.update(file_ids)
     # --compat bfcl: BFCL's own decoder per category, nothing else. --handler: that decoder.
     # Neither: lenient, an answer passes if BFCL's decoder or the "auto" one (which also reads
     # JSON, <tool_call> blocks and calls among prose) makes it pass.
@@ -49,7 +59,9 @@ def _evaluate(args: argparse.Namespace) -> int:
     tool_format = get_tool_format(args.tool_format) if args.tool_format else None
     settings = EpisodeSettings(handler=args.handler or None, tool_format=tool_format)
     lenient = "auto" if not args.handler and args.compat != "bfcl" and tool_format is None else None
-    verdicts = write_verdicts(Path(args.out), evaluate(tasks, lines, settings, get_reward_fn(args.reward), lenient))
+    reward_fn = get_reward_fn(args.reward)
+    verdicts = write_verdicts(Path(args.out), (verdict for tasks, lines in pairs
+                                               for verdict in evaluate(tasks, lines, settings, reward_fn, lenient)))
     print(accuracy_table(verdicts, by_id))
     print(f"\n{len(verdicts)} verdicts written to {args.out}")
     return 0
@@ -71,9 +83,10 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
 
     ev = commands.add_parser("evaluate", help="score a BFCL result file")
-    ev.add_argument("--data", required=True, help="BFCL question file (or a prior-format JSON file)")
-    ev.add_argument("--results", required=True, help="JSON Lines of {\"id\", \"result\"}")
-    ev.add_argument("--out", required=True, help="where to write one verdict per result line")
+    ev.add_argument("--data", required=True, nargs="+",
+                    help="BFCL question file(s) (or prior-format JSON files); several pair up with --results in order")
+    ev.add_argument("--results", required=True, nargs="+", help="JSON Lines of {\"id\", \"result\"}, one per --data")
+    ev.add_argument("--out", required=True, help="where to write one verdict per result line (all files, in order)")
     ev.add_argument("--answers", help="possible-answer file, if not at possible_answer/<name> beside --data")
     ev.add_argument("--compat", choices=["bfcl"], help="decode exactly as BFCL does, for BFCL's verdicts")
     ev.add_argument("--handler", help="decoder to use for every entry (see handlers.available_handlers())")

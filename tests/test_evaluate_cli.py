@@ -118,6 +118,32 @@ def test_data_command_extracts_a_wheel(tmp_path):
     assert load_long_context(dest / "long_context.json") == {"X": [1, 2, Ellipsis], "Y": {"a": "b"}}
 
 
+def test_several_files_in_one_run(bfcl_dir, tmp_path):
+    """Several question files with their result files, paired in order: one process, one
+    verdict file in the files' order, one table over every category."""
+    pairs, expected = [], []
+    for category in ("simple_python", "irrelevance", "multi_turn_base"):
+        data = bfcl_dir / f"BFCL_v4_{category}.json"
+        tasks = load_tasks(data)[:2]
+        if category == "multi_turn_base":
+            rows = [{"id": t.id, "result": ground_truth_steps(t)} for t in tasks]
+        elif category == "irrelevance":
+            rows = [{"id": t.id, "result": "None of the functions fit."} for t in tasks]
+        else:
+            rows = [{"id": t.id, "result": gt_answer(t)} for t in tasks]
+        pairs.append((str(data), write_jsonl(tmp_path / f"{category}.jsonl", rows)))
+        expected += [r["id"] for r in rows]
+    out = tmp_path / "all.jsonl"
+    proc = run("evaluate", "--data", *[d for d, _ in pairs], "--results", *[r for _, r in pairs], "--out", str(out),
+               "--compat", "bfcl")
+    assert proc.returncode == 0, proc.stderr
+    verdicts = [json.loads(x) for x in out.read_text().splitlines()]
+    assert [v["id"] for v in verdicts] == expected and all(v["valid"] for v in verdicts)
+    assert all(c in proc.stdout for c in ("simple_python", "irrelevance", "multi_turn_base")) and "TOTAL" in proc.stdout
+    unpaired = run("evaluate", "--data", *[d for d, _ in pairs], "--results", pairs[0][1], "--out", str(out))
+    assert unpaired.returncode == 2 and "--data and --results pair up in order" in unpaired.stderr
+
+
 def test_misuse_is_one_line_and_status_2(bfcl_dir, tmp_path):
     """Misuse ends with exit status 2 and one line naming the flag or file, no traceback,
     nothing written."""
