@@ -130,13 +130,18 @@ class TextCodec:
             else:
                 low = middle + 1
         if best is None:
-            head_tokens = len(self.tokens(render(head))) if head or tools is not None else 0
-            last_tokens = len(self.tokens(render(head + rest[-1:]))) - head_tokens
+            if head:
+                head_tokens = len(self.tokens(render(head)))
+                last_tokens = len(self.tokens(render(head + rest[-1:]))) - head_tokens
+                fixed = "the system prompt" + (" (with the tools)" if tools is not None else "")
+            else:  # FC mode without a system message: the template shows the tools with the messages
+                head_tokens, last_tokens = 0, len(self.tokens(render(rest[-1:])))
+                fixed = "the system prompt (none)"
             raise ContextTooLong(
                 f"entry {entry or '?'}: the context does not fit the window of {self.context_limit} tokens "
-                f"(--context_window minus --max_new_tokens) even when cut from the middle: the system prompt"
-                f"{' and tools' if tools is not None else ''} alone {'are' if tools is not None else 'is'} "
-                f"{head_tokens} tokens, the latest message {last_tokens} and the whole chat {len(ids)}; "
+                f"(--context_window minus --max_new_tokens) even when cut from the middle: {fixed} alone is "
+                f"{head_tokens} tokens, the latest message {last_tokens}"
+                f"{' with the tools' if tools is not None and not head else ''} and the whole chat {len(ids)}; "
                 f"raise --context_window or use a shorter {'--system_prompt' if tools is None else 'set of tools'}")
         return best, True
 

@@ -227,3 +227,17 @@ def test_generate_and_evaluate_in_fc_mode(tiny_model, tmp_path):
                              str(tmp_path / "prompting.jsonl"), "--compat", "bfcl")
     verdicts = [json.loads(line) for line in (tmp_path / "prompting.jsonl").read_text().splitlines()]
     assert as_prompting.returncode == 0 and not any(v["valid"] for v in verdicts)
+
+
+def test_a_tool_chat_too_long_for_the_window_is_a_clear_error(tokenizer):
+    """Cutting an FC chat keeps its tools; when even the latest message with them does not
+    fit, the error says so (no template is asked to render an empty chat)."""
+    from algos.rollout import ContextTooLong, TextCodec, chat_of
+
+    env = gym.make(fcenv.ENV_ID, dataset_path="multi_turn_train", tool_format="llama_json", renderer=tokenizer)
+    observation, info = env.reset(options={"index": 0})
+    codec = TextCodec(tokenizer, 40, render=env.unwrapped.renderer)
+    with pytest.raises(ContextTooLong, match="the latest message .* with the tools .* use a shorter set of tools"):
+        codec.encode_counted(observation, chat_of(info), info["id"])
+    roomy = TextCodec(tokenizer, 100_000, render=env.unwrapped.renderer)
+    assert roomy.encode_counted(observation, chat_of(info))[1] is False

@@ -77,10 +77,10 @@ def test_the_data_command_names_its_default_folder(installed, tmp_path):
 
 def test_fc_mode_works_from_the_wheel(installed, tiny_model, tmp_path):
     """The family chat templates ship as package data: FC mode renders without the checkout."""
-    answered = run(installed, tmp_path, "generate", "--model", str(tiny_model), "--tool_format", "llama_json",
+    answered = run(installed, tmp_path, "generate", "--model", str(tiny_model), "--tool_format", "hermes",
                    "--data", "multi_turn_eval", "--out", "fc", "--max_new_tokens", "8", "--greedy", "--no-progress")
     assert answered.returncode == 0, answered.stderr[-3000:]
-    scored = run(installed, tmp_path, "evaluate", "--tool_format", "llama_json", "--data", "multi_turn_eval",
+    scored = run(installed, tmp_path, "evaluate", "--tool_format", "hermes", "--data", "multi_turn_eval",
                  "--results", "fc/multi_turn_eval_result.json", "--out", "fc_verdicts.jsonl")
     assert scored.returncode == 0, scored.stderr[-3000:]
     assert len((tmp_path / "fc_verdicts.jsonl").read_text().splitlines()) == 150
