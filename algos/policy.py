@@ -213,8 +213,19 @@ class Policy(torch.nn.Module):
         model = self.base
         attention = batch.attention_mask
         positions = batch.position_ids
-        out = model(input_ids=batch.input_ids, attention_mask=attention, position_ids=positions,
-                    use_cache=True, logits_to_keep=1)
+        # A group's episodes start from one prompt: each distinct context is prefilled once and
+        # its KV cache repeated for the rows that share it (rows of equal contexts are equal).
+        first, index = _distinct_rows(contexts)
+        if len(first) < len(contexts):
+            keep = torch.tensor(first, device=self.device)
+            out = model(input_ids=batch.input_ids[keep], attention_mask=attention[keep], position_ids=positions[keep],
+                        use_cache=True, logits_to_keep=1)
+            spread = torch.tensor(index, device=self.device)
+            out.past_key_values.reorder_cache(spread)
+            out.logits = out.logits[spread]
+        else:
+            out = model(input_ids=batch.input_ids, attention_mask=attention, position_ids=positions,
+                        use_cache=True, logits_to_keep=1)
         rows = len(contexts)
         stop = torch.tensor(self.stop_ids, device=self.device)
         finished = torch.zeros(rows, dtype=torch.bool, device=self.device)
@@ -252,6 +263,20 @@ class Policy(torch.nn.Module):
         action_logps = [[v for v, a in zip(lr, ar) if a] for lr, ar in zip(logp_grid, alive_grid)]
         entropies = (entropy_sum / entropy_count.clamp(min=1.0)).tolist()
         return actions, action_logps, entropies
+
+
+def _distinct_rows(contexts: Sequence[Sequence[int]]) -> tuple[list[int], list[int]]:
+    """The first row of each distinct context, and for every row the position of its
+    context among those firsts."""
+    seen: dict[tuple[int, ...], int] = {}
+    first, index = [], []
+    for row, context in enumerate(contexts):
+        key = tuple(context)
+        if key not in seen:
+            seen[key] = len(first)
+            first.append(row)
+        index.append(seen[key])
+    return first, index
 
 
 __all__ = ["ACTOR", "CRITIC", "LoraSettings", "Policy", "position_ids_for"]

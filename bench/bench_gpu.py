@@ -92,6 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--peak_tflops", type=float, default=None)
     parser.add_argument("--threads", type=int, default=0, help="CPU threads (0: torch's default)")
+    parser.add_argument("--group", type=int, default=1, help="samples per prompt (the batch holds batch/group prompts)")
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "gpu.json"))
     args = parser.parse_args(argv)
 
@@ -111,6 +112,8 @@ def main(argv: list[str] | None = None) -> int:
     trainer = PPOTrainer(policy, PPOSettings(ratio="token", ppo_epoch=1), actor_opt, critic_opt)
     generator = torch.Generator(device=device).manual_seed(0)
     contexts = torch.randint(2, vocab, (args.batch, args.context), generator=generator, device=device).tolist()
+    # --group G: G samples of each prompt, as group algorithms draw them (prefilled once each).
+    contexts = [c for c in contexts[: args.batch // args.group] for _ in range(args.group)]
     sequence = args.context + args.new_tokens
 
     ids = torch.tensor(contexts, device=device)
@@ -171,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     mfu = {k: achieved[k] / peak for k in seconds} if peak else {}
     report = {"device": name, "shape": args.shape, "parameters": sum(p.numel() for p in base.parameters()),
               "dtype": str(next(base.parameters()).dtype), "batch": args.batch, "context": args.context,
-              "new_tokens": args.new_tokens, "tokens_per_second": median, "seconds": median_seconds, "flops": flops,
+              "new_tokens": args.new_tokens, "group": args.group, "tokens_per_second": median, "seconds": median_seconds, "flops": flops,
               "achieved_tflops": achieved, "mfu": mfu, "peak_tflops": peak,
               "peak_source": peak_source, "threads": torch.get_num_threads(),
               "torch": torch.__version__}

@@ -112,6 +112,26 @@ def test_sampling_log_probs_equal_rescored_log_probs():
             torch.testing.assert_close(scored[row, :len(action)], torch.tensor(logps), atol=1e-4, rtol=1e-4)
 
 
+def test_a_prompt_repeated_in_the_batch_samples_as_if_alone():
+    """Group algorithms sample G episodes of one prompt: it is prefilled once and its cache
+    shared, and every row's answer and log-probs are what it gets with no duplicate beside it."""
+    policy = make_policy()
+    a, b, c = contexts(8, rows=3)
+    longest = max((a, b, c), key=len)
+    alone, alone_logps = policy.sample([a, b, c, longest + [5]], 8, greedy=True)
+    grouped, grouped_logps = policy.sample([a, a, b, b, c, longest + [5], a], 8, greedy=True)
+    assert grouped == [alone[0], alone[0], alone[1], alone[1], alone[2], alone[3], alone[0]]
+    assert grouped_logps[1] == alone_logps[0] and grouped_logps[6] == alone_logps[0]
+    # sampled: every copy of a prompt draws its own answer from the same distribution
+    drawn, logps = policy.sample([a] * 6, 8, generator=torch.Generator().manual_seed(3))
+    batch = pack([a] * 6, drawn, PAD)
+    with torch.no_grad():
+        scored = policy.token_logprobs(batch)[0]
+    for row, (action, lp) in enumerate(zip(drawn, logps)):
+        torch.testing.assert_close(scored[row, :len(action)], torch.tensor(lp), atol=1e-4, rtol=1e-4)
+    assert len({tuple(x) for x in drawn}) > 1
+
+
 def test_samples_follow_the_tempered_distribution_exactly():
     # Pure temperature sampling: empirical first-token frequencies match softmax(logits / T).
     policy = make_policy(temperature=0.8)
