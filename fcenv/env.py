@@ -147,6 +147,9 @@ class FunctionCallingEnv(gym.Env[str, str]):
             turn_rewards=pays_per_turn(self.reward_fn),
             tool_format=None if tool_format is None else get_tool_format(tool_format),
         )
+        if tool_format is not None and handler is not None:
+            raise ValueError(f"tool_format={tool_format!r} decodes every answer in that family's format; "
+                             f"leave handler out")
         if tool_format is not None and system_prompt is not None:
             raise ValueError("tool_format renders the tools through the chat template, so system_prompt has no "
                              "place; leave it out (BFCL's FC mode adds no system prompt)")

@@ -134,6 +134,8 @@ def test_bad_options_are_refused_before_any_episode():
         FunctionCallingEnv("tiny_eval", tool_format="json")
     with pytest.raises(ValueError, match="system_prompt has no place"):
         FunctionCallingEnv("tiny_eval", tool_format="hermes", system_prompt="{functions}")
+    with pytest.raises(ValueError, match="leave handler out"):
+        FunctionCallingEnv("tiny_eval", tool_format="hermes", handler="python")
     with pytest.raises(ValueError, match="with tool_format the renderer"):
         FunctionCallingEnv("tiny_eval", tool_format="hermes", renderer="chatml")
 
