@@ -243,3 +243,22 @@ def test_a_tool_chat_too_long_for_the_window_is_a_clear_error(tokenizer):
         codec.encode_counted(observation, chat_of(info), info["id"])
     roomy = TextCodec(tokenizer, 100_000, render=env.unwrapped.renderer)
     assert roomy.encode_counted(observation, chat_of(info))[1] is False
+
+
+def test_an_endpoints_parsed_tool_calls_are_read_as_the_model_wrote_them():
+    """`fcenv generate --endpoint --tool_format`: the chat goes out in the OpenAI shape
+    (arguments as JSON strings), and tool calls a server returns parsed are written back in the
+    family's format, which the env reads into the same calls."""
+    from algos.generate import api_messages, written_calls
+
+    env = FunctionCallingEnv("multi_turn_train", tool_format="hermes", order="sequential")
+    env.reset(options={"index": 0})
+    _, _, _, _, info = env.step('<tool_call>\n{"name": "add", "arguments": {"a": 2, "b": 30}}\n</tool_call>')
+    sent = api_messages(info["messages"])
+    assert sent[-2]["tool_calls"][0]["function"]["arguments"] == '{"a": 2, "b": 30}'
+    assert info["messages"][-2]["tool_calls"][0]["function"]["arguments"] == {"a": 2, "b": 30}  # not changed
+    returned = [{"id": "x", "type": "function", "function": {"name": "multiply", "arguments": '{"a": 32, "b": 3}'}},
+                {"id": "y", "type": "function", "function": {"name": "add", "arguments": {"a": 1, "b": 1}}}]
+    for family in available_tool_formats():
+        fmt = get_tool_format(family)
+        assert fmt.calls(written_calls(fmt, returned)) == [Call("multiply", {"a": 32, "b": 3}), Call("add", {"a": 1, "b": 1})]
