@@ -1,4 +1,5 @@
 """FC mode (native tool calling): what a user of a Hermes, Llama or Mistral model relies on.
+Chat templates in each family's style are written here (no downloads).
 
 The tools reach the model through its chat template (no BFCL system prompt), its calls are
 read in its family's format, tool results come back as ``tool`` messages carrying the call's
@@ -36,6 +37,42 @@ QWEN_STYLE_TEMPLATE = (
 )
 
 
+# Llama 3.1 style, written for this test: tools as JSON in the first user turn, calls as bare
+# JSON objects, results in ipython turns.
+LLAMA_STYLE_TEMPLATE = (
+    "{{- '<|begin_of_text|>' }}{%- set ns = namespace(shown=false) %}"
+    "{%- for m in messages %}"
+    "{%- if m.role == 'user' and tools and not ns.shown %}{%- set ns.shown = true %}"
+    "{{- '<|start_header_id|>user<|end_header_id|>\\n\\nFunctions:\\n' }}"
+    "{%- for tool in tools %}{{- (tool | tojson) + '\\n' }}{%- endfor %}{{- m.content + '<|eot_id|>' }}"
+    "{%- elif m.role == 'assistant' and m.tool_calls %}{{- '<|start_header_id|>assistant<|end_header_id|>\\n\\n' }}"
+    "{%- for c in m.tool_calls %}{{- ({'name': c.function.name, 'parameters': c.function.arguments} | tojson) }}"
+    "{%- endfor %}{{- '<|eot_id|>' }}"
+    "{%- elif m.role == 'tool' %}{{- '<|start_header_id|>ipython<|end_header_id|>\\n\\n' + m.content + '<|eot_id|>' }}"
+    "{%- else %}{{- '<|start_header_id|>' + m.role + '<|end_header_id|>\\n\\n' + m.content + '<|eot_id|>' }}{%- endif %}"
+    "{%- endfor %}"
+    "{%- if add_generation_prompt %}{{- '<|start_header_id|>assistant<|end_header_id|>\\n\\n' }}{%- endif %}"
+)
+
+# Mistral style, written for this test: tools before the last user turn, calls after
+# [TOOL_CALLS] with their ids, results in [TOOL_RESULTS] naming the call's id.
+MISTRAL_STYLE_TEMPLATE = (
+    "{{- '<s>' }}{%- set ns = namespace(last=-1) %}"
+    "{%- for m in messages %}{%- if m.role == 'user' %}{%- set ns.last = loop.index0 %}{%- endif %}{%- endfor %}"
+    "{%- for m in messages %}"
+    "{%- if m.role == 'user' %}"
+    "{%- if tools and loop.index0 == ns.last %}{{- '[AVAILABLE_TOOLS]' + (tools | tojson) + '[/AVAILABLE_TOOLS]' }}"
+    "{%- endif %}{{- '[INST]' + m.content + '[/INST]' }}"
+    "{%- elif m.role == 'assistant' and m.tool_calls %}{{- '[TOOL_CALLS]' }}"
+    "{%- for c in m.tool_calls %}{{- ({'name': c.function.name, 'arguments': c.function.arguments, 'id': c.id} | tojson) }}"
+    "{%- endfor %}{{- '</s>' }}"
+    "{%- elif m.role == 'tool' %}{{- '[TOOL_RESULTS]' + ({'content': m.content, 'call_id': m.tool_call_id} | tojson) "
+    "+ '[/TOOL_RESULTS]' }}"
+    "{%- else %}{{- m.content + '</s>' }}{%- endif %}"
+    "{%- endfor %}"
+)
+
+
 @pytest.fixture(scope="module")
 def tokenizer(tiny_model):
     from transformers import AutoTokenizer
@@ -54,6 +91,28 @@ def test_tools_reach_the_models_template_and_no_bfcl_prompt_is_added(tokenizer):
     assert observation.startswith("<|im_start|>system\nTools:\n" + json.dumps(tools[0], ensure_ascii=False))
     assert "You are an expert in composing functions" not in observation
     assert observation.endswith(task.question[0][-1]["content"] + "<|im_end|>\n<|im_start|>assistant\n")
+
+
+@pytest.mark.parametrize("family, template", [("llama_json", LLAMA_STYLE_TEMPLATE), ("mistral", MISTRAL_STYLE_TEMPLATE)])
+def test_each_familys_own_template_renders_tools_calls_and_results(tiny_model, family, template):
+    """A tokenizer whose template is in the family's style renders the chat the env keeps:
+    the tools, the model's call shown back in the family's form, the result (with its call's
+    id where the family uses ids)."""
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(tiny_model)
+    tok.chat_template = template
+    env = gym.make(fcenv.ENV_ID, dataset_path="multi_turn_train", tool_format=family, renderer=tok)
+    observation, info = env.reset(options={"index": 0})
+    assert all(json.dumps(tool["name"]) in observation for tool in info["tools"])
+    observation, _, _, _, info = env.step(get_tool_format(family).write([Call("add", {"a": 2, "b": 30})]))
+    result = info["results"][0]
+    if family == "mistral":
+        assert '[TOOL_CALLS]{"name": "add", "arguments": {"a": 2, "b": 30}, "id": "call00000"}</s>' in observation
+        assert "[TOOL_RESULTS]" + json.dumps({"content": result, "call_id": "call00000"}) in observation
+    else:
+        assert '{"name": "add", "parameters": {"a": 2, "b": 30}}<|eot_id|>' in observation
+        assert "<|start_header_id|>ipython<|end_header_id|>\n\n" + result + "<|eot_id|>" in observation
 
 
 def test_a_correct_answer_in_each_family_format_is_valid_and_prompting_syntax_is_not():
