@@ -95,7 +95,7 @@ def load_local(args: argparse.Namespace):
     return loaded, policy
 
 
-def local_responder(args: argparse.Namespace, loaded, policy, render: Callable[[list[dict]], str]) -> Respond:
+def local_responder(args: argparse.Namespace, loaded, policy, render: Callable[..., str]) -> Respond:
     """Batched sampling with fcenv's policy, each chat rendered as the env renders it."""
     from algos.loading import max_positions
     from algos.rollout import TextCodec
@@ -106,8 +106,7 @@ def local_responder(args: argparse.Namespace, loaded, policy, render: Callable[[
     generator.manual_seed(args.seed)
 
     def respond(chats: list[list[dict]]) -> list[str]:
-        contexts = [codec.encode(render(chat) if getattr(chat, "tools", None) is None else render(chat, chat.tools), chat)
-                    for chat in chats]
+        contexts = [codec.encode(codec.render_chat(chat), chat) for chat in chats]
         actions, _ = policy.sample(contexts, args.max_new_tokens, generator=generator, greedy=args.greedy)
         return [codec.decode(a) for a in actions]
 

@@ -93,10 +93,15 @@ class TextCodec:
     left, as for a plain text.
     """
 
-    def __init__(self, tokenizer, context_limit: int, render: Callable[[list[dict]], str] | None = None):
+    def __init__(self, tokenizer, context_limit: int, render: Callable[..., str] | None = None):
         self.tokenizer = tokenizer
         self.context_limit = context_limit
         self.render = render
+
+    def render_chat(self, messages: Sequence[dict]) -> str:
+        """The chat rendered as the env renders it (with its tools in FC mode, ``ToolChat``)."""
+        tools = getattr(messages, "tools", None)
+        return self.render(list(messages)) if tools is None else self.render(list(messages), tools)
 
     def tokens(self, text: str) -> list[int]:
         # The renderer already wrote any special tokens (chat template), so none are added.
@@ -116,7 +121,10 @@ class TextCodec:
         if self.render is None or not messages:
             return truncate_left(ids, self.context_limit), True
         tools = getattr(messages, "tools", None)
-        render = self.render if tools is None else (lambda kept: self.render(kept, tools))
+
+        def render(kept: list[dict]) -> str:
+            return self.render_chat(kept if tools is None else ToolChat(kept, tools))
+
         head = list(messages[:1]) if messages[0].get("role") == "system" else []
         rest = list(messages[len(head):])
         # The fewest dropped messages that fit: dropping more never makes a chat longer.

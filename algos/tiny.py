@@ -112,15 +112,14 @@ def tokenizer_corpus(dataset_path: Path = TINY_TRAIN, tool_format: str = "") -> 
     written = written_in(env.unwrapped.settings.tool_format) if tool_format else (lambda text: text)
     texts = []
     for index, task in enumerate(env.unwrapped.tasks):
-        if tool_format:
-            texts.append(env.reset(options={"index": index})[0])
-        else:
-            texts.append(system_prompt(hinted_functions(task.functions, task.language), TINY_SYSTEM_PROMPT))
+        observation, _ = env.reset(options={"index": index})
+        # FC mode: the prompt as the family's template shows the tools; prompting: the docs.
+        texts.append(observation if tool_format else
+                     system_prompt(hinted_functions(task.functions, task.language), TINY_SYSTEM_PROMPT))
         texts += [m["content"] for turn in task.question for m in turn]
         if task.kind == "ast":
             texts.append(written(answer_text(task.ground_truth)))
         elif task.kind == "multi_turn":
-            env.reset(options={"index": index})
             for step in ground_truth_steps(task):
                 texts.append(written(step.text))
                 *_, info = env.step(written(step.text))
@@ -197,7 +196,8 @@ def cache_key(corpus: list[str], spec: TinySpec) -> str:
     fields = {k: v for k, v in asdict(spec).items() if k != "tool_format" or v}
     payload = {"version": BUILD_VERSION, "spec": fields, "prompt": TINY_SYSTEM_PROMPT,
                "teacher": Path(teacher.__file__).read_text(),
-               "template": family_template(spec.tool_format) if spec.tool_format else CHAT_TEMPLATE, "pre_tokenizer": PRE_TOKENIZER_PATTERN, "torch": torch.__version__.split("+")[0]}
+               "template": family_template(spec.tool_format) if spec.tool_format else CHAT_TEMPLATE,
+               "pre_tokenizer": PRE_TOKENIZER_PATTERN, "torch": torch.__version__.split("+")[0]}
     digest.update(json.dumps(payload, sort_keys=True).encode())
     for text in corpus:
         digest.update(text.encode())

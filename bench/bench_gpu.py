@@ -95,6 +95,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--group", type=int, default=1, help="samples per prompt (the batch holds batch/group prompts)")
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "gpu.json"))
     args = parser.parse_args(argv)
+    if args.group < 1 or args.batch % args.group:
+        parser.error(f"--batch {args.batch} must be a multiple of --group {args.group}")
 
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     name = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"

@@ -262,7 +262,7 @@ class FunctionCallingEnv(gym.Env[str, str]):
 
     def _observation(self) -> str:
         if self.settings.tool_format is not None:
-            return self.renderer(self._episode.messages, self.settings.tools(self._episode.task))
+            return self.renderer(self._episode.messages, self._episode.tools)
         return self.renderer(self._episode.messages)
 
     def _info(self, outcome: StepOutcome | None = None) -> dict[str, Any]:
@@ -275,7 +275,7 @@ class FunctionCallingEnv(gym.Env[str, str]):
             else copy.deepcopy(self._episode.messages),
         }
         if self.settings.tool_format is not None:
-            info["tools"] = self.settings.tools(task)
+            info["tools"] = copy.deepcopy(self._episode.tools)
         if outcome is not None:
             result: CheckResult = outcome.result
             info.update(

@@ -102,6 +102,7 @@ class SingleTurnEpisode:
         self.task = task
         self.settings = settings
         self.messages = first_turn_messages(task, settings)
+        self.tools = settings.tools(task)
         self.done = False
 
     def step(self, text: str) -> StepOutcome:

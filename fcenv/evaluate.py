@@ -114,8 +114,8 @@ def check_multi_turn_result(task: Task, result: Any, settings: EpisodeSettings):
         for step in turn:
             try:
                 decoded[-1].append(decode_step(step, handler, settings.tool_format))
-            except InferenceCrash as crash:  # BFCL would have recorded an inference error
-                if crash.immediate or number < len(result) - 1:
+            except InferenceCrash as crash:
+                if crash.fails_entry(number, len(result)):  # BFCL would have recorded an inference error
                     return CheckResult(False, INFERENCE_ERROR, [str(crash)], {})
                 decoded[-1].append([])
     return check_recorded(task, decoded, settings.backend_package, settings.checker_for(task))

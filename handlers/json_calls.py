@@ -75,21 +75,21 @@ def calls_from_json(data: Any) -> list[Call]:
 def call_from_object(item: Any) -> Call:
     """One call from ``{"function"|"name": ..., "parameters"|"arguments": ...}``."""
     if not isinstance(item, dict):
-        raise _wrong_shape(f"a call must be a JSON object, got {type(item).__name__}")
+        raise wrong_shape(f"a call must be a JSON object, got {type(item).__name__}")
     if isinstance(item.get("function"), dict):  # the API's {"type": "function", "function": {...}}
         item = item["function"]
     name = item.get("function", item.get("name"))
     if not isinstance(name, str):
-        raise _wrong_shape("a call needs a string 'function' or 'name'")
+        raise wrong_shape("a call needs a string 'function' or 'name'")
     arguments = item.get("parameters", item.get("arguments", {}))
     if isinstance(arguments, str):
         arguments = parse_json(arguments) if arguments.strip() else {}
     if arguments is None:
         arguments = {}
     if not isinstance(arguments, dict):
-        raise _wrong_shape(f"the arguments of {name!r} must be a JSON object")
+        raise wrong_shape(f"the arguments of {name!r} must be a JSON object")
     return Call(name, arguments)
 
 
-def _wrong_shape(message: str) -> DecodeError:
+def wrong_shape(message: str) -> DecodeError:
     return DecodeError(message, kind="decoder_wrong_output_format")

@@ -27,7 +27,7 @@ from __future__ import annotations
 from typing import Any
 
 from handlers.base import Call, DecodeError
-from handlers.json_calls import parse_json
+from handlers.json_calls import parse_json, wrong_shape
 
 
 class InferenceCrash(DecodeError):
@@ -41,9 +41,10 @@ class InferenceCrash(DecodeError):
         super().__init__(message)
         self.immediate = immediate
 
-
-def wrong_format(message: str) -> DecodeError:
-    return DecodeError(message, kind="decoder_wrong_output_format")
+    def fails_entry(self, turn: int, turns: int) -> bool:
+        """Whether BFCL records an inference error when this answer comes in ``turn`` (counted
+        from 0) of an entry of ``turns``: a crash at the next query needs a later turn to query."""
+        return self.immediate or turn < turns - 1
 
 
 def native_call(name: Any, arguments: Any, *, bad_arguments: str = "decoder_wrong_output_format",
@@ -57,7 +58,7 @@ def native_call(name: Any, arguments: Any, *, bad_arguments: str = "decoder_wron
     if isinstance(name, (dict, list)):
         raise DecodeError("a call's name must be a string, not a JSON container")  # unhashable in BFCL
     if not isinstance(name, str):
-        raise wrong_format(f"a call's name must be a string, not {type(name).__name__}")
+        raise wrong_shape(f"a call's name must be a string, not {type(name).__name__}")
     if json_string_arguments and isinstance(arguments, str):
         arguments = parse_json(arguments)
     if not isinstance(arguments, dict):

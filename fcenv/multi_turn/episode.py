@@ -11,9 +11,10 @@ the last turn).
 Rewards: with turn rewards, each turn's end is rewarded with ``reward_fn(turn verdict) /
 turns`` (so a perfect episode earns 1); without, only the last step is rewarded, with the
 episode's BFCL verdict. In FC mode an answer that BFCL's inference itself would fail on
-(``handlers.native.InferenceCrash``) ends the episode as an inference error. Every step's ``info`` carries facets: a step with calls its step
-facets, a turn's end the turn verdict's (also as ``turn_facets``, which the episode's last step
-needs, its ``facets`` being the episode's)
+(``handlers.native.InferenceCrash``) ends the episode as an inference error. Every step's
+``info`` carries facets: a step with calls its step facets, a turn's end the turn verdict's
+(also as ``turn_facets``, which the episode's last step needs, its ``facets`` being the
+episode's)
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ class MultiTurnEpisode:
         self.settings = settings
         self.trajectory = Trajectory(task, settings.backend_package, settings.checker_for(task))
         self.messages = first_turn_messages(task, settings)
+        self.tools = settings.tools(task)  # FC mode; unchanged over the episode, as in BFCL
         self.steps_in_turn = 0
         self.calls_made = 0  # numbers the call ids of FC mode
         self.process_paid = 0.0  # share of this turn's process budget paid so far (step rewards)
@@ -46,16 +48,16 @@ class MultiTurnEpisode:
         self._truth_keys = self._turn_truth_keys()
 
     def step(self, text: str) -> StepOutcome:
+        crash = None
         try:
             calls = decode_step(text, self.settings.handler_for(self.task), self.settings.tool_format)
-        except InferenceCrash as crash:
-            if crash.immediate or self.trajectory.turn < self.trajectory.turns - 1:
-                self.messages.append({"role": "assistant", "content": text})
-                return self._inference_error(crash)
-            calls = []  # the last turn ends here, and no further query would fail
+        except InferenceCrash as exc:
+            crash, calls = exc, []
         if not calls:
             self.messages.append({"role": "assistant", "content": text})
-            return self._end_turn()
+            if crash is not None and crash.fails_entry(self.trajectory.turn, self.trajectory.turns):
+                return self._inference_error(crash)
+            return self._end_turn()  # in the last turn, no further query would fail
         results = self.trajectory.execute(calls)
         self._add_step_messages(text, calls, results)
         self.steps_in_turn += 1
