@@ -60,7 +60,7 @@ def check(task: Any, decoded: list[Call] | DecodeError, *, underscore_to_dot: bo
             valid=False,
             error_type=f"ast_decoder:{decoded.kind}",
             errors=[f"Invalid syntax. Failed to decode AST. {decoded}"],
-            facets={name: 0.0 for name in FACETS},
+            facets=dict.fromkeys(FACETS, 0.0),
         )
     calls = list(decoded)
     language = task.language
@@ -71,7 +71,7 @@ def check(task: Any, decoded: list[Call] | DecodeError, *, underscore_to_dot: bo
     except Exception as exc:  # BFCL's runner crashes here; no BFCL verdict exists
         error_type, errors = f"checker_error:{type(exc).__name__}", [str(exc)]
     else:
-        return CheckResult(True, None, [], {name: 1.0 for name in FACETS})
+        return CheckResult(True, None, [], dict.fromkeys(FACETS, 1.0))
     return CheckResult(False, error_type, errors,
                        LazyFacets(lambda: facets(task.functions, calls, task.ground_truth, language, underscore_to_dot)))
 

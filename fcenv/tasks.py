@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 
@@ -60,11 +61,12 @@ class Task:
     line: int = 0
     declared_kind: str | None = None  # from the data (an entry with involved_classes is multi-turn)
 
-    @property
+    # Asked for on every check: worked out once (a frozen dataclass still keeps these).
+    @cached_property
     def category(self) -> str:
         return category_of(self.id)
 
-    @property
+    @cached_property
     def language(self) -> str:
         return language_of(self.category)
 

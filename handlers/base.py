@@ -30,6 +30,11 @@ class DecodeError(ValueError):
     or ``decoder_wrong_output_format`` (it parses, but not into a list of calls).
     """
 
+    kind = "decoder_failed"
+
     def __init__(self, message: str, kind: str = "decoder_failed"):
-        super().__init__(message)
-        self.kind = kind
+        # Model text fails to decode all the time, so this is kept cheap: the message is
+        # already the only argument unless a kind is given.
+        if kind != "decoder_failed":
+            self.args = (message,)
+            self.kind = kind

@@ -38,6 +38,7 @@ from handlers import register_handler
 from handlers.base import Call, DecodeError
 from handlers.bfcl_text import bracketed
 from handlers.bounded_eval import evaluate
+from handlers.python_fast import read_calls
 
 # Building a syntax tree costs a few microseconds per node, so the number of nodes a text
 # can produce is bounded before parsing, by counting the characters that create them.
@@ -51,7 +52,17 @@ def decode(text: str) -> list[Call]:
     """Decode BFCL's Python prompting format into calls (DecodeError on failure)."""
     # BFCL also strips whitespace and single quotes after adding the brackets; the text
     # then starts with "[" and ends with "]", so that never changes anything.
-    body = parse_expression(bracketed(text).strip().strip("'"))
+    source = bracketed(text).strip().strip("'")
+    if len(source) <= MAX_PLAIN_CHARS:
+        calls = read_calls(source)  # most texts: no syntax tree needed (or certainly none)
+        if calls is not None:
+            return calls
+    return decode_syntax_tree(source)
+
+
+def decode_syntax_tree(source: str) -> list[Call]:
+    """The general path: BFCL's decoding, from Python's syntax tree of ``source``."""
+    body = parse_expression(source)
     if isinstance(body, ast.Call):
         nodes = [body]
     elif isinstance(body, (ast.List, ast.Tuple)) and all(isinstance(e, ast.Call) for e in body.elts):
