@@ -34,7 +34,8 @@ from typing import Any
 from handlers import register_handler
 from handlers.base import Call, DecodeError
 from handlers.bfcl_text import bracketed
-from handlers.tree_sitter_support import encode_source, has_error_node, parse, preorder
+from handlers.java_fast import read_java_call
+from handlers.tree_sitter_support import MAX_SOURCE_CHARS, encode_source, has_error_node, parse, preorder
 
 # Rendered as their exact source text rather than rebuilt from their children.
 _VERBATIM = {"identifier", "method_invocation", "class_literal"}
@@ -46,6 +47,10 @@ _QUOTED = {"string_literal", "character_literal"}
 def decode(text: str) -> list[Call]:
     """Decode BFCL's Java prompting format into (at most) one call."""
     code = bracketed(text)[1:-1]
+    if len(code) <= MAX_SOURCE_CHARS:
+        calls = read_java_call(code)  # one plain call: no syntax tree needed
+        if calls is not None:
+            return calls
     root = parse(encode_source(code), "java")
     if has_error_node(root):
         raise DecodeError("Error parsing java the source code.")

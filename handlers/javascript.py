@@ -41,7 +41,8 @@ from typing import Any
 from handlers import register_handler
 from handlers.base import Call, DecodeError
 from handlers.bfcl_text import bracketed
-from handlers.tree_sitter_support import encode_source, has_error_node, parse, preorder
+from handlers.javascript_fast import read_javascript_call
+from handlers.tree_sitter_support import MAX_SOURCE_CHARS, encode_source, has_error_node, parse, preorder
 
 _UNNAMED_ARGUMENTS = {"identifier", "true"}
 
@@ -49,7 +50,12 @@ _UNNAMED_ARGUMENTS = {"identifier", "true"}
 @register_handler("javascript")
 def decode(text: str) -> list[Call]:
     """Decode BFCL's JavaScript prompting format into (at most) one call."""
-    root = parse(encode_source(bracketed(text)[1:-1]), "javascript")
+    code = bracketed(text)[1:-1]
+    if len(code) <= MAX_SOURCE_CHARS:
+        calls = read_javascript_call(code)  # one plain call: no syntax tree needed
+        if calls is not None:
+            return calls
+    root = parse(encode_source(code), "javascript")
     if has_error_node(root) or old_grammar_rejects(root):
         raise DecodeError("Error js parsing the source code.")
     source = root.text

@@ -1,0 +1,231 @@
+"""A fast path for the Java decoder: one plain call statement, read without tree-sitter.
+
+Most Java answers are one call statement with keyword arguments:
+``Obj.method(a="x", b=42L, c=new ArrayList<>(Arrays.asList(1, 2)), d=new int[]{1, 2});``.
+Building and walking a syntax tree costs several times more than reading such a text, so
+``read_java_call`` reads it from its tokens and answers either the call, value for value
+what ``handlers.java`` renders from the tree, or None (anything else: the caller parses).
+
+The shape: ASCII only; a dotted callee; ``name=value`` arguments (no positional ones, no
+repeated name); then a ``;`` and nothing else, or no ``;`` for a call of 20 characters or
+more (see ``_SURELY_RECOVERED``). Values,
+with BFCL's rendering (a node's children joined without spaces, except where noted):
+
+- a string literal without backslashes: its content at the top level, its source text
+  inside another value; a decimal number (``L``/``f``/``d`` suffixes), optionally negated;
+  ``true``, ``false``, ``null``;
+- a dotted name ``a.b.c``; a method call ``a.b(...)``, rendered as its exact source text;
+- ``new T(args)`` (``T`` dotted, with ``<>`` or ``<A, B>`` type arguments), rendered as
+  ``new T(a, b)``; ``new T[]{items}`` (``T`` also a primitive type), rendered as
+  ``new T[]{a,b}``.
+
+Reserved words never stand where a name is read (``f(a=class)`` is left to the parser), so
+every text in the shape is one complete, error-free statement.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from handlers.base import Call
+
+# (space before, token): the space keeps the exact source of method calls recoverable.
+_TOKEN = re.compile(r"""([ \t\n]*+)([A-Za-z_$][\w$]*+|\d[\w.$]*+|"[^"\\\n\r\x00-\x1f\x7f]*+"|::|.)""", re.ASCII | re.DOTALL)
+_NUMBER = re.compile(r"(?:[1-9]\d*+|0)[lL]?|(?:[1-9]\d*+|0)\.\d++[fFdD]?", re.ASCII)
+_RESERVED = frozenset((
+    "abstract assert boolean break byte case catch char class const continue default do double else enum "
+    "exports extends final finally float for goto if implements import instanceof int interface long module "
+    "native new non-sealed open opens package permits private protected provides public record requires return "
+    "sealed short static strictfp super switch synchronized this throw throws to transient transitive try uses "
+    "var void volatile when while with yield true false null _"
+).split())
+_LITERALS = frozenset(("true", "false", "null"))
+_PRIMITIVES = frozenset(("int", "long", "short", "byte", "char", "float", "double", "boolean"))
+_MAX_DEPTH = 20
+# Without its ";", a call statement is an error that tree-sitter recovers from the cheaper
+# way: wrapping the call in an ERROR node costs about one per character plus a constant,
+# inventing the missing ";" a slightly larger constant. So a short call (``f(a=1)``, up to
+# about ten characters) is rejected and a longer one accepted. The fast path only answers
+# well above that edge and leaves the rest to the parser.
+_SURELY_RECOVERED = 20
+
+
+class _Unsure(Exception):
+    """The text leaves the shape: let tree-sitter decide."""
+
+
+def read_java_call(code: str) -> list[Call] | None:
+    """The call in ``code`` (the text after BFCL's clean-up) if it has the shape, else None."""
+    if not code.isascii():
+        return None  # BFCL cuts texts with byte offsets; leave that to the full decoder
+    pairs = _TOKEN.findall(code)
+    try:
+        return [_Reader(pairs).statement()]
+    except _Unsure:
+        return None
+
+
+def _is_name(token: str) -> bool:
+    return (token[0].isalpha() or token[0] in "_$") and token not in _RESERVED
+
+
+class _Reader:
+    __slots__ = ("pairs", "tokens", "pos", "depth")
+
+    def __init__(self, pairs: list[tuple[str, str]]):
+        self.pairs = pairs
+        self.tokens = [token for _, token in pairs] + ["", ""]
+        self.pos = 0
+        self.depth = 0
+
+    def take(self, expected: str) -> None:
+        if self.tokens[self.pos] != expected:
+            raise _Unsure
+        self.pos += 1
+
+    def name(self) -> str:
+        token = self.tokens[self.pos]
+        if not token or not _is_name(token):
+            raise _Unsure
+        self.pos += 1
+        return token
+
+    def dotted(self) -> list[str]:
+        parts = [self.name()]
+        while self.tokens[self.pos] == ".":
+            self.pos += 1
+            parts.append(self.name())
+        return parts
+
+    def statement(self) -> Call:
+        callee = ".".join(self.dotted())
+        if any(space for space, _ in self.pairs[1:self.pos]):
+            raise _Unsure  # ``a . f``: BFCL keeps the object's own spacing; not worth it here
+        self.take("(")
+        arguments: dict[Any, str] = {}
+        if self.tokens[self.pos] != ")":
+            while True:
+                key = self.name()
+                self.take("=")
+                if key in arguments:
+                    raise _Unsure  # a repeated name fails; tree-sitter's path says so
+                arguments[key] = self.value(top=True)
+                if self.tokens[self.pos] != ",":
+                    break
+                self.pos += 1
+        self.take(")")
+        if self.tokens[self.pos] == ";":
+            self.pos += 1
+        elif sum(len(space) + len(token) for space, token in self.pairs) - len(self.pairs[0][0]) < _SURELY_RECOVERED:
+            raise _Unsure
+        if self.tokens[self.pos] != "":
+            raise _Unsure
+        return Call(callee, arguments)
+
+    def value(self, top: bool = False) -> str:
+        token = self.tokens[self.pos]
+        if not token:
+            raise _Unsure
+        first = token[0]
+        if first == '"':
+            if len(token) < 2 or token[-1] != '"':
+                raise _Unsure  # a quote the tokenizer could not close (an escape, a line break)
+            self.pos += 1
+            return token[1:-1] if top else token
+        if first.isdigit() or token == "-":
+            return self.number()
+        if token in _LITERALS:
+            self.pos += 1
+            return token
+        if token == "new":
+            self.depth += 1
+            if self.depth > _MAX_DEPTH:
+                raise _Unsure
+            self.pos += 1
+            rendered = self.creation()
+            self.depth -= 1
+            return rendered
+        start = self.pos
+        parts = self.dotted()
+        if self.tokens[self.pos] == "(":
+            self.depth += 1
+            if self.depth > _MAX_DEPTH:
+                raise _Unsure
+            self.pos += 1
+            self.values(")")  # read to check the shape; a method call renders as its source
+            self.depth -= 1
+            if self.tokens[self.pos] in (".", "["):
+                raise _Unsure
+            return self.source(start, self.pos)
+        if self.tokens[self.pos] in ("[", "::"):
+            raise _Unsure
+        return ".".join(parts)
+
+    def number(self) -> str:
+        sign = ""
+        if self.tokens[self.pos] == "-":
+            sign = "-"
+            self.pos += 1
+        token = self.tokens[self.pos]
+        if not token or not _NUMBER.fullmatch(token):
+            raise _Unsure
+        self.pos += 1
+        return sign + token
+
+    def values(self, closer: str) -> list[str]:
+        """Values separated by commas up to ``closer`` (taken), each rendered nested."""
+        items: list[str] = []
+        if self.tokens[self.pos] == closer:
+            self.pos += 1
+            return items
+        while True:
+            items.append(self.value())
+            token = self.tokens[self.pos]
+            self.pos += 1
+            if token == closer:
+                return items
+            if token != ",":
+                raise _Unsure
+
+    def creation(self) -> str:
+        """After ``new``: ``T(args)`` or ``T[]{items}``."""
+        token = self.tokens[self.pos]
+        if token in _PRIMITIVES:
+            self.pos += 1
+            type_name = token
+        else:
+            type_name = ".".join(self.dotted())
+            if self.tokens[self.pos] == "<":
+                type_name += self.type_arguments()
+        if self.tokens[self.pos] == "(":
+            self.pos += 1
+            arguments = self.values(")")
+            if self.tokens[self.pos] in ("{", ".", "["):
+                raise _Unsure  # an anonymous class body, or a call on the new object
+            return f"new {type_name}({', '.join(arguments)})"
+        if self.tokens[self.pos] == "[" and self.tokens[self.pos + 1] == "]" and self.tokens[self.pos + 2] == "{":
+            if "<" in type_name:
+                raise _Unsure
+            self.pos += 3
+            items = self.values("}")
+            if self.tokens[self.pos] in (".", "["):
+                raise _Unsure
+            return f"new {type_name}[]{{{','.join(items)}}}"
+        raise _Unsure
+
+    def type_arguments(self) -> str:
+        self.take("<")
+        if self.tokens[self.pos] == ">":
+            self.pos += 1
+            return "<>"
+        names = [".".join(self.dotted())]
+        while self.tokens[self.pos] == ",":
+            self.pos += 1
+            names.append(".".join(self.dotted()))
+        self.take(">")
+        return f"<{','.join(names)}>"
+
+    def source(self, start: int, stop: int) -> str:
+        """The exact text of tokens ``start`` to ``stop`` (exclusive), inner spacing kept."""
+        return self.pairs[start][1] + "".join(space + token for space, token in self.pairs[start + 1:stop])
