@@ -130,18 +130,15 @@ def check_call(doc: dict, call: Call, answer: dict, language: str, underscore_to
     for param, value in given.items():
         if param not in properties or param not in acceptable:
             raise Failure("simple_function_checker:unexpected_param", [f"Unexpected parameter: {param!r}."])
-        check_param(param, value, properties[param], acceptable[param], language)
+        details, allowed = properties[param], acceptable[param]
+        value, expected, nested = resolve_type(param, value, details, language)
+        is_variable = check_type(param, value, allowed, details["type"], expected, nested)
+        check_value(param, value, allowed, expected, nested, is_variable)
     for param, allowed in acceptable.items():
         if param not in given and "" not in allowed:
             raise Failure("simple_function_checker:missing_optional", [
                 f"Optional parameter {param!r} not provided and not marked as optional."
             ])
-
-
-def check_param(param: str, value: Any, details: dict, allowed: list, language: str) -> None:
-    value, expected, nested = resolve_type(param, value, details, language)
-    is_variable = check_type(param, value, allowed, details["type"], expected, nested)
-    check_value(param, value, allowed, expected, nested, is_variable)
 
 
 def _parallel(functions: list[dict], calls: list[Call], answers: list[dict], language: str,

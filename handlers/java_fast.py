@@ -14,7 +14,8 @@ with BFCL's rendering (a node's children joined without spaces, except where not
 - a string literal without backslashes: its content at the top level, its source text
   inside another value; a decimal number (``L``/``f``/``d`` suffixes), optionally negated;
   ``true``, ``false``, ``null``;
-- a dotted name ``a.b.c``; a method call ``a.b(...)``, rendered as its exact source text;
+- a dotted name ``a.b.c``; a method call ``a.b(...)`` or a class literal ``a.B.class``,
+  rendered as its exact source text;
 - ``new T(args)`` (``T`` dotted, with ``<>`` or ``<A, B>`` type arguments), rendered as
   ``new T(a, b)``; ``new T[]{items}`` (``T`` also a primitive type), rendered as
   ``new T[]{a,b}``.
@@ -32,14 +33,16 @@ from handlers.base import Call
 
 # (space before, token): the space keeps the exact source of method calls recoverable.
 _TOKEN = re.compile(r"""([ \t\n]*+)([A-Za-z_$][\w$]*+|\d[\w.$]*+|"[^"\\\n\r\x00-\x1f\x7f]*+"|::|.)""", re.ASCII | re.DOTALL)
-_NUMBER = re.compile(r"(?:[1-9]\d*+|0)[lL]?|(?:[1-9]\d*+|0)\.\d++[fFdD]?", re.ASCII)
+_NUMBER = re.compile(r"(?:[1-9]\d*+|0)(?:\.\d++)?+[fFdD]?|(?:[1-9]\d*+|0)[lL]", re.ASCII)
 _RESERVED = frozenset((
-    "abstract assert boolean break byte case catch char class const continue default do double else enum "
-    "exports extends final finally float for goto if implements import instanceof int interface long module "
-    "native new non-sealed open opens package permits private protected provides public record requires return "
-    "sealed short static strictfp super switch synchronized this throw throws to transient transitive try uses "
-    "var void volatile when while with yield true false null _"
+    "abstract assert boolean break byte case catch char class const continue default do double else enum extends "
+    "final finally float for goto if implements import instanceof int interface long native new package private "
+    "protected public return short static strictfp super switch synchronized this throw throws transient try void "
+    "volatile while true false null _"
 ).split())
+# Restricted identifiers: plain names inside an expression (BFCL's grammar agrees), but words
+# that open declarations or statements where a statement or a type begins.
+_CONTEXTUAL = frozenset("exports module open opens permits provides record requires sealed to transitive uses var when with yield".split())
 _LITERALS = frozenset(("true", "false", "null"))
 _PRIMITIVES = frozenset(("int", "long", "short", "byte", "char", "float", "double", "boolean"))
 _MAX_DEPTH = 20
@@ -91,15 +94,18 @@ class _Reader:
         self.pos += 1
         return token
 
-    def dotted(self) -> list[str]:
+    def dotted(self, leading: bool = False) -> list[str]:
+        """A dotted name; ``leading``: it starts a statement or names a type."""
         parts = [self.name()]
-        while self.tokens[self.pos] == ".":
+        if leading and parts[0] in _CONTEXTUAL:
+            raise _Unsure
+        while self.tokens[self.pos] == "." and self.tokens[self.pos + 1] != "class":
             self.pos += 1
             parts.append(self.name())
         return parts
 
     def statement(self) -> Call:
-        callee = ".".join(self.dotted())
+        callee = ".".join(self.dotted(leading=True))
         if any(space for space, _ in self.pairs[1:self.pos]):
             raise _Unsure  # ``a . f``: BFCL keeps the object's own spacing; not worth it here
         self.take("(")
@@ -158,6 +164,9 @@ class _Reader:
             if self.tokens[self.pos] in (".", "["):
                 raise _Unsure
             return self.source(start, self.pos)
+        if self.tokens[self.pos] == ".":  # ``a.B.class``: a class literal renders as its source
+            self.pos += 2
+            return self.source(start, self.pos)
         if self.tokens[self.pos] in ("[", "::"):
             raise _Unsure
         return ".".join(parts)
@@ -195,7 +204,7 @@ class _Reader:
             self.pos += 1
             type_name = token
         else:
-            type_name = ".".join(self.dotted())
+            type_name = ".".join(self.dotted(leading=True))
             if self.tokens[self.pos] == "<":
                 type_name += self.type_arguments()
         if self.tokens[self.pos] == "(":
@@ -219,10 +228,10 @@ class _Reader:
         if self.tokens[self.pos] == ">":
             self.pos += 1
             return "<>"
-        names = [".".join(self.dotted())]
+        names = [".".join(self.dotted(leading=True))]
         while self.tokens[self.pos] == ",":
             self.pos += 1
-            names.append(".".join(self.dotted()))
+            names.append(".".join(self.dotted(leading=True)))
         self.take(">")
         return f"<{','.join(names)}>"
 

@@ -16,6 +16,8 @@ names or strings). Each decodes to its source text, a string without its quotes.
 Reserved words (and a few contextual ones) never stand where a name is read (``f(a=in)`` is
 left to the parser), which keeps tree-sitter's error recovery out of it: every text in the
 shape is one complete, error-free call statement (automatic semicolon insertion ends it).
+Calls joined by commas are one sequence expression, for which BFCL finds no call: that is
+answered too, as its ``decoder_wrong_output_format`` failure.
 """
 
 from __future__ import annotations
@@ -23,9 +25,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from handlers.base import Call
+from handlers.base import Call, DecodeError
 
-_JAVASCRIPT_RESERVED = (
+_RESERVED = (
     "await break case catch class const continue debugger default delete do else enum export extends false "
     "finally for function if implements import in instanceof interface let new null package private protected "
     "public return static super switch this throw true try typeof undefined var void while with yield async of "
@@ -33,55 +35,37 @@ _JAVASCRIPT_RESERVED = (
 ).split()
 
 _SPACE = r"[ \t\n]*+"
+_NAME = rf"(?!(?:{'|'.join(sorted(_RESERVED, key=len, reverse=True))})(?![\w$]))[A-Za-z_$][\w$]*+"
+_STRING = r""""[^"\\\n\r\x00-\x1f\x7f]*+"|'[^'\\\n\r\x00-\x1f\x7f]*+'"""
+_SCALAR = rf"{_STRING}|-?(?:[1-9]\d*+|0)(?:\.\d++)?+(?![\w.$])|(?:true|false|null)(?![\w$])|{_NAME}(?:\.{_NAME})*+"
+_ARRAY = rf"\[{_SPACE}(?:(?:{_SCALAR})(?:{_SPACE},{_SPACE}(?:{_SCALAR}))*+{_SPACE})?\]"
+_ENTRY = rf"(?:{_NAME}|{_STRING}){_SPACE}:{_SPACE}(?:{_SCALAR})"
+_OBJECT = rf"\{{{_SPACE}(?:{_ENTRY}(?:{_SPACE},{_SPACE}{_ENTRY})*+{_SPACE})?\}}"
+_VALUE = rf"{_SCALAR}|{_ARRAY}|{_OBJECT}"
+_ARGUMENT = rf"{_SPACE}{_NAME}{_SPACE}={_SPACE}(?:{_VALUE})"
+_CALL = rf"({_NAME}(?:\.{_NAME})*+){_SPACE}\(((?:{_ARGUMENT}(?:{_SPACE},{_ARGUMENT})*+)?){_SPACE}\)"
 
-
-def _name(reserved: list[str]) -> str:
-    words = "|".join(sorted(reserved, key=len, reverse=True))
-    return rf"(?!(?:{words})(?![\w$]))[A-Za-z_$][\w$]*+"
-
-
-def _call_pattern(callee_value: str, argument_value: str, end: str) -> re.Pattern[str]:
-    argument = rf"{_SPACE}{callee_value}{_SPACE}={_SPACE}(?:{argument_value})"
-    return re.compile(
-        rf"{_SPACE}({callee_value}(?:\.{callee_value})*+){_SPACE}\(((?:{argument}(?:{_SPACE},{argument})*+)?){_SPACE}\)"
-        rf"{_SPACE}{end}{_SPACE}",
-        re.ASCII,
-    )
-
-
-def _argument_pattern(name: str, value: str) -> re.Pattern[str]:
-    """One ``name=value`` at a time, over the arguments the whole-text match delimited."""
-    return re.compile(rf"{_SPACE}({name}){_SPACE}={_SPACE}({value}){_SPACE},?", re.ASCII)
-
-
-_JS_NAME = _name(_JAVASCRIPT_RESERVED)
-_JS_STRING = r""""[^"\\\n\r\x00-\x1f\x7f]*+"|'[^'\\\n\r\x00-\x1f\x7f]*+'"""
-_JS_SCALAR = (
-    rf"{_JS_STRING}|-?(?:[1-9]\d*+|0)(?:\.\d++)?+(?![\w.$])|(?:true|false|null)(?![\w$])"
-    rf"|{_JS_NAME}(?:\.{_JS_NAME})*+"
-)
-_JS_ARRAY = rf"\[{_SPACE}(?:(?:{_JS_SCALAR})(?:{_SPACE},{_SPACE}(?:{_JS_SCALAR}))*+{_SPACE})?\]"
-_JS_ENTRY = rf"(?:{_JS_NAME}|{_JS_STRING}){_SPACE}:{_SPACE}(?:{_JS_SCALAR})"
-_JS_OBJECT = rf"\{{{_SPACE}(?:{_JS_ENTRY}(?:{_SPACE},{_SPACE}{_JS_ENTRY})*+{_SPACE})?\}}"
-_JS_VALUE = rf"{_JS_SCALAR}|{_JS_ARRAY}|{_JS_OBJECT}"
-_JS_CALL = _call_pattern(_JS_NAME, _JS_VALUE, ";?")
-_JS_ARGUMENT = _argument_pattern(_JS_NAME, _JS_VALUE)
+_STATEMENT = re.compile(rf"{_SPACE}{_CALL}{_SPACE};?{_SPACE}", re.ASCII)
+# ``f(a=1), g(b=2)`` is one sequence expression, not a call: BFCL finds no call statement.
+_SEQUENCE = re.compile(rf"{_SPACE}{_CALL}(?:{_SPACE},{_SPACE}{_CALL})++{_SPACE};?{_SPACE}", re.ASCII)
+# One ``name=value`` at a time, over the arguments the whole-text match delimited.
+_ONE_ARGUMENT = re.compile(rf"{_SPACE}({_NAME}){_SPACE}={_SPACE}({_VALUE}){_SPACE},?", re.ASCII)
 
 
 def read_javascript_call(code: str) -> list[Call] | None:
-    """The call in ``code`` (the text after BFCL's clean-up) if it has the shape, else None."""
-    return _read(code, _JS_CALL, _JS_ARGUMENT)
+    """The call in ``code`` (the text after BFCL's clean-up) if it has the shape, else None.
 
-
-def _read(code: str, call: re.Pattern[str], argument: re.Pattern[str]) -> list[Call] | None:
+    Raises ``DecodeError`` (``decoder_wrong_output_format``) for calls joined by commas."""
     if not code.isascii():
-        return None  # BFCL cuts texts with byte offsets; leave that to the full decoder
-    match = call.fullmatch(code)
+        return None  # keep to the texts whose characters are bytes
+    match = _STATEMENT.fullmatch(code)
     if match is None:
+        if _SEQUENCE.fullmatch(code):
+            raise DecodeError("no call statement in the text", kind="decoder_wrong_output_format")
         return None
     callee, listed = match.groups()
     arguments: dict[Any, str] = {}
-    for name, value in argument.findall(listed):
+    for name, value in _ONE_ARGUMENT.findall(listed):
         if name in arguments:
             return None  # a repeated name fails; the full decoder says so
         # A string loses its quotes; every other value is its source text.

@@ -4,7 +4,8 @@
 answer plain calls without a syntax tree, or None. Whenever they answer, the call must be
 exactly what the tree-sitter decoder gives for the same text (the parity tests then hold that
 to BFCL). Checked on the parity texts and on soups of calls built from fragments at the edges
-of the shapes: reserved words, suffixes, escapes, generics, short calls without ``;``.
+of the shapes: reserved words, suffixes, escapes, generics, short calls without ``;``, calls
+joined by commas.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from handlers.bfcl_text import bracketed
 from handlers.java_fast import read_java_call
 from handlers.javascript_fast import read_javascript_call
 from tests.generators import generate
+from tests.test_handlers_parity import disagreements, report
 
 READERS = {"java": (java, "read_java_call", read_java_call),
            "javascript": (javascript, "read_javascript_call", read_javascript_call)}
@@ -30,14 +32,16 @@ VALUES = {
              "Arrays.asList(1, 2)", "List.of()", "a.b(c=1)", "new A()", "new A(1, \"s\")", "new java.util.ArrayList<>()",
              "new HashMap<String, Integer>()", "new ArrayList<>(Arrays.asList(1L, 2L))", "new int[]{1, 2}",
              "new String[]{\"a\", \"b\"}", "new int[3]", "new int[][]{{1}}", "new A() { }", "new A().b()",
-             "new List<String>[]{}", "x -> x", "(int) 1", "a + b", "A::b", "new A(new B(new C()))", "f()", "x[0]"],
+             "new List<String>[]{}", "x -> x", "(int) 1", "a + b", "A::b", "new A(new B(new C()))", "f()", "x[0]",
+             "B.class", "a.B.class", "int.class", "String[].class", "B.class.x", "10d", "2D", "0f", "record", "yield.x",
+             "new record()", "to"],
     "javascript": ['"x"', "'y'", '""', "'it\"s'", '"\\n"', "1", "-2", "1.5", "1.2.3", "012", "1e3", "true", "false",
                    "null", "undefined", "x", "a.b", "in", "await", "of", "[]", "[1, 'a']", "[1,]", "[[1]]", "{}",
                    "{k: 1}", "{'k': 'v', n: null}", "{k}", "{for: 1}", "() => 1", "`t`", "/r/", "a + b", "f()",
                    "new A()", "a=b", "x?.y"],
 }
-NAMES = ["a", "b", "c", "key", "for", "class", "$x", "_", "a1", "value"]
-CALLEES = ["f", "A.f", "a.b.f", "Obj.method", "new", "f.class", "a .f"]
+NAMES = ["a", "b", "c", "key", "for", "class", "$x", "_", "a1", "value", "to", "from", "yield", "record"]
+CALLEES = ["f", "A.f", "a.b.f", "Obj.method", "new", "f.class", "a .f", "record.f", "yield", "var.x"]
 
 
 def tree_sitter_answer(language: str, text: str) -> str:
@@ -55,11 +59,15 @@ def check_all(language: str, texts: list[str]) -> int:
     reader = READERS[language][2]
     answered = 0
     for text in texts:
-        fast = reader(bracketed(text)[1:-1])
+        try:
+            fast = reader(bracketed(text)[1:-1])
+        except DecodeError as exc:
+            fast = f"DecodeError({exc.kind})"
         if fast is None:
             continue
         answered += 1
-        assert repr(fast) == tree_sitter_answer(language, text), f"fast path disagrees on {text!r}"
+        fast = fast if isinstance(fast, str) else repr(fast)
+        assert fast == tree_sitter_answer(language, text), f"fast path disagrees on {text!r}"
     return answered
 
 
@@ -70,19 +78,43 @@ def test_fast_path_agrees_on_the_parity_texts(bfcl_dir, language):
     assert answered > 0.6 * len(texts)
 
 
-@pytest.mark.parametrize("language", ["java", "javascript"])
-def test_fast_path_agrees_on_call_soup(language):
-    rng = random.Random(len(language))
+def call_soup(language: str, count: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
     texts = []
-    for _ in range(1500):
+    for _ in range(count):
         arguments = [f"{rng.choice(NAMES)}{rng.choice(['=', ' = ', '=='])}{rng.choice(VALUES[language])}"
                      for _ in range(rng.randint(0, 3))]
         separator = rng.choice([", ", ",", ",\n"])
         ending = rng.choice(["", ";", " ;", ";;", "; x", ")"])
-        text = f"{rng.choice(CALLEES)}({separator.join(arguments)}){ending}"
+        text = f"{rng.choice(CALLEES)}({separator.join(arguments)})"
+        if rng.random() < 0.2:  # calls joined by commas
+            text += f", {rng.choice(CALLEES)}({rng.choice(arguments or [''])})"
+        text += ending
         texts.append(rng.choice(["{}", "[{}]", " {} ", "```\n{}\n```"]).format(text))
-    answered = check_all(language, texts)
-    assert answered > 100
+    return texts
+
+
+@pytest.mark.parametrize("language", ["java", "javascript"])
+def test_fast_path_agrees_on_call_soup(language):
+    assert check_all(language, call_soup(language, 3000, seed=len(language))) > 100
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("language", ["java", "javascript"])
+def test_fast_path_answers_are_bfcls(oracle, language):
+    """Straight to the reference: every soup text the fast path answers decodes as in BFCL."""
+    reader = READERS[language][2]
+    answered = []
+    for text in call_soup(language, 3000, seed=99):
+        try:
+            if reader(bracketed(text)[1:-1]) is None:
+                continue
+        except DecodeError:
+            pass
+        answered.append(text)
+    found = disagreements(oracle, answered, language)
+    assert not found, report(found, len(answered))
+    assert len(answered) > 100
 
 
 def test_short_java_calls_without_semicolon_are_left_to_the_parser():

@@ -19,6 +19,7 @@ from handlers.bfcl_text import bracketed
 from handlers.python import decode, decode_syntax_tree
 from handlers.python_fast import read_calls
 from tests.generators import generate
+from tests.test_handlers_parity import disagreements, report
 
 FRAGMENTS = [
     "[", "]", "(", ")", "{", "}", ",", ":", "=", "==", ".", "-", "+", "*", "**", "~", "!", "!=", "$", "?", "`",
@@ -128,3 +129,18 @@ def test_certain_failures_are_failures(text):
 ])
 def test_unsure_texts_go_to_the_syntax_tree(text):
     assert read_calls(bracketed(text)) is None
+
+
+@pytest.mark.oracle
+def test_fast_path_answers_are_bfcls(oracle):
+    """Straight to the reference: every soup text the fast path answers decodes as in BFCL."""
+    rng = random.Random(77)
+    answered = []
+    for _ in range(6000):
+        text = rng.choice(["", " "]).join(rng.choice(FRAGMENTS) for _ in range(rng.randint(1, 10)))
+        for candidate in (text, f"[f(a={text}), g(b=[1, {text}])]"):
+            if agree(candidate) is not None:
+                answered.append(candidate)
+    found = disagreements(oracle, answered, "python")
+    assert not found, report(found, len(answered))
+    assert len(answered) > 1000
