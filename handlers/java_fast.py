@@ -31,8 +31,7 @@ from typing import Any
 
 from handlers.base import Call
 
-# (space before, token): the space keeps the exact source of method calls recoverable.
-_TOKEN = re.compile(r"""([ \t\n]*+)([A-Za-z_$][\w$]*+|\d[\w.$]*+|"[^"\\\n\r\x00-\x1f\x7f]*+"|::|.)""", re.ASCII | re.DOTALL)
+_TOKEN = re.compile(r"""[ \t\n]*+([A-Za-z_$][\w$]*+|\d[\w.$]*+|"[^"\\\n\r\x00-\x1f\x7f]*+"|::|.)""", re.ASCII | re.DOTALL)
 _NUMBER = re.compile(r"(?:[1-9]\d*+|0)(?:\.\d++)?+[fFdD]?|(?:[1-9]\d*+|0)[lL]", re.ASCII)
 _RESERVED = frozenset((
     "abstract assert boolean break byte case catch char class const continue default do double else enum extends "
@@ -62,9 +61,9 @@ def read_java_call(code: str) -> list[Call] | None:
     """The call in ``code`` (the text after BFCL's clean-up) if it has the shape, else None."""
     if not code.isascii():
         return None  # BFCL cuts texts with byte offsets; leave that to the full decoder
-    pairs = _TOKEN.findall(code)
+    tokens = _TOKEN.findall(code)
     try:
-        return [_Reader(pairs).statement()]
+        return [_Reader(code, tokens).statement()]
     except _Unsure:
         return None
 
@@ -74,13 +73,14 @@ def _is_name(token: str) -> bool:
 
 
 class _Reader:
-    __slots__ = ("pairs", "tokens", "pos", "depth")
+    __slots__ = ("code", "tokens", "pos", "depth", "spans")
 
-    def __init__(self, pairs: list[tuple[str, str]]):
-        self.pairs = pairs
-        self.tokens = [token for _, token in pairs] + ["", ""]
+    def __init__(self, code: str, tokens: list[str]):
+        self.code = code
+        self.tokens = tokens + ["", ""]
         self.pos = 0
         self.depth = 0
+        self.spans: list[tuple[int, int]] | None = None  # where each token is, when needed
 
     def take(self, expected: str) -> None:
         if self.tokens[self.pos] != expected:
@@ -106,7 +106,7 @@ class _Reader:
 
     def statement(self) -> Call:
         callee = ".".join(self.dotted(leading=True))
-        if any(space for space, _ in self.pairs[1:self.pos]):
+        if not self.code.lstrip(" \t\n").startswith(callee):
             raise _Unsure  # ``a . f``: BFCL keeps the object's own spacing; not worth it here
         self.take("(")
         arguments: dict[Any, str] = {}
@@ -123,7 +123,7 @@ class _Reader:
         self.take(")")
         if self.tokens[self.pos] == ";":
             self.pos += 1
-        elif sum(len(space) + len(token) for space, token in self.pairs) - len(self.pairs[0][0]) < _SURELY_RECOVERED:
+        elif len(self.code.strip(" \t\n")) < _SURELY_RECOVERED:
             raise _Unsure
         if self.tokens[self.pos] != "":
             raise _Unsure
@@ -237,4 +237,6 @@ class _Reader:
 
     def source(self, start: int, stop: int) -> str:
         """The exact text of tokens ``start`` to ``stop`` (exclusive), inner spacing kept."""
-        return self.pairs[start][1] + "".join(space + token for space, token in self.pairs[start + 1:stop])
+        if self.spans is None:
+            self.spans = [match.span(1) for match in _TOKEN.finditer(self.code)]
+        return self.code[self.spans[start][0]:self.spans[stop - 1][1]]
