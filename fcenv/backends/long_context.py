@@ -6,10 +6,10 @@ data and is not shipped in this repository.
 
 from __future__ import annotations
 
-import copy
 from functools import lru_cache
 from typing import Any
 
+from fcenv.backends.plain_data import plain_copy
 from fcenv.bfcl_data import find_long_context, load_long_context
 
 _IMMUTABLE = (str, int, float, bool, type(None), type(Ellipsis))
@@ -35,4 +35,4 @@ def filler_copy(name: str) -> Any:
     """A private copy of a filler constant; a flat list of immutable items is copied shallowly,
     which is the same thing and a hundred times faster than ``copy.deepcopy``."""
     value = filler(name)
-    return list(value) if _flat(name) else copy.deepcopy(value)
+    return list(value) if _flat(name) else plain_copy(value)

@@ -7,9 +7,10 @@ ids of sent messages come from a private ``random.Random`` seeded per scenario.
 
 from __future__ import annotations
 
-import copy
 import random
 from typing import Any
+
+from fcenv.backends.plain_data import plain_copy
 
 _DEFAULT_SEED = 200191
 _DEFAULT_STATE: dict[str, Any] = {
@@ -43,7 +44,7 @@ class MessageAPI:
         return all(getattr(self, key, None) == getattr(value, key, None) for key in _DEFAULT_STATE)
 
     def _load_scenario(self, scenario: dict, long_context=False) -> None:
-        defaults = copy.deepcopy(_DEFAULT_STATE)
+        defaults = plain_copy(_DEFAULT_STATE)
         self._random = random.Random(scenario.get("random_seed", _DEFAULT_SEED))
         for key, default in defaults.items():
             setattr(self, key, scenario.get(key, default))

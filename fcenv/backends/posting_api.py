@@ -9,8 +9,9 @@ the same for one fresh episode and keeps episodes independent.
 
 from __future__ import annotations
 
-import copy
 from typing import Any
+
+from fcenv.backends.plain_data import plain_copy
 
 _DEFAULT_STATE: dict[str, Any] = {
     "username": "john",
@@ -41,7 +42,7 @@ class TwitterAPI:
         self._default_mentions: list = []
 
     def _load_scenario(self, scenario: dict, long_context=False) -> None:
-        defaults = copy.deepcopy(_DEFAULT_STATE)
+        defaults = plain_copy(_DEFAULT_STATE)
         for key, default in defaults.items():
             setattr(self, key, scenario.get(key, default))
         # Scenario files key tweets by strings; methods look them up by int.

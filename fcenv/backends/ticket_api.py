@@ -7,8 +7,9 @@ hand them in that shape and BFCL compares ``ticket_queue`` with ``==``.
 
 from __future__ import annotations
 
-import copy
 from typing import Any
+
+from fcenv.backends.plain_data import plain_copy
 
 _API_DESCRIPTION = (
     "This tool belongs to the ticketing system that is part of a company, which allows users to "
@@ -23,7 +24,7 @@ class TicketAPI:
         self._api_description = _API_DESCRIPTION
 
     def _load_scenario(self, scenario: dict, long_context: bool = False) -> None:
-        defaults = copy.deepcopy(_DEFAULT_STATE)
+        defaults = plain_copy(_DEFAULT_STATE)
         self.ticket_queue = scenario.get("ticket_queue", defaults["ticket_queue"])
         self.ticket_counter = scenario.get("ticket_counter", defaults["ticket_counter"])
         self.current_user = scenario.get("current_user", defaults["current_user"])

@@ -8,12 +8,12 @@ the state itself is never padded.
 
 from __future__ import annotations
 
-import copy
 import random
 from datetime import datetime, timedelta
 from typing import Any
 
 from fcenv.backends.long_context import filler, filler_copy
+from fcenv.backends.plain_data import plain_copy
 
 _API_DESCRIPTION = (
     "This tool belongs to the trading system, which allows users to trade stocks, manage their "
@@ -107,7 +107,7 @@ class TradingBot:
         self._api_description = _API_DESCRIPTION
 
     def _load_scenario(self, scenario: dict, long_context: bool = False) -> None:
-        defaults = copy.deepcopy(_DEFAULT_STATE)
+        defaults = plain_copy(_DEFAULT_STATE)
         self.orders = _orders_with_int_ids(scenario.get("orders", defaults["orders"]))
         self.account_info = scenario.get("account_info", defaults["account_info"])
         self.authenticated = scenario.get("authenticated", defaults["authenticated"])

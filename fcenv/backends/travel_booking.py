@@ -9,12 +9,12 @@ In long-context mode the scenario's cards and bookings are padded with BFCL's fi
 
 from __future__ import annotations
 
-import copy
 import random
 from datetime import datetime
 from typing import Any
 
 from fcenv.backends.long_context import filler
+from fcenv.backends.plain_data import plain_copy
 
 _API_DESCRIPTION = (
     "This tool belongs to the travel system, which allows users to book flights, manage credit "
@@ -182,7 +182,7 @@ class TravelAPI:
     __hash__ = None  # type: ignore[assignment]
 
     def _load_scenario(self, scenario: dict, long_context: bool = False) -> None:
-        defaults = copy.deepcopy(_DEFAULT_STATE)
+        defaults = plain_copy(_DEFAULT_STATE)
         self._random = random.Random(scenario.get("random_seed", defaults["random_seed"]))
         self.credit_card_list = scenario.get("credit_card_list", defaults["credit_card_list"])
         self.booking_record = scenario.get("booking_record", defaults["booking_record"])
@@ -203,12 +203,12 @@ class TravelAPI:
         # Scenario entries win over filler entries with the same id.
         for card_id, card in filler("CREDIT_CARD_EXTENSION").items():
             if card_id not in self.credit_card_list:
-                self.credit_card_list[card_id] = copy.deepcopy(card)
+                self.credit_card_list[card_id] = plain_copy(card)
                 self._filler_card_ids.append(card_id)
 
     def _add_booking_records(self) -> None:
         for booking_id, booking in filler("BOOKING_RECORD_EXTENSION").items():
-            self.booking_record.setdefault(booking_id, copy.deepcopy(booking))
+            self.booking_record.setdefault(booking_id, plain_copy(booking))
 
     def _flight_cost(
         self, travel_from: str, travel_to: str, travel_date: str, travel_class: str

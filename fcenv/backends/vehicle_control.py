@@ -9,11 +9,11 @@ read methods add BFCL's filler text to what they return; the state is never padd
 
 from __future__ import annotations
 
-import copy
 import random
 from typing import Any
 
 from fcenv.backends.long_context import filler, filler_copy
+from fcenv.backends.plain_data import plain_copy
 
 _API_DESCRIPTION = (
     "This tool belongs to the vehicle control system, which allows users to control various "
@@ -102,7 +102,7 @@ class VehicleControlAPI:
     __hash__ = None  # type: ignore[assignment]
 
     def _load_scenario(self, scenario: dict, long_context: bool = False) -> None:
-        defaults = copy.deepcopy(_DEFAULT_STATE)
+        defaults = plain_copy(_DEFAULT_STATE)
         self._random = random.Random(_RANDOM_SEED)
 
         def pick(key: str) -> Any:

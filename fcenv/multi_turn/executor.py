@@ -23,7 +23,6 @@ method names inside string literals; this executor does neither. Argument size i
 from __future__ import annotations
 
 import ast
-import copy
 import inspect
 import json
 import math
@@ -33,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fcenv.backends import backend_class, is_stateless
+from fcenv.backends.plain_data import plain_copy
 from handlers import Call, DecodeError, decode
 from handlers.native import InferenceCrash
 
@@ -177,6 +177,9 @@ def is_error_result(text: str) -> bool:
 # --------------------------------------------------------------------------- sessions
 
 
+
+
+
 class ToolSession:
     """The backend instances of one episode (the model's, or the ground truth's)."""
 
@@ -186,7 +189,7 @@ class ToolSession:
         for name in involved_classes:
             instance = backend_class(name, backend_package)()
             if not is_stateless(name):
-                instance._load_scenario(copy.deepcopy(initial_config.get(name, {})), long_context=long_context)
+                instance._load_scenario(plain_copy(initial_config.get(name, {})), long_context=long_context)
             self.instances[name] = instance
         # BFCL routes a method name to the last involved class that has it.
         self.routes: dict[str, Any] = {}
@@ -240,8 +243,8 @@ class ToolSession:
             bad = _first_non_finite(value)
             if bad:
                 raise ExecutionError(f"name '{bad}' is not defined")
-            values[key] = copy.deepcopy(value)  # a method must never alias the caller's data
-        return method(*copy.deepcopy(args), **values)
+            values[key] = plain_copy(value)  # a method must never alias the caller's data
+        return method(*plain_copy(args), **values)
 
     def _method(self, name: str):
         if "." in name:
