@@ -9,6 +9,7 @@ ids, so a pad id that is also a real token (or id 0) changes nothing.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -87,28 +88,36 @@ def length_sorted_chunks(contexts: Sequence[Sequence[int]], actions: Sequence[Se
     """Micro-batches of rows of similar length, so that padding costs little.
 
     ``groups`` are lists of row indices that must share a micro-batch (a ratio unit: an action,
-    or a turn's actions); they are sorted by their rows' padded length and packed in order
-    while a micro-batch's padded size (rows x (longest context + longest action)) stays within
-    ``token_budget`` (0: no limit). There are at least ``min_chunks`` when there are as many
-    groups. Every row lands in exactly one micro-batch; a sum over micro-batches equals the sum
-    over the whole batch, up to float rounding.
+    or a turn's actions). They are ordered by padded length, groups that start from one context
+    kept together (the policy runs a shared context once), and packed in order
+    while a micro-batch's size (distinct contexts x longest context + rows x longest action:
+    the tokens the model runs) stays within ``token_budget`` (0: no limit). There are at least
+    ``min_chunks`` when there are as many groups. Every row lands in exactly one micro-batch; a
+    sum over micro-batches equals the sum over the whole batch, up to float rounding.
     """
-    def width(group):
-        return max(len(contexts[i]) for i in group), max(len(actions[i]) for i in group)
+    def length(group):
+        return max(len(contexts[i]) for i in group) + max(len(actions[i]) for i in group)
 
-    ordered = sorted(groups, key=lambda g: sum(width(g)))
+    families: dict[tuple[int, ...], list[Sequence[int]]] = defaultdict(list)
+    for group in groups:
+        families[tuple(contexts[group[0]])].append(group)
+    for family in families.values():
+        family.sort(key=length)
+    ordered = [group for family in sorted(families.values(), key=lambda f: length(f[0])) for group in family]
     if token_budget <= 0:
         chunks = [ordered]
     else:
-        chunks, current, rows, wide_c, wide_k = [], [], 0, 0, 0
+        chunks, current, seen, rows, wide_c, wide_k = [], [], set(), 0, 0, 0
         for group in ordered:
-            c, k = width(group)
-            new_rows, new_c, new_k = rows + len(group), max(wide_c, c), max(wide_k, k)
-            if current and new_rows * (new_c + new_k) > token_budget:
+            shared = {tuple(contexts[i]) for i in group}
+            c = max(len(contexts[i]) for i in group)
+            k = max(len(actions[i]) for i in group)
+            new_seen, new_rows, new_c, new_k = seen | shared, rows + len(group), max(wide_c, c), max(wide_k, k)
+            if current and len(new_seen) * new_c + new_rows * new_k > token_budget:
                 chunks.append(current)
-                current, new_rows, new_c, new_k = [], len(group), c, k
+                current, new_seen, new_rows, new_c, new_k = [], shared, len(group), c, k
             current.append(group)
-            rows, wide_c, wide_k = new_rows, new_c, new_k
+            seen, rows, wide_c, wide_k = new_seen, new_rows, new_c, new_k
         chunks.append(current)
     if len(chunks) < min_chunks <= len(ordered):
         count = len(ordered)

@@ -146,27 +146,54 @@ class Policy(torch.nn.Module):
     # ---- scoring ----------------------------------------------------------------------
     def _hidden(self, batch: TokenBatch, adapter: str | None) -> torch.Tensor:
         """Last-layer hidden states at columns ``C-1 .. C+K-1``: the state before each
-        action token, plus the state after the last slot."""
+        action token, plus the state after the last slot.
+
+        Rows that share a context (a group's samples, an ARPO branch's siblings) run it once:
+        the distinct contexts go through the model with a KV cache, the cache is repeated
+        for their rows (``index_select``, so gradients flow back to the one pass), and the
+        actions continue from it. Same values as one pass over every row, up to float
+        rounding; a group of four spends about half the compute on a short prompt."""
         decoder = self.base.get_decoder()
+        c, k = batch.context_length, batch.action_width
+        shared = _shared_contexts(batch) if k > 0 else None
         with self._adapter_context(adapter):
-            out = decoder(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
-                          position_ids=batch.position_ids, use_cache=False)
-        start = batch.context_length - 1
-        return out.last_hidden_state[:, start:start + batch.action_width + 1]
+            if shared is None:
+                out = decoder(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
+                              position_ids=batch.position_ids, use_cache=False)
+                return out.last_hidden_state[:, c - 1:c + k]
+            first, index = shared
+            prefix = decoder(input_ids=batch.input_ids[first, :c], attention_mask=batch.attention_mask[first, :c],
+                             position_ids=batch.position_ids[first, :c], use_cache=True)
+            cache = prefix.past_key_values
+            cache.reorder_cache(index)
+            rest = decoder(input_ids=batch.input_ids[:, c:], attention_mask=batch.attention_mask,
+                           position_ids=batch.position_ids[:, c:], past_key_values=cache, use_cache=True)
+        return torch.cat([prefix.last_hidden_state[index, c - 1:c], rest.last_hidden_state], dim=1)
 
     def _log_softmax(self, hidden: torch.Tensor) -> torch.Tensor:
-        logits = self.base.get_output_embeddings()(hidden).float()
-        return torch.log_softmax(logits / self.temperature, dim=-1)
+        return self._tempered_log_probs(self.base.get_output_embeddings()(hidden))
+
+    def _tempered_log_probs(self, logits: torch.Tensor) -> torch.Tensor:
+        # Dividing by a temperature of 1 changes nothing but costs a copy of the logits (and
+        # its backward): vocabulary-wide tensors are the largest of an update.
+        logits = logits.float()
+        return torch.log_softmax(logits if self.temperature == 1.0 else logits / self.temperature, dim=-1)
 
     def token_logprobs(
-        self, batch: TokenBatch, adapter: str | None = ACTOR, with_entropy: bool = False
+        self, batch: TokenBatch, adapter: str | None = ACTOR, with_entropy: bool = False,
+        entropy_grad: bool = True,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Log-probability of each action token (B, K) under ``adapter`` (None: the
-        reference), and the entropy of each token's distribution when asked."""
+        reference), and the entropy of each token's distribution when asked (outside the
+        graph unless ``entropy_grad``: a loss that does not use it should not pay for its
+        backward)."""
         hidden = self._hidden(batch, adapter)[:, : batch.action_width]
         logp_all = self._log_softmax(hidden)
         logp = logp_all.gather(-1, batch.action_ids.unsqueeze(-1)).squeeze(-1)
-        entropy = -(logp_all.exp() * logp_all).sum(-1) if with_entropy else None
+        entropy = None
+        if with_entropy:
+            with torch.set_grad_enabled(entropy_grad and torch.is_grad_enabled()):
+                entropy = -(logp_all.exp() * logp_all).sum(-1)
         return logp * batch.action_mask, entropy
 
     def reference_logprobs(self, batch: TokenBatch) -> torch.Tensor:
@@ -235,7 +262,7 @@ class Policy(torch.nn.Module):
         entropy_sum = torch.zeros(rows, device=self.device)
         entropy_count = torch.zeros(rows, device=self.device)
         for step in range(max_new_tokens):
-            logp_all = torch.log_softmax(out.logits[:, -1].float() / self.temperature, dim=-1)
+            logp_all = self._tempered_log_probs(out.logits[:, -1])
             if step < entropy_tokens:
                 live = (~finished).float()
                 entropy = -(logp_all.exp() * logp_all).sum(-1) / math.log(logp_all.shape[-1])
@@ -263,6 +290,20 @@ class Policy(torch.nn.Module):
         action_logps = [[v for v, a in zip(lr, ar) if a] for lr, ar in zip(logp_grid, alive_grid)]
         entropies = (entropy_sum / entropy_count.clamp(min=1.0)).tolist()
         return actions, action_logps, entropies
+
+
+def _shared_contexts(batch: TokenBatch) -> tuple[torch.Tensor, torch.Tensor] | None:
+    """For a batch whose rows repeat contexts: the first row of each distinct context, and
+    for every row the position of its context among those; None when all differ."""
+    c = batch.context_length
+    mask = batch.attention_mask[:, :c]
+    keys = torch.cat([batch.input_ids[:, :c] * mask, mask], dim=1)
+    distinct, index = torch.unique(keys, dim=0, return_inverse=True)
+    if len(distinct) == len(keys):
+        return None
+    rows = torch.arange(len(keys), device=keys.device)
+    first = torch.full((len(distinct),), len(keys), device=keys.device).scatter_reduce(0, index, rows, "amin")
+    return first, index
 
 
 def _distinct_rows(contexts: Sequence[Sequence[int]]) -> tuple[list[int], list[int]]:

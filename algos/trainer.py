@@ -209,7 +209,7 @@ class PPOTrainer:
             k = batch.action_width
             device = self.policy.device
             mask = batch.action_mask
-            logp, entropy = self.policy.token_logprobs(batch, with_entropy=True)
+            logp, entropy = self.policy.token_logprobs(batch, with_entropy=True, entropy_grad=s.entropy_coef != 0)
             old = buffer.old_logprobs[rows, :k].to(device)
             ref = buffer.ref_logprobs[rows, :k].to(device)
             adv = advantages[rows, :k].to(device)

@@ -242,3 +242,46 @@ def test_an_actor_only_policy_has_no_critic_side():
     assert policy.critic_parameters() == [] and policy.value_head is None
     actions, _ = policy.sample(contexts(12, rows=2), 4, generator=torch.Generator().manual_seed(0))
     assert all(1 <= len(a) <= 4 for a in actions)
+
+
+@pytest.mark.parametrize("adapter", [ACTOR, CRITIC, None])
+def test_rows_sharing_a_context_score_as_one_pass_over_every_row(adapter):
+    """A group's rows run their shared context once (KV cache repeated per row); log-probs,
+    values and the gradients reaching both adapters equal one plain pass over every row."""
+    import algos.policy as policy_module
+
+    policy = make_policy()
+    a, b = contexts(21, rows=2)
+    rows = [a, b, a, a, b, a + [7]]
+    actions = [[5, 6, 7], [8], [9, 10, 11, 12], [5], [13, 14], [15, 16]]
+    batch = pack(rows, actions, PAD)
+    assert policy_module._shared_contexts(batch) is not None
+
+    def outputs(shared: bool):
+        policy.zero_grad(set_to_none=True)
+        original = policy_module._shared_contexts
+        if not shared:
+            policy_module._shared_contexts = lambda batch: None
+        try:
+            hidden = policy._hidden(batch, adapter)
+        finally:
+            policy_module._shared_contexts = original
+        if hidden.requires_grad:  # the reference (adapters off) trains nothing
+            # A fixed random readout of the real positions (a sum of squares would be nearly
+            # constant after the final norm, its gradient all cancellation).
+            readout = torch.randn(hidden.shape, generator=torch.Generator().manual_seed(5))
+            (hidden * readout * real.unsqueeze(-1)).sum().backward()
+        grads = {name: p.grad.clone() for name, p in policy.named_parameters() if p.grad is not None}
+        return hidden.detach(), grads
+
+    real = torch.cat([torch.ones(len(rows), 1), batch.action_mask], dim=1)
+    together, together_grads = outputs(shared=False)
+    shared, shared_grads = outputs(shared=True)
+    torch.testing.assert_close(shared[real.bool()], together[real.bool()], atol=1e-5, rtol=1e-5)
+    assert shared_grads.keys() == together_grads.keys() and (adapter is None) == (not shared_grads)
+    if adapter is None:
+        return
+    # float32 sums taken in another order: the gradient as a whole agrees to about 1e-6
+    together_flat = torch.cat([together_grads[name].flatten() for name in sorted(together_grads)])
+    shared_flat = torch.cat([shared_grads[name].flatten() for name in sorted(together_grads)])
+    assert (shared_flat - together_flat).norm() <= 1e-5 * together_flat.norm()

@@ -163,6 +163,13 @@ def test_length_sorted_micro_batches_give_the_same_update(tiny_model, tmp_path):
     assert any(set(chunk) >= {1, 3} for chunk in chunks)  # a group stays together
     assert chunks[0] == [0, 2] and len(chunks) >= 3  # short rows first, padded area within budget
     assert len(length_sorted_chunks(contexts, actions, [[i] for i in range(5)], 0, min_chunks=3)) == 3
+    # A group's samples share their prompt: they stay next to each other, and the prompt
+    # counts once against the budget (the policy runs it once).
+    prompts = [[1] * 20, [3] * 24]
+    grouped = [prompts[row % 2] for row in range(8)]
+    answers = [[2] * (1 + row) for row in range(8)]
+    chunks = length_sorted_chunks(grouped, answers, [[i] for i in range(8)], token_budget=24 + 4 * 8)
+    assert [sorted(chunk) for chunk in chunks] == [[0, 2, 4, 6], [1, 3, 5, 7]]
 
     results = []
     for budget in ("0", "150"):
