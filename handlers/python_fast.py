@@ -10,9 +10,9 @@ Python at all (``Sure! ...``). Building a syntax tree for them costs more than d
 - ``None``: anything else; the caller parses the text with ``ast`` as before.
 
 The subset: calls named by dotted names, with keyword arguments (positional ones before
-them are read and dropped, as BFCL drops them) whose values are single-line string literals
-without backslashes, decimal numbers (with a leading minus), ``True``/``False``/``None``,
-bare names, and lists, tuples and dicts of those. The tokenizer only emits a token when it
+them are read and dropped, as BFCL drops them) whose values are string literals without
+backslashes (triple-quoted ones may span lines), decimal numbers (with a leading minus),
+``True``/``False``/``None``, bare names, and lists, tuples and dicts of those. The tokenizer only emits a token when it
 is the token Python's tokenizer would emit at that place (a name glued to a quote is a
 string prefix, a number glued to a letter is not a plain number, ``'''`` opens a triple
 quote...); anything it is not sure of becomes an UNKNOWN token, and reading stops there
@@ -38,6 +38,8 @@ _TOKEN = re.compile(
       | [A-Za-z_]\w*+(?:['"](?<=\b[rRuUbBfFtT]['"])|['"](?<=\b[bBrRfFtT][rRbBfFtT]['"])|[\x80-\U0010ffff])?
                                                                           # a name; glued to non-ASCII,
                                                                           # or a string prefix: UNKNOWN
+      | '{3}(?:(?!'{3})[^\\\r\x00-\x08\x0b-\x1f\x7f\ud800-\udfff])*+'{3}             # triple-quoted, no backslash
+      | "{3}(?:(?!"{3})[^\\\r\x00-\x08\x0b-\x1f\x7f\ud800-\udfff])*+"{3}
       | '[^'\\\n\r\x00-\x08\x0b-\x1f\x7f\ud800-\udfff]++'|''(?!')        # strings Python reads as they are
       | "[^"\\\n\r\x00-\x08\x0b-\x1f\x7f\ud800-\udfff]++"|""(?!")
       | \d++(?:\.\d++)?+(?:[eE][+-]?\d++)?+[A-Za-z_.\x80-\U0010ffff]?         # a number; glued on: UNKNOWN
@@ -182,8 +184,12 @@ class _Reader:
             if self.tokens[self.pos] in (",", "]"):
                 raise DecodeError("the text is not a call or a list of calls")
             self.unexpected("[")
-        # Any other operand (a literal, a list...) followed by "," or "]" is not a call.
-        self.value()
+        # Any other operand (a literal, a list...) followed by "," or "]" is not a call,
+        # whatever a list or dict display holds (a parenthesized one may be a call: "(f())").
+        if token == "[" or token == "{":
+            self.skip_brackets()
+        else:
+            self.value()
         if self.tokens[self.pos] in (",", "]"):
             raise DecodeError("the text is not a call or a list of calls")
         self.unexpected("[")
@@ -258,7 +264,9 @@ class _Reader:
             if len(token) > 1 and token[-1] == first:
                 if tokens[pos + 1][:1] in _QUOTES:
                     raise _Unsure  # implicit concatenation
-                return token[1:-1]
+                # A token that opens with three quotes is triple-quoted (two quotes alone
+                # are the empty string, and the tokenizer never lets them run into a third).
+                return token[3:-3] if token[1:3] == first * 2 and len(token) >= 6 else token[1:-1]
         elif first in _DIGITS:
             if token[-1] in _DIGITS:
                 return _number(token)

@@ -158,7 +158,7 @@ def test_tree_sitter_parsers_are_built_lazily_and_reused():
     probe = ("import sys, handlers.java, handlers.javascript\n"
              "from handlers import tree_sitter_support as t\n"
              "assert not t._languages and 'tree_sitter_java' not in sys.modules\n"
-             "handlers.java.decode('f(a=1);'); handlers.java.decode('g(b=2);')\n"
+             "handlers.java.decode('f(a=1 + 2);'); handlers.java.decode('g(b=x - 1);')\n"  # past the fast path
              "assert list(t._languages) == ['java'] and len(t._local.parsers) == 1\n")
     subprocess.run([sys.executable, "-c", probe], check=True)
 

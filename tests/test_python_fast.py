@@ -19,7 +19,7 @@ from handlers.bfcl_text import bracketed
 from handlers.python import decode, decode_syntax_tree
 from handlers.python_fast import read_calls
 from tests.generators import generate
-from tests.test_handlers_parity import disagreements, report
+from tests.test_handlers_parity import disagreements, python_texts, report
 
 FRAGMENTS = [
     "[", "]", "(", ")", "{", "}", ",", ":", "=", "==", ".", "-", "+", "*", "**", "~", "!", "!=", "$", "?", "`",
@@ -27,7 +27,7 @@ FRAGMENTS = [
     "if", "else", "for", "in", "not", "is", "and", "or", "lambda", "None", "True", "False", "yield", "match",
     "print", "café", "año", "I", "cannot", "Sure", "Done", "python", "0", "00", "012", "7", "1.5", "1.", ".5",
     "1e5", "1e", "1E+3", "1_0", "0x1F", "1j", "1if", "-3", "123456789012345678901234567890",
-    "'x'", '"y"', "''", '""', "'''", '"""', "'a\\'b'", "'a\\nb'", "'it''s'", "'open", '"open', "'a\nb'",
+    "'x'", '"y"', "''", '""', "'''", '"""', "'''a'b\nc'''", '"""x"""', "''''a'''", "''''''", "'a\\'b'", "'a\\nb'", "'it''s'", "'open", '"open', "'a\nb'",
     "'ü'", "'\t'", "'\x00'", "'\ud800'", "'\x0c'", "b'x'", "f'{x}'", "r'\\d'", "u'x'", "I'm", "can't",
     " ", "  ", "\t", "\n", "\r", "\r\n", "\x0c", "\u00a0",
 ]
@@ -68,6 +68,13 @@ def test_fast_path_agrees_on_the_parity_texts(bfcl_dir):
     answered = check_all(texts)
     # The point of the fast path: it answers almost every such text itself.
     assert answered > 0.95 * len(texts)
+
+
+def test_fast_path_agrees_on_the_decoder_parity_corpus(bfcl_dir):
+    """BFCL's answers written every way the decoder parity test writes them: quotes of every
+    kind, exponents, wrappers, parentheses, garbage around and inside."""
+    texts = python_texts(bfcl_dir)
+    assert check_all(texts) > 0.5 * len(texts)
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -124,7 +131,7 @@ def test_certain_failures_are_failures(text):
 
 
 @pytest.mark.parametrize("text", [
-    "[f(a=b'x')]", "[f(a='''x''')]", "[f(a='a\\nb')]", "[f(a=1 if x else 2)]", "[f(a=g(b=1))]", "[f(a=1_000)]",
+    "[f(a=b'x')]", "[f(a='''x\\ny''')]", "[f(a='a\\nb')]", "[f(a=1 if x else 2)]", "[f(a=g(b=1))]", "[f(a=1_000)]",
     "[f(a=café)]", "[f(*a)]", "[f(a=1)(b=2)]", "[f(a=-True)]",
 ])
 def test_unsure_texts_go_to_the_syntax_tree(text):
