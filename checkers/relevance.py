@@ -25,19 +25,15 @@ from checkers.result import CheckResult
 from handlers.base import Call, DecodeError
 
 
-def contains_call(decoded: list[Call] | DecodeError) -> bool:
-    """BFCL's test: the decode succeeded and gave at least one call."""
-    return not isinstance(decoded, DecodeError) and len(decoded) > 0
-
-
 IRRELEVANCE_FACETS = {"decodable": 1.0, "abstained": 3.0}
 RELEVANCE_FACETS = {"decodable": 1.0, "called": 3.0}
 
 
 @register_checker("irrelevance", facets=IRRELEVANCE_FACETS)
 def check_irrelevance(task: Any, decoded: list[Call] | DecodeError) -> CheckResult:
-    called = contains_call(decoded)
-    facets = {"decodable": float(not isinstance(decoded, DecodeError)), "abstained": float(not called)}
+    decodable = not isinstance(decoded, DecodeError)
+    called = decodable and len(decoded) > 0  # BFCL's test: a decode that gave at least one call
+    facets = {"decodable": float(decodable), "abstained": float(not called)}
     if called:
         return CheckResult(False, "irrelevance_error:decoder_success",
                            ["Valid syntax. Successfully decode AST when it should not."], facets)
@@ -46,8 +42,9 @@ def check_irrelevance(task: Any, decoded: list[Call] | DecodeError) -> CheckResu
 
 @register_checker("relevance", facets=RELEVANCE_FACETS)
 def check_relevance(task: Any, decoded: list[Call] | DecodeError) -> CheckResult:
-    called = contains_call(decoded)
-    facets = {"decodable": float(not isinstance(decoded, DecodeError)), "called": float(called)}
+    decodable = not isinstance(decoded, DecodeError)
+    called = decodable and len(decoded) > 0
+    facets = {"decodable": float(decodable), "called": float(called)}
     if not called:
         return CheckResult(False, "relevance_error:decoder_failed",
                            ["Invalid syntax. Failed to decode AST when it should."], facets)

@@ -51,8 +51,8 @@ _SYNTAX_MARKS = ",([{=:.+-*/%&|^<>~@"
 def decode(text: str) -> list[Call]:
     """Decode BFCL's Python prompting format into calls (DecodeError on failure)."""
     # BFCL also strips whitespace and single quotes after adding the brackets; the text
-    # then starts with "[" and ends with "]", so that never changes anything.
-    source = bracketed(text).strip().strip("'")
+    # then starts with "[" and ends with "]", so that never changes anything (and is skipped).
+    source = bracketed(text)
     if len(source) <= MAX_PLAIN_CHARS:
         calls = read_calls(source)  # most texts: no syntax tree needed (or certainly none)
         if calls is not None:
