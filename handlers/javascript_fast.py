@@ -10,8 +10,8 @@ parses).
 The shape: ASCII only; a dotted callee without spaces; ``name=value`` arguments (no
 positional ones, no trailing comma, no repeated name); then at most a ``;``. Values: a string
 without backslashes, a decimal number (a minus glued on allowed), ``true``/``false``/
-``null``, a dotted name, or an array or object one level deep holding those (object keys are
-names or strings). Each decodes to its source text, a string without its quotes.
+``null``, a dotted name, or arrays and objects of those, nested up to two deep (object keys
+are names or strings). Each decodes to its source text, a string without its quotes.
 
 Reserved words (and a few contextual ones) never stand where a name is read (``f(a=in)`` is
 left to the parser), which keeps tree-sitter's error recovery out of it: every text in the
@@ -38,10 +38,17 @@ _SPACE = r"[ \t\n]*+"
 _NAME = rf"(?!(?:{'|'.join(sorted(_RESERVED, key=len, reverse=True))})(?![\w$]))[A-Za-z_$][\w$]*+"
 _STRING = r""""[^"\\\n\r\x00-\x1f\x7f]*+"|'[^'\\\n\r\x00-\x1f\x7f]*+'"""
 _SCALAR = rf"{_STRING}|-?(?:[1-9]\d*+|0)(?:\.\d++)?+(?![\w.$])|(?:true|false|null)(?![\w$])|{_NAME}(?:\.{_NAME})*+"
-_ARRAY = rf"\[{_SPACE}(?:(?:{_SCALAR})(?:{_SPACE},{_SPACE}(?:{_SCALAR}))*+{_SPACE})?\]"
-_ENTRY = rf"(?:{_NAME}|{_STRING}){_SPACE}:{_SPACE}(?:{_SCALAR})"
-_OBJECT = rf"\{{{_SPACE}(?:{_ENTRY}(?:{_SPACE},{_SPACE}{_ENTRY})*+{_SPACE})?\}}"
-_VALUE = rf"{_SCALAR}|{_ARRAY}|{_OBJECT}"
+
+
+def _nested(inner: str) -> str:
+    """Values one level deeper than ``inner``: ``inner`` itself, or arrays and objects of it."""
+    array = rf"\[{_SPACE}(?:(?:{inner})(?:{_SPACE},{_SPACE}(?:{inner}))*+{_SPACE})?\]"
+    entry = rf"(?:{_NAME}|{_STRING}){_SPACE}:{_SPACE}(?:{inner})"
+    obj = rf"\{{{_SPACE}(?:{entry}(?:{_SPACE},{_SPACE}{entry})*+{_SPACE})?\}}"
+    return rf"{_SCALAR}|{array}|{obj}"
+
+
+_VALUE = _nested(_nested(_SCALAR))  # arrays and objects nested two deep
 _ARGUMENT = rf"{_SPACE}{_NAME}{_SPACE}={_SPACE}(?:{_VALUE})"
 _CALL = rf"({_NAME}(?:\.{_NAME})*+){_SPACE}\(((?:{_ARGUMENT}(?:{_SPACE},{_ARGUMENT})*+)?){_SPACE}\)"
 
