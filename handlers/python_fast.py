@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import keyword
 import re
+import string
 from typing import Any, NoReturn
 
 from handlers.base import Call, DecodeError
@@ -58,9 +59,9 @@ _TOKEN = re.compile(
 _PROSE = re.compile(r"\[[ \t\n]*+([A-Za-z_]\w*+)(?:[ \t\n]++([A-Za-z_]\w*+)|[ \t\n]*+([!$?`])(?!=))", re.ASCII)
 
 # Tokens that can never stand where an operand has just ended (``x <token>``), in any
-# Python expression: a dict/set display, an assignment (a keyword argument's ``=`` comes
-# right after its name, which the reader takes before any operand), or a character Python
-# rejects. Another operand (a name, a number, a string after a non-string) cannot either.
+# Python expression: a dict/set display, or an assignment (a keyword argument's ``=`` comes
+# right after its name, which the reader takes before any operand). Another operand (a name,
+# a number, a string after a non-string) cannot either, nor a ``never`` token (``_kind``).
 _NEVER_AFTER_OPERAND = frozenset("{=")
 _PUNCTUATION = "[](){},:=.+-*/%<>&|^~@"
 _CLOSERS = {"(": ")", "[": "]", "{": "}"}
@@ -68,20 +69,20 @@ _CLOSING = frozenset(_CLOSERS.values())
 _KEYWORDS = frozenset(keyword.kwlist)
 _CONSTANTS = {"True": True, "False": False, "None": None}
 _MAX_DEPTH = 50
-_DIGITS = frozenset("0123456789")
-_WORD = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_0123456789")
+_MAX_DIGITS = 100
+_DIGITS = frozenset(string.digits)
+_NAME_START = frozenset(string.ascii_letters + "_")
+_WORD = _NAME_START | _DIGITS
+_QUOTES = frozenset("'\"")
 _KIND_BY_FIRST = {
     "": "end",
-    **dict.fromkeys("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_", "name"),
-    **dict.fromkeys("0123456789", "number"),
-    **dict.fromkeys("'\"", "string"),
+    **dict.fromkeys(_NAME_START, "name"),
+    **dict.fromkeys(_DIGITS, "number"),
+    **dict.fromkeys(_QUOTES, "string"),
     **dict.fromkeys(_PUNCTUATION, "punctuation"),
     **dict.fromkeys("$?`", "never"),
     "!": "!",
 }
-_MAX_DIGITS = 100
-_QUOTES = frozenset("'\"")
-_NAME_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
 
 
 class _Unsure(Exception):
