@@ -73,6 +73,8 @@ class Policy(torch.nn.Module):
         base.requires_grad_(False)
         if gradient_checkpointing:
             base.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        # Checkpointed layers keep no KV cache while training, so rows cannot share a context's pass.
+        self.shares_contexts = not gradient_checkpointing
         self.model = get_peft_model(base, actor_lora.to_config(), adapter_name=ACTOR)
         roles = [ACTOR]
         self.value_head = None
@@ -155,7 +157,7 @@ class Policy(torch.nn.Module):
         rounding; a group of four spends about half the compute on a short prompt."""
         decoder = self.base.get_decoder()
         c, k = batch.context_length, batch.action_width
-        shared = _shared_contexts(batch) if k > 0 else None
+        shared = _shared_contexts(batch) if k > 0 and self.shares_contexts else None
         with self._adapter_context(adapter):
             if shared is None:
                 out = decoder(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
@@ -235,61 +237,75 @@ class Policy(torch.nn.Module):
         """``sample``, plus each action's mean normalised entropy (entropy / log(vocabulary),
         in [0, 1]) over its first ``entropy_tokens`` tokens: how unsure the policy was as it
         began the action (ARPO's branching signal)."""
-        batch = pack(contexts, None, self.pad_id, self.device)
-        self._activate(ACTOR)
-        model = self.base
-        attention = batch.attention_mask
-        positions = batch.position_ids
-        # A group's episodes start from one prompt: each distinct context is prefilled once and
-        # its KV cache repeated for the rows that share it (rows of equal contexts are equal).
-        first, index = _distinct_rows(contexts)
-        if len(first) < len(contexts):
-            keep = torch.tensor(first, device=self.device)
-            out = model(input_ids=batch.input_ids[keep], attention_mask=attention[keep], position_ids=positions[keep],
-                        use_cache=True, logits_to_keep=1)
-            spread = torch.tensor(index, device=self.device)
-            out.past_key_values.reorder_cache(spread)
-            out.logits = out.logits[spread]
-        else:
-            out = model(input_ids=batch.input_ids, attention_mask=attention, position_ids=positions,
-                        use_cache=True, logits_to_keep=1)
-        rows = len(contexts)
-        stop = torch.tensor(self.stop_ids, device=self.device)
-        finished = torch.zeros(rows, dtype=torch.bool, device=self.device)
-        tokens: list[torch.Tensor] = []
-        logps: list[torch.Tensor] = []
-        alive: list[torch.Tensor] = []
-        entropy_sum = torch.zeros(rows, device=self.device)
-        entropy_count = torch.zeros(rows, device=self.device)
-        for step in range(max_new_tokens):
-            logp_all = self._tempered_log_probs(out.logits[:, -1])
-            if step < entropy_tokens:
-                live = (~finished).float()
-                entropy = -(logp_all.exp() * logp_all).sum(-1) / math.log(logp_all.shape[-1])
-                entropy_sum += entropy * live
-                entropy_count += live
-            if greedy:
-                token = logp_all.argmax(-1)
+        # Sampling keeps a KV cache; a model in training mode with gradient checkpointing
+        # would drop it (Hugging Face switches the cache off there), so it samples in eval
+        # mode (dropout is off either way).
+        with _evaluating(self.base):
+            batch = pack(contexts, None, self.pad_id, self.device)
+            self._activate(ACTOR)
+            model = self.base
+            attention = batch.attention_mask
+            positions = batch.position_ids
+            # A group's episodes start from one prompt: each distinct context is prefilled once and
+            # its KV cache repeated for the rows that share it (rows of equal contexts are equal).
+            first, index = _distinct_rows(contexts)
+            if len(first) < len(contexts):
+                keep = torch.tensor(first, device=self.device)
+                out = model(input_ids=batch.input_ids[keep], attention_mask=attention[keep], position_ids=positions[keep],
+                            use_cache=True, logits_to_keep=1)
+                spread = torch.tensor(index, device=self.device)
+                out.past_key_values.reorder_cache(spread)
+                out.logits = out.logits[spread]
             else:
-                token = torch.multinomial(logp_all.exp(), 1, generator=generator).squeeze(-1)
-            alive.append(~finished)
-            tokens.append(token)
-            logps.append(logp_all.gather(-1, token.unsqueeze(-1)).squeeze(-1))
-            finished = finished | torch.isin(token, stop)
-            if bool(finished.all()):
-                break
-            attention = torch.cat([attention, torch.ones_like(attention[:, :1])], dim=1)
-            positions = positions[:, -1:] + 1
-            feed = torch.where(finished, torch.full_like(token, self.pad_id), token)
-            out = model(input_ids=feed.unsqueeze(-1), attention_mask=attention, position_ids=positions,
-                        past_key_values=out.past_key_values, use_cache=True)
-        token_grid = torch.stack(tokens, 1).tolist()
-        logp_grid = torch.stack(logps, 1).tolist()
-        alive_grid = torch.stack(alive, 1).tolist()
-        actions = [[t for t, a in zip(tr, ar) if a] for tr, ar in zip(token_grid, alive_grid)]
-        action_logps = [[v for v, a in zip(lr, ar) if a] for lr, ar in zip(logp_grid, alive_grid)]
-        entropies = (entropy_sum / entropy_count.clamp(min=1.0)).tolist()
-        return actions, action_logps, entropies
+                out = model(input_ids=batch.input_ids, attention_mask=attention, position_ids=positions,
+                            use_cache=True, logits_to_keep=1)
+            rows = len(contexts)
+            stop = torch.tensor(self.stop_ids, device=self.device)
+            finished = torch.zeros(rows, dtype=torch.bool, device=self.device)
+            tokens: list[torch.Tensor] = []
+            logps: list[torch.Tensor] = []
+            alive: list[torch.Tensor] = []
+            entropy_sum = torch.zeros(rows, device=self.device)
+            entropy_count = torch.zeros(rows, device=self.device)
+            for step in range(max_new_tokens):
+                logp_all = self._tempered_log_probs(out.logits[:, -1])
+                if step < entropy_tokens:
+                    live = (~finished).float()
+                    entropy = -(logp_all.exp() * logp_all).sum(-1) / math.log(logp_all.shape[-1])
+                    entropy_sum += entropy * live
+                    entropy_count += live
+                if greedy:
+                    token = logp_all.argmax(-1)
+                else:
+                    token = torch.multinomial(logp_all.exp(), 1, generator=generator).squeeze(-1)
+                alive.append(~finished)
+                tokens.append(token)
+                logps.append(logp_all.gather(-1, token.unsqueeze(-1)).squeeze(-1))
+                finished = finished | torch.isin(token, stop)
+                if bool(finished.all()):
+                    break
+                attention = torch.cat([attention, torch.ones_like(attention[:, :1])], dim=1)
+                positions = positions[:, -1:] + 1
+                feed = torch.where(finished, torch.full_like(token, self.pad_id), token)
+                out = model(input_ids=feed.unsqueeze(-1), attention_mask=attention, position_ids=positions,
+                            past_key_values=out.past_key_values, use_cache=True)
+            token_grid = torch.stack(tokens, 1).tolist()
+            logp_grid = torch.stack(logps, 1).tolist()
+            alive_grid = torch.stack(alive, 1).tolist()
+            actions = [[t for t, a in zip(tr, ar) if a] for tr, ar in zip(token_grid, alive_grid)]
+            action_logps = [[v for v, a in zip(lr, ar) if a] for lr, ar in zip(logp_grid, alive_grid)]
+            entropies = (entropy_sum / entropy_count.clamp(min=1.0)).tolist()
+            return actions, action_logps, entropies
+
+
+@contextlib.contextmanager
+def _evaluating(model: torch.nn.Module):
+    training = model.training
+    model.eval()
+    try:
+        yield
+    finally:
+        model.train(training)
 
 
 def _shared_contexts(batch: TokenBatch) -> tuple[torch.Tensor, torch.Tensor] | None:

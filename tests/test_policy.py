@@ -228,7 +228,9 @@ def test_gradient_checkpointing_gives_the_same_gradients():
         with torch.no_grad():
             for p in policy.actor_parameters():
                 p.add_(0.1)
-        batch = pack(contexts(11, rows=3), [[4, 5], [6], [7, 8, 9]], PAD)
+        rows = contexts(11, rows=3)
+        # a repeated context as well: checkpointed layers keep no cache to share it through
+        batch = pack(rows + [rows[0]], [[4, 5], [6], [7, 8, 9], [10]], PAD)
         policy.token_logprobs(batch)[0].sum().backward()
         grads.append([p.grad.clone() for p in policy.actor_parameters()])
     for a, b in zip(*grads):
@@ -285,3 +287,17 @@ def test_rows_sharing_a_context_score_as_one_pass_over_every_row(adapter):
     together_flat = torch.cat([together_grads[name].flatten() for name in sorted(together_grads)])
     shared_flat = torch.cat([shared_grads[name].flatten() for name in sorted(together_grads)])
     assert (shared_flat - together_flat).norm() <= 1e-5 * together_flat.norm()
+
+
+def test_sampling_with_gradient_checkpointing_equals_sampling_without():
+    """Training with --gradient_checkpointing still samples through a KV cache (shared by a
+    repeated prompt too), and gives the answers and log-probs of a policy without it."""
+    results = []
+    for checkpointing in (False, True):
+        torch.manual_seed(0)
+        policy = Policy(tiny_base(), pad_id=PAD, stop_ids=[STOP], gradient_checkpointing=checkpointing,
+                        actor_lora=LoraSettings(r=4, alpha=8, target_modules=["q_proj", "v_proj"]))
+        rows = contexts(3, rows=3)
+        results.append(policy.sample(rows + [rows[0]], 6, greedy=True))
+        assert policy.base.training  # back in training mode afterwards
+    assert results[0] == results[1]
