@@ -11,13 +11,14 @@ repeated name); then a ``;`` and nothing else, or no ``;`` for a call of 20 char
 more (see ``_SURELY_RECOVERED``). Values,
 with BFCL's rendering (a node's children joined without spaces, except where noted):
 
-- a string literal without backslashes: its content at the top level, its source text
-  inside another value; a decimal number (``L``/``f``/``d`` suffixes), optionally negated;
+- a string or (non-empty) character literal without backslashes: its content at the top
+  level, its source text inside another value; a decimal number (``L``/``f``/``d`` suffixes), optionally negated;
   ``true``, ``false``, ``null``;
 - a dotted name ``a.b.c``; a method call ``a.b(...)`` or a class literal ``a.B.class``,
   rendered as its exact source text;
 - ``new T(args)`` (``T`` dotted, with ``<>`` or ``<A, B>`` type arguments), rendered as
-  ``new T(a, b)``; ``new T[]{items}`` (``T`` also a primitive type), rendered as
+  ``new T(a, b)``, also with an anonymous class body of initializer blocks holding call
+  statements (BFCL drops the body); ``new T[]{items}`` (``T`` also a primitive type), rendered as
   ``new T[]{a,b}``.
 
 Reserved words never stand where a name is read (``f(a=class)`` is left to the parser), so
@@ -31,7 +32,10 @@ from typing import Any
 
 from handlers.base import Call
 
-_TOKEN = re.compile(r"""[ \t\n]*+([A-Za-z_$][\w$]*+|\d[\w.$]*+|"[^"\\\n\r\x00-\x1f\x7f]*+"|::|.)""", re.ASCII | re.DOTALL)
+# Character literals of several characters are errors to Java but not to tree-sitter, in
+# BFCL's grammar and ours alike; an empty one is an error to both (left to the parser).
+_TOKEN = re.compile(r"""[ \t\n]*+([A-Za-z_$][\w$]*+|\d[\w.$]*+|"[^"\\\n\r\x00-\x1f\x7f]*+"|'[^'\\\n\r\x00-\x1f\x7f]++'|::|.)""",
+                    re.ASCII | re.DOTALL)
 _NUMBER = re.compile(r"(?:[1-9]\d*+|0)(?:\.\d++)?+[fFdD]?|(?:[1-9]\d*+|0)[lL]", re.ASCII)
 _RESERVED = frozenset((
     "abstract assert boolean break byte case catch char class const continue default do double else enum extends "
@@ -134,8 +138,8 @@ class _Reader:
         if not token:
             raise _Unsure
         first = token[0]
-        if first == '"':
-            if len(token) < 2 or token[-1] != '"':
+        if first == '"' or first == "'":
+            if len(token) < 3 - (first == '"') or token[-1] != first:
                 raise _Unsure  # a quote the tokenizer could not close (an escape, a line break)
             self.pos += 1
             return token[1:-1] if top else token
@@ -210,8 +214,10 @@ class _Reader:
         if self.tokens[self.pos] == "(":
             self.pos += 1
             arguments = self.values(")")
-            if self.tokens[self.pos] in ("{", ".", "["):
-                raise _Unsure  # an anonymous class body, or a call on the new object
+            if self.tokens[self.pos] == "{":
+                self.initializer_body()  # an anonymous class: BFCL drops its body
+            if self.tokens[self.pos] in (".", "["):
+                raise _Unsure  # a call on the new object
             return f"new {type_name}({', '.join(arguments)})"
         if self.tokens[self.pos] == "[" and self.tokens[self.pos + 1] == "]" and self.tokens[self.pos + 2] == "{":
             if "<" in type_name:
@@ -222,6 +228,20 @@ class _Reader:
                 raise _Unsure
             return f"new {type_name}[]{{{','.join(items)}}}"
         raise _Unsure
+
+    def initializer_body(self) -> None:
+        """An anonymous class body of instance initializers holding call statements
+        (``{{ put("a", 1); }}``, the double-brace idiom) or nothing: read to check its shape."""
+        self.take("{")
+        while self.tokens[self.pos] == "{":
+            self.pos += 1
+            while self.tokens[self.pos] != "}":
+                self.dotted(leading=True)
+                self.take("(")
+                self.values(")")
+                self.take(";")
+            self.pos += 1
+        self.take("}")
 
     def type_arguments(self) -> str:
         self.take("<")
