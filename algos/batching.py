@@ -95,8 +95,11 @@ def length_sorted_chunks(contexts: Sequence[Sequence[int]], actions: Sequence[Se
     ``min_chunks`` when there are as many groups. Every row lands in exactly one micro-batch; a
     sum over micro-batches equals the sum over the whole batch, up to float rounding.
     """
+    def width(group):
+        return max(len(contexts[i]) for i in group), max(len(actions[i]) for i in group)
+
     def length(group):
-        return max(len(contexts[i]) for i in group) + max(len(actions[i]) for i in group)
+        return sum(width(group))
 
     families: dict[tuple[int, ...], list[Sequence[int]]] = defaultdict(list)
     for group in groups:
@@ -110,8 +113,7 @@ def length_sorted_chunks(contexts: Sequence[Sequence[int]], actions: Sequence[Se
         chunks, current, seen, rows, wide_c, wide_k = [], [], set(), 0, 0, 0
         for group in ordered:
             shared = {tuple(contexts[i]) for i in group}
-            c = max(len(contexts[i]) for i in group)
-            k = max(len(actions[i]) for i in group)
+            c, k = width(group)
             new_seen, new_rows, new_c, new_k = seen | shared, rows + len(group), max(wide_c, c), max(wide_k, k)
             if current and len(new_seen) * new_c + new_rows * new_k > token_budget:
                 chunks.append(current)

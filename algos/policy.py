@@ -163,14 +163,11 @@ class Policy(torch.nn.Module):
                 out = decoder(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
                               position_ids=batch.position_ids, use_cache=False)
                 return out.last_hidden_state[:, c - 1:c + k]
-            first, index = shared
-            prefix = decoder(input_ids=batch.input_ids[first, :c], attention_mask=batch.attention_mask[first, :c],
-                             position_ids=batch.position_ids[first, :c], use_cache=True)
-            cache = prefix.past_key_values
-            cache.reorder_cache(index)
+            prefix = _run_once_per_context(decoder, batch, shared)
             rest = decoder(input_ids=batch.input_ids[:, c:], attention_mask=batch.attention_mask,
-                           position_ids=batch.position_ids[:, c:], past_key_values=cache, use_cache=True)
-        return torch.cat([prefix.last_hidden_state[index, c - 1:c], rest.last_hidden_state], dim=1)
+                           position_ids=batch.position_ids[:, c:], past_key_values=prefix.past_key_values,
+                           use_cache=True)
+        return torch.cat([prefix.last_hidden_state[shared[1], c - 1:c], rest.last_hidden_state], dim=1)
 
     def _log_softmax(self, hidden: torch.Tensor) -> torch.Tensor:
         return self._tempered_log_probs(self.base.get_output_embeddings()(hidden))
@@ -248,14 +245,10 @@ class Policy(torch.nn.Module):
             positions = batch.position_ids
             # A group's episodes start from one prompt: each distinct context is prefilled once and
             # its KV cache repeated for the rows that share it (rows of equal contexts are equal).
-            first, index = _distinct_rows(contexts)
-            if len(first) < len(contexts):
-                keep = torch.tensor(first, device=self.device)
-                out = model(input_ids=batch.input_ids[keep], attention_mask=attention[keep], position_ids=positions[keep],
-                            use_cache=True, logits_to_keep=1)
-                spread = torch.tensor(index, device=self.device)
-                out.past_key_values.reorder_cache(spread)
-                out.logits = out.logits[spread]
+            shared = _shared_contexts(batch)
+            if shared is not None:
+                out = _run_once_per_context(model, batch, shared, logits_to_keep=1)
+                out.logits = out.logits[shared[1]]
             else:
                 out = model(input_ids=batch.input_ids, attention_mask=attention, position_ids=positions,
                             use_cache=True, logits_to_keep=1)
@@ -308,6 +301,19 @@ def _evaluating(model: torch.nn.Module):
         model.train(training)
 
 
+def _run_once_per_context(model: torch.nn.Module, batch: TokenBatch, shared: tuple[torch.Tensor, torch.Tensor],
+                          **kwargs):
+    """``model`` over the contexts of ``batch`` (its first ``C`` columns), each distinct one
+    once, with its KV cache repeated for every row that shares it (``index_select``, so the
+    gradients of all those rows flow back into the one pass)."""
+    first, index = shared
+    c = batch.context_length
+    out = model(input_ids=batch.input_ids[first, :c], attention_mask=batch.attention_mask[first, :c],
+                position_ids=batch.position_ids[first, :c], use_cache=True, **kwargs)
+    out.past_key_values.reorder_cache(index)
+    return out
+
+
 def _shared_contexts(batch: TokenBatch) -> tuple[torch.Tensor, torch.Tensor] | None:
     """For a batch whose rows repeat contexts: the first row of each distinct context, and
     for every row the position of its context among those; None when all differ."""
@@ -319,20 +325,6 @@ def _shared_contexts(batch: TokenBatch) -> tuple[torch.Tensor, torch.Tensor] | N
         return None
     rows = torch.arange(len(keys), device=keys.device)
     first = torch.full((len(distinct),), len(keys), device=keys.device).scatter_reduce(0, index, rows, "amin")
-    return first, index
-
-
-def _distinct_rows(contexts: Sequence[Sequence[int]]) -> tuple[list[int], list[int]]:
-    """The first row of each distinct context, and for every row the position of its
-    context among those firsts."""
-    seen: dict[tuple[int, ...], int] = {}
-    first, index = [], []
-    for row, context in enumerate(contexts):
-        key = tuple(context)
-        if key not in seen:
-            seen[key] = len(first)
-            first.append(row)
-        index.append(seen[key])
     return first, index
 
 
