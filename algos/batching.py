@@ -76,6 +76,16 @@ def pack(
     )
 
 
+def pack_states(states: Sequence[torch.Tensor], context_lengths: Sequence[int], batch: TokenBatch) -> torch.Tensor:
+    """Per-row hidden states (context then action tokens, hidden size) laid out in the
+    columns of ``batch`` (B, C + K, hidden); padding columns hold zeros (they are masked)."""
+    c = batch.context_length
+    out = states[0].new_zeros((len(states), batch.input_ids.shape[1], states[0].shape[-1]))
+    for row, (state, length) in enumerate(zip(states, context_lengths)):
+        out[row, c - length:c - length + len(state)] = state
+    return out.to(batch.input_ids.device)
+
+
 def truncate_left(tokens: Sequence[int], limit: int) -> list[int]:
     """Keep the last ``limit`` tokens: the end of a chat (the question, the assistant
     header) matters most, and sampling and scoring must see the very same tokens."""

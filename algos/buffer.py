@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import torch
 
-from algos.batching import length_sorted_chunks, pack
+from algos.batching import TokenBatch, length_sorted_chunks, pack, pack_states
 from algos.estimators import get_estimator
 from algos.policy import Policy
 from algos.rollout import Rollout
@@ -35,6 +35,9 @@ class Buffer:
     advantages: torch.Tensor | None = None  # (N, K)
     returns: torch.Tensor | None = None  # (N, K)
     value_mask: torch.Tensor | None = None  # (N, K) entries that have a value target
+    # With a top-layer critic: each row's base hidden states entering the critic's first
+    # layer (context then action tokens, hidden size), kept from the reference pass.
+    critic_states: list[torch.Tensor] | None = None
 
     def __len__(self) -> int:
         return len(self.actions)
@@ -46,6 +49,12 @@ class Buffer:
             return torch.arange(len(self))
         keys: dict[tuple[int, int], int] = {}
         return torch.tensor([keys.setdefault((e, t), len(keys)) for e, t in zip(self.episode.tolist(), self.turn.tolist())])
+
+    def states_for(self, rows: Sequence[int], batch: TokenBatch) -> torch.Tensor | None:
+        """The critic states of ``rows`` laid out like ``batch`` (None without them)."""
+        if self.critic_states is None:
+            return None
+        return pack_states([self.critic_states[i] for i in rows], [len(self.contexts[i]) for i in rows], batch)
 
 
 def _chunks(count: int, size: int) -> list[range]:
@@ -76,17 +85,26 @@ def score_rollout(policy: Policy, rollout: Rollout, token_budget: int, min_chunk
     if not rescore:
         for row, record in enumerate(rollout.actions):
             old[row, :len(record.sample_logprobs)] = torch.tensor(record.sample_logprobs)
+    # A top-layer critic starts from the base's states, which the reference pass computes.
+    states_wanted = policy.has_critic and policy.critic_start > 0
+    critic_states: list[torch.Tensor] | None = [] if states_wanted else None
     if rescore or with_reference or policy.has_critic:
         for rows in length_sorted_chunks(contexts, actions, [[i] for i in range(n)], token_budget, min_chunks):
             batch = pack([contexts[i] for i in rows], [actions[i] for i in rows], policy.pad_id, policy.device)
-            k = batch.action_width
+            c, k = batch.context_length, batch.action_width
             index = torch.tensor(rows)
             if rescore:
                 old[index, :k] = policy.token_logprobs(batch)[0].float().cpu()
-            if with_reference:
-                ref[index, :k] = policy.reference_logprobs(batch).float().cpu()
+            states = None
+            if with_reference or states_wanted:
+                reference, states = policy.reference_pass(batch)
+                if with_reference:
+                    ref[index, :k] = reference.float().cpu()
+            if states is not None:
+                for i, row in enumerate(rows):
+                    critic_states.append((row, states[i, c - len(contexts[row]):c + len(actions[row])].cpu().clone()))
             if policy.has_critic:
-                values[index, :k] = policy.token_values(batch)[:, :k].float().cpu()
+                values[index, :k] = policy.token_values(batch, states)[:, :k].float().cpu()
     rewards = torch.tensor([a.reward for a in rollout.actions], dtype=torch.float32)
     episode = torch.zeros(n, dtype=torch.long)
     task = torch.zeros(n, dtype=torch.long)
@@ -95,9 +113,11 @@ def score_rollout(policy: Policy, rollout: Rollout, token_budget: int, min_chunk
         task[record.action_indices] = record.task_index
     turn = torch.tensor([a.turn for a in rollout.actions], dtype=torch.long)
     group = torch.tensor([a.thread // group_size for a in rollout.actions], dtype=torch.long)
+    if critic_states is not None:
+        critic_states = [state for _, state in sorted(critic_states, key=lambda pair: pair[0])]
     return Buffer(contexts=contexts, actions=actions, action_mask=mask, old_logprobs=old * mask,
                   ref_logprobs=ref * mask, values=values * mask, rewards=rewards, episode=episode, turn=turn,
-                  task=task, group=group)
+                  task=task, group=group, critic_states=critic_states)
 
 
 @torch.no_grad()

@@ -1,7 +1,10 @@
 """The policy: one frozen base causal LM, LoRA adapters "actor" and "critic", a value head.
 
 The reference policy is the same base with the adapters switched off, so actor, critic and
-reference share one copy of the base weights. Every distribution the trainer uses (sampling,
+reference share one copy of the base weights. The critic's adapter may cover only the top
+layers (``critic_layers``): below them the critic sees the base's own states, which the
+reference pass computes anyway, so its passes can start from those (``critic_states``) and
+run the top layers alone. Every distribution the trainer uses (sampling,
 old and new log-probs, reference log-probs, entropy) is the base distribution divided by one
 temperature, with no top-k, top-p or penalties, so PPO's ratios compare like with like.
 """
@@ -65,6 +68,7 @@ class Policy(torch.nn.Module):
         temperature: float = 1.0,
         gradient_checkpointing: bool = False,
         with_critic: bool = True,
+        critic_layers: int = 0,
     ):
         super().__init__()
         if temperature <= 0:
@@ -78,8 +82,16 @@ class Policy(torch.nn.Module):
         self.model = get_peft_model(base, actor_lora.to_config(), adapter_name=ACTOR)
         roles = [ACTOR]
         self.value_head = None
+        depth = len(_decoder_layers(base))
+        if not 0 <= critic_layers <= depth:
+            raise ValueError(f"critic_layers={critic_layers}: the model has {depth} decoder layers")
+        # The first layer the critic's adapter covers (0: all of them).
+        self.critic_start = depth - critic_layers if with_critic and critic_layers else 0
         if with_critic:  # without: an actor-only policy (supervised tuning, memory baselines)
-            self.model.add_adapter(CRITIC, (critic_lora or actor_lora).to_config())
+            critic_config = (critic_lora or actor_lora).to_config()
+            if self.critic_start:
+                critic_config.layers_to_transform = list(range(self.critic_start, depth))
+            self.model.add_adapter(CRITIC, critic_config)
             roles.append(CRITIC)
             hidden = _hidden_size(base)
             self.value_head = torch.nn.Linear(hidden, 1, dtype=torch.float32)
@@ -146,9 +158,10 @@ class Policy(torch.nn.Module):
         return contextlib.nullcontext()
 
     # ---- scoring ----------------------------------------------------------------------
-    def _hidden(self, batch: TokenBatch, adapter: str | None) -> torch.Tensor:
+    def _hidden(self, batch: TokenBatch, adapter: str | None, states: list | None = None) -> torch.Tensor:
         """Last-layer hidden states at columns ``C-1 .. C+K-1``: the state before each
-        action token, plus the state after the last slot.
+        action token, plus the state after the last slot. With ``states`` (a list), the
+        hidden states entering the critic's first layer, every column, are appended to it.
 
         Rows that share a context (a group's samples, an ARPO branch's siblings) run it once:
         the distinct contexts go through the model with a KV cache, the cache is repeated
@@ -158,16 +171,33 @@ class Policy(torch.nn.Module):
         decoder = self.base.get_decoder()
         c, k = batch.context_length, batch.action_width
         shared = _shared_contexts(batch) if k > 0 and self.shares_contexts else None
-        with self._adapter_context(adapter):
+        recorded: list[torch.Tensor] = []
+        recording = (_recording_input(_decoder_layers(self.base)[self.critic_start], recorded)
+                     if states is not None else contextlib.nullcontext())
+        with self._adapter_context(adapter), recording:
             if shared is None:
                 out = decoder(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
                               position_ids=batch.position_ids, use_cache=False)
+                if states is not None:
+                    states.append(recorded[0])
                 return out.last_hidden_state[:, c - 1:c + k]
             prefix = _run_once_per_context(decoder, batch, shared)
             rest = decoder(input_ids=batch.input_ids[:, c:], attention_mask=batch.attention_mask,
                            position_ids=batch.position_ids[:, c:], past_key_values=prefix.past_key_values,
                            use_cache=True)
+        if states is not None:
+            states.append(torch.cat([recorded[0][shared[1]], recorded[1]], dim=1))
         return torch.cat([prefix.last_hidden_state[shared[1], c - 1:c], rest.last_hidden_state], dim=1)
+
+    def _critic_hidden_from(self, batch: TokenBatch, states: torch.Tensor) -> torch.Tensor:
+        """``_hidden`` of the critic, run from ``states`` (the base's hidden states entering
+        the critic's first adapted layer, every column): the layers below are not run."""
+        decoder = self.base.get_decoder()
+        c, k = batch.context_length, batch.action_width
+        with self._adapter_context(CRITIC), _starting_at(_decoder_layers(self.base), self.critic_start, states):
+            out = decoder(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
+                          position_ids=batch.position_ids, use_cache=False)
+        return out.last_hidden_state[:, c - 1:c + k]
 
     def _log_softmax(self, hidden: torch.Tensor) -> torch.Tensor:
         return self._tempered_log_probs(self.base.get_output_embeddings()(hidden))
@@ -198,10 +228,22 @@ class Policy(torch.nn.Module):
     def reference_logprobs(self, batch: TokenBatch) -> torch.Tensor:
         return self.token_logprobs(batch, adapter=None)[0]
 
-    def token_values(self, batch: TokenBatch) -> torch.Tensor:
+    def reference_pass(self, batch: TokenBatch) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """The reference log-probs (B, K), and with a top-layer critic the base's hidden
+        states entering the critic's first layer (B, C + K, hidden), from one pass."""
+        states: list[torch.Tensor] | None = [] if self.critic_start else None
+        hidden = self._hidden(batch, None, states)[:, : batch.action_width]
+        logp = self._log_softmax(hidden).gather(-1, batch.action_ids.unsqueeze(-1)).squeeze(-1)
+        return logp * batch.action_mask, states[0] if states else None
+
+    def token_values(self, batch: TokenBatch, states: torch.Tensor | None = None) -> torch.Tensor:
         """Critic values (B, K + 1): column j is the value of the state before action
-        token j (column 0: the context alone)."""
-        hidden = self._hidden(batch, CRITIC)
+        token j (column 0: the context alone). ``states`` from ``reference_pass`` (a
+        top-layer critic) spare the layers below the critic's."""
+        if states is not None and self.critic_start:
+            hidden = self._critic_hidden_from(batch, states)
+        else:
+            hidden = self._hidden(batch, CRITIC)
         return self.value_head(hidden.float()).squeeze(-1)
 
     @torch.no_grad()
@@ -312,6 +354,42 @@ def _run_once_per_context(model: torch.nn.Module, batch: TokenBatch, shared: tup
                 position_ids=batch.position_ids[first, :c], use_cache=True, **kwargs)
     out.past_key_values.reorder_cache(index)
     return out
+
+
+def _decoder_layers(model: torch.nn.Module) -> torch.nn.ModuleList:
+    """The decoder's stack of layers (``model.layers`` in Hugging Face's decoders)."""
+    layers = getattr(model.get_decoder(), "layers", None)
+    if not isinstance(layers, torch.nn.ModuleList):
+        raise ValueError(f"{type(model).__name__}: no stack of decoder layers found (expected `.layers`)")
+    return layers
+
+
+@contextlib.contextmanager
+def _recording_input(layer: torch.nn.Module, recorded: list[torch.Tensor]):
+    """Append the hidden states entering ``layer`` to ``recorded`` on each call."""
+    def record(module, args, kwargs):
+        recorded.append(args[0] if args else kwargs["hidden_states"])
+    handle = layer.register_forward_pre_hook(record, with_kwargs=True)
+    try:
+        yield
+    finally:
+        handle.remove()
+
+
+@contextlib.contextmanager
+def _starting_at(layers: torch.nn.ModuleList, start: int, states: torch.Tensor):
+    """The decoder's layers below ``start`` hand on ``states`` instead of computing: the
+    model runs from layer ``start``, with the embeddings, positions and masks it always
+    builds. (Decoder layers of transformers 5 return the hidden states alone.)"""
+    def given(*args, **kwargs):
+        return states
+    for layer in layers[:start]:
+        layer.forward = given
+    try:
+        yield
+    finally:
+        for layer in layers[:start]:
+            del layer.forward
 
 
 def _shared_contexts(batch: TokenBatch) -> tuple[torch.Tensor, torch.Tensor] | None:

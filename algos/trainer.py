@@ -186,7 +186,7 @@ class PPOTrainer:
             batch = self._batch(buffer, rows)
             k = batch.action_width
             device = self.policy.device
-            values = self.policy.token_values(batch)[:, :k]
+            values = self.policy.token_values(batch, buffer.states_for(rows, batch))[:, :k]
             per_entry = clipped_value_loss(values, buffer.values[rows, :k].to(device), buffer.returns[rows, :k].to(device),
                                            s.value_clip, s.huber_delta)
             loss = s.value_loss_coef * masked_sum(per_entry, buffer.value_mask[rows, :k].to(device)) / denominator

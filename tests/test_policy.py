@@ -301,3 +301,45 @@ def test_sampling_with_gradient_checkpointing_equals_sampling_without():
         results.append(policy.sample(rows + [rows[0]], 6, greedy=True))
         assert policy.base.training  # back in training mode afterwards
     assert results[0] == results[1]
+
+
+def test_a_top_layer_critic_runs_from_the_reference_pass_states():
+    """critic_layers=1: the critic's adapter covers the top layer only, and from the states the
+    reference pass records (prompts shared by rows included) its values and gradients equal a
+    full critic pass, without running the layers below."""
+    torch.manual_seed(0)
+    policy = Policy(tiny_base(), pad_id=PAD, stop_ids=[STOP], critic_layers=1,
+                    actor_lora=LoraSettings(r=4, alpha=8, target_modules=["q_proj", "v_proj"]))
+    with torch.no_grad():
+        for p in policy.actor_parameters() + policy.critic_parameters():
+            p.add_(0.3 * torch.randn_like(p))
+    names = {id(p): n for n, p in policy.named_parameters()}
+    critic_lora = [names[id(p)] for p in policy._adapter_params[CRITIC]]
+    assert critic_lora and all(".layers.1." in n for n in critic_lora)
+    assert any(".layers.0." in names[id(p)] for p in policy.actor_parameters())
+    a, b = contexts(31, rows=2)
+    batch = pack([a, b, a, b + [9]], [[5, 6, 7], [8], [9, 10], [11, 12, 13, 14]], PAD)
+    real = torch.cat([torch.ones(4, 1), batch.action_mask], dim=1).bool()
+    with torch.no_grad():
+        reference, states = policy.reference_pass(batch)
+        torch.testing.assert_close(reference, policy.reference_logprobs(batch))
+    assert states.shape == (4, batch.input_ids.shape[1], 32)
+    readout = torch.randn(real.shape, generator=torch.Generator().manual_seed(3))
+
+    def values_and_grads(from_states: bool):
+        policy.zero_grad(set_to_none=True)
+        values = policy.token_values(batch, states if from_states else None)
+        (values * readout * real).sum().backward()
+        return values.detach(), [p.grad.clone() for p in policy.critic_parameters()]
+
+    full, full_grads = values_and_grads(False)
+    started, started_grads = values_and_grads(True)
+    torch.testing.assert_close(started[real], full[real], atol=1e-5, rtol=1e-5)
+    for x, y in zip(started_grads, full_grads):
+        torch.testing.assert_close(x, y, atol=1e-5, rtol=1e-4)
+    with torch.no_grad():  # the bottom layer broken: a pass from the states never runs it
+        policy.base.model.layers[0].mlp.down_proj.weight.fill_(float("nan"))
+        assert policy.token_values(batch).isnan().all()
+        torch.testing.assert_close(policy.token_values(batch, states)[real], full[real], atol=1e-5, rtol=1e-5)
+    with pytest.raises(ValueError, match="critic_layers=3: the model has 2 decoder layers"):
+        Policy(tiny_base(), pad_id=PAD, stop_ids=[STOP], critic_layers=3, actor_lora=LoraSettings())

@@ -185,3 +185,32 @@ def test_length_sorted_micro_batches_give_the_same_update(tiny_model, tmp_path):
     torch.testing.assert_close(one.values, many.values, atol=1e-5, rtol=1e-5)
     for a, b in zip(actor_one + critic_one, actor_many + critic_many):
         torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-4)
+
+
+def test_a_top_layer_critic_scores_and_trains_from_the_reference_states(tiny_model, tmp_path):
+    """--critic_layers 1: scoring keeps each row's states from the reference pass; the values
+    they give and the critic's update equal those of critic passes through every layer."""
+    from algos.batching import pack
+    from algos.rollout import play
+
+    critics = []
+    for keep_states in (True, False):
+        runner = make_runner(tiny_model, tmp_path / str(keep_states), "--critic_layers", "1", "--ppo_epoch", "2")
+        policy = runner.policy
+        assert policy.critic_start == policy.base.config.num_hidden_layers - 1
+        rollout = play(runner.envs, policy, runner.codec, runner._task_source(), max_new_tokens=16,
+                       actions_per_env=1, generator=runner.sampling)
+        buffer = score_rollout(policy, rollout, token_budget=0)
+        assert [len(s) for s in buffer.critic_states] == [len(c) + len(a) for c, a in zip(buffer.contexts, buffer.actions)]
+        if keep_states:
+            with torch.no_grad():
+                full = policy.token_values(pack(buffer.contexts, buffer.actions, policy.pad_id))
+            width = buffer.values.shape[1]
+            torch.testing.assert_close(buffer.values, full[:, :width] * buffer.action_mask, atol=1e-5, rtol=1e-5)
+        else:
+            buffer.critic_states = None  # the critic's passes run every layer
+        compute_advantages(buffer, rollout, [0.0] * len(rollout.episodes), "bad", 0.99, 0.95)
+        runner.trainer.update(buffer, np.random.default_rng(0))
+        critics.append(snapshot(policy.critic_parameters()))
+    for a, b in zip(*critics):
+        torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-4)
