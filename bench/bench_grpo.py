@@ -1,9 +1,10 @@
-"""RL samples per second: our PPO (TPPO) against TRL's GRPOTrainer, side by side on CPU.
+"""RL samples per second: our trainers (TPPO in three settings, GRPO) against TRL's
+GRPOTrainer, side by side on CPU.
 
 Same model (the embedded tiny model), same prompts (the bundled training split, rendered by
 the env), same reward (the env's shaped reward), same batch (32 completions per optimizer
 round), same LoRA adapter, learning rate, temperature, completion length and KL
-coefficient. The two run in alternating rounds in one process, with the same torch thread
+coefficient. They run in alternating rounds in one process, with the same torch thread
 count, so machine load affects both alike. A sample is one completion generated, scored
 and trained on. TRL is a benchmark-only dependency (``pip install trl``).
 
@@ -32,12 +33,24 @@ KL = 0.02
 MAX_NEW_TOKENS = 48
 
 
-# Our GRPO doing TRL's GRPO's work per sample: groups of 4, no critic, one epoch, and the
-# old log-probs taken from the sampling pass (TRL with num_iterations=1 computes none).
-OUR_GRPO = ["--algorithm_name", "GRPO", "--group_size", str(GENERATIONS), "--sampling_old_logprobs"]
+# Our configurations, each against TRL's GRPO. TRL with num_iterations=1 makes one pass
+# over each batch and computes no old log-probs; our GRPO does the same work per sample.
+OURS = {
+    # The default: two PPO epochs, so two actor and two critic updates per batch, and a
+    # critic adapter on every layer.
+    "TPPO": [],
+    # One epoch: the amount of policy optimisation TRL's GRPO does.
+    "TPPO, 1 epoch": ["--ppo_epoch", "1"],
+    # One epoch, and a critic that covers the top layer only, so it runs from the reference
+    # pass's states; old log-probs from the sampling pass.
+    "TPPO, 1 epoch, top-layer critic": ["--ppo_epoch", "1", "--critic_layers", "1", "--sampling_old_logprobs"],
+    # GRPO: groups of 4, no critic, one epoch, old log-probs from the sampling pass.
+    "GRPO": ["--algorithm_name", "GRPO", "--group_size", str(GENERATIONS), "--ppo_epoch", "1",
+             "--sampling_old_logprobs"],
+}
 
 
-def ours_round(steps: int, seed: int, ppo_epoch: int, extra: list[str] | None = None) -> float:
+def ours_round(steps: int, seed: int, flags: list[str]) -> float:
     """Samples per second of our trainer over ``steps`` iterations (after one warm-up)."""
     from algos.config import parse_config
     from algos.runner import Runner
@@ -47,7 +60,7 @@ def ours_round(steps: int, seed: int, ppo_epoch: int, extra: list[str] | None = 
                                str(BATCH * (steps + 1)), "--lr", str(LR), "--kl_coef", str(KL),
                                "--max_new_tokens", str(MAX_NEW_TOKENS), "--eval_interval", "0",
                                "--save_interval", "100000", "--seed", str(seed), "--no-progress", "--torch_threads", "0",
-                               "--ppo_epoch", str(ppo_epoch), *(extra or [])])
+                               *flags])
         runner = Runner(config, log=lambda message: None)
         runner.train_iteration()  # warm-up
         started = time.perf_counter()
@@ -102,31 +115,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "grpo.json"))
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
-    # Ours twice: the default (two PPO epochs, so two actor and two critic updates per batch)
-    # and one epoch, the amount of policy optimisation GRPO's default does.
-    ours, ours_one, ours_grpo, theirs = [], [], [], []
+    rates: dict[str, list[float]] = {name: [] for name in [*OURS, "TRL GRPO"]}
     for round_index in range(args.rounds):
-        ours.append(ours_round(args.steps, seed=round_index, ppo_epoch=2))
-        ours_one.append(ours_round(args.steps, seed=round_index, ppo_epoch=1))
-        ours_grpo.append(ours_round(args.steps, seed=round_index, ppo_epoch=1, extra=OUR_GRPO))
-        theirs.append(trl_round(args.steps, seed=round_index))
-        print(f"round {round_index + 1}: ours TPPO {ours[-1]:.1f} (1 epoch: {ours_one[-1]:.1f}), ours GRPO "
-              f"{ours_grpo[-1]:.1f}, TRL GRPO {theirs[-1]:.1f} samples/s", flush=True)
-    report = {"ours_samples_per_second": ours, "ours_one_epoch_samples_per_second": ours_one,
-              "trl_grpo_samples_per_second": theirs,
-              "ours_median": statistics.median(ours), "ours_one_epoch_median": statistics.median(ours_one),
-              "trl_median": statistics.median(theirs),
-              "speedup": statistics.median(ours) / statistics.median(theirs),
-              "speedup_one_epoch": statistics.median(ours_one) / statistics.median(theirs),
-              "ours_grpo_samples_per_second": ours_grpo, "ours_grpo_median": statistics.median(ours_grpo),
-              "speedup_grpo": statistics.median(ours_grpo) / statistics.median(theirs),
-              "batch": BATCH, "steps_per_round": args.steps, "threads": args.threads,
+        for name, flags in OURS.items():
+            rates[name].append(ours_round(args.steps, seed=round_index, flags=flags))
+        rates["TRL GRPO"].append(trl_round(args.steps, seed=round_index))
+        print(f"round {round_index + 1}: " + ", ".join(f"{name} {values[-1]:.1f}" for name, values in rates.items())
+              + " samples/s", flush=True)
+    trl = statistics.median(rates["TRL GRPO"])
+    report = {"samples_per_second": rates,
+              "median": {name: statistics.median(values) for name, values in rates.items()},
+              "against_trl": {name: statistics.median(values) / trl for name, values in rates.items()},
+              "flags": OURS, "batch": BATCH, "steps_per_round": args.steps, "threads": args.threads,
               "trl_version": __import__("trl").__version__}
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(report, indent=2) + "\n")
-    print(f"median: ours {report['ours_median']:.1f} (x{report['speedup']:.2f}), ours with one epoch "
-          f"{report['ours_one_epoch_median']:.1f} (x{report['speedup_one_epoch']:.2f}), ours GRPO "
-          f"{report['ours_grpo_median']:.1f} (x{report['speedup_grpo']:.2f}), TRL GRPO {report['trl_median']:.1f} samples/s")
+    print("median samples/s: " + ", ".join(f"{name} {report['median'][name]:.1f} (x{report['against_trl'][name]:.2f})"
+                                           for name in rates))
     return 0
 
 

@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     transformers.logging.set_verbosity_error()  # AgileRL's generation config warns on every prompt
     ours, theirs, generating = [], [], []
     for round_index in range(args.rounds):
-        ours.append(ours_round(args.steps, seed=round_index, ppo_epoch=EPOCHS))
+        ours.append(ours_round(args.steps, seed=round_index, flags=["--ppo_epoch", str(EPOCHS)]))
         rate, share = agilerl_round(args.steps, seed=round_index)
         theirs.append(rate)
         generating.append(share)

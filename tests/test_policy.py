@@ -145,6 +145,20 @@ def test_samples_follow_the_tempered_distribution_exactly():
     assert (counts - probs).abs().max() < 0.03
 
 
+def test_each_token_is_drawn_with_its_probability_and_never_one_of_probability_zero():
+    from algos.policy import _draw
+
+    probs = torch.tensor([0.0, 0.5, 1e-3, 0.0, 0.25, 0.249, 0.0])
+    draws = 200_000
+    log_probs = probs.log().expand(draws, -1)  # log 0 = -inf: probability exactly 0
+    tokens = _draw(log_probs, torch.Generator().manual_seed(0))
+    counts = torch.bincount(tokens, minlength=len(probs)).double()
+    assert counts[probs == 0].sum() == 0
+    expected = probs.double() * draws
+    spread = (expected * (1 - probs.double())).sqrt()
+    assert ((counts - expected).abs() <= 5 * spread + 1).all(), (counts, expected)
+
+
 def test_stop_token_ends_and_stays_in_the_action():
     policy = make_policy()
     with torch.no_grad():  # make the stop token overwhelmingly likely after two tokens
