@@ -279,9 +279,8 @@ class Policy(torch.nn.Module):
         # Sampling keeps a KV cache; a model in training mode with gradient checkpointing
         # would drop it (Hugging Face switches the cache off there), so it samples in eval
         # mode (dropout is off either way).
-        with _evaluating(self.base):
+        with _evaluating(self.base), _folded(self.model, ACTOR):
             batch = pack(contexts, None, self.pad_id, self.device)
-            self._activate(ACTOR)
             model = self.base
             attention = batch.attention_mask
             positions = batch.position_ids
@@ -342,6 +341,30 @@ def _draw(log_probs: torch.Tensor, generator: torch.Generator | None) -> torch.T
     # The first entry whose cumulative probability exceeds the draw: never one of probability 0.
     token = torch.searchsorted(cdf, uniform * cdf[:, -1:], right=True).squeeze(-1)
     return token.clamp(max=cdf.shape[-1] - 1)
+
+
+@contextlib.contextmanager
+def _folded(model: torch.nn.Module, adapter: str):
+    """``adapter`` folded into fresh copies of the weights it adapts, with the adapters
+    switched off: the same function, but one matrix product per adapted layer instead of
+    three and their bookkeeping (a fifth of a small model's decoding step). The base's own
+    weights are put back untouched afterwards (folding in place and out again would round
+    them away from the reference's)."""
+    from peft.tuners.lora import LoraLayer
+
+    swapped = []
+    with torch.no_grad():
+        for module in model.modules():
+            if isinstance(module, LoraLayer) and adapter in module.lora_A:
+                layer = module.get_base_layer()
+                swapped.append((layer, layer.weight))
+                layer.weight = torch.nn.Parameter(layer.weight + module.get_delta_weight(adapter), requires_grad=False)
+    try:
+        with model.disable_adapter():
+            yield
+    finally:
+        for layer, weight in swapped:
+            layer.weight = weight
 
 
 @contextlib.contextmanager

@@ -112,6 +112,37 @@ def test_sampling_log_probs_equal_rescored_log_probs():
             torch.testing.assert_close(scored[row, :len(action)], torch.tensor(logps), atol=1e-4, rtol=1e-4)
 
 
+def test_sampling_with_the_actor_folded_in_leaves_the_base_and_the_adapters_as_they_were():
+    """Sampling runs with the actor's LoRA folded into copies of the weights it adapts: the
+    base's own weights come back untouched (the same tensors, the same values), every role
+    scores as before, and the folded pass draws what the adapter pass draws."""
+    import algos.policy as policy_module
+
+    policy = make_policy()
+    ctx = contexts(14, rows=4)
+    base = {name: (p, p.detach().clone()) for name, p in policy.model.named_parameters() if "lora_" not in name}
+    batch = pack(ctx, [[4, 5, 6]] * 4, PAD)
+    with torch.no_grad():
+        before = [policy.token_logprobs(batch)[0], policy.reference_logprobs(batch), policy.token_values(batch)]
+    folded = policy.sample(ctx, 8, greedy=True)
+    for name, (p, value) in base.items():
+        assert dict(policy.model.named_parameters())[name] is p and torch.equal(p, value), name
+    with torch.no_grad():
+        after = [policy.token_logprobs(batch)[0], policy.reference_logprobs(batch), policy.token_values(batch)]
+    for a, b in zip(before, after):
+        assert torch.equal(a, b)
+    assert all(p.requires_grad for p in policy.actor_parameters() + policy.critic_parameters())
+    original = policy_module._folded
+    policy_module._folded = lambda model, adapter: policy._adapter_context(adapter)
+    try:
+        unfolded = policy.sample(ctx, 8, greedy=True)
+    finally:
+        policy_module._folded = original
+    assert folded[0] == unfolded[0]
+    for x, y in zip(folded[1], unfolded[1]):
+        torch.testing.assert_close(torch.tensor(x), torch.tensor(y), atol=1e-5, rtol=1e-5)
+
+
 def test_a_prompt_repeated_in_the_batch_samples_as_if_alone():
     """Group algorithms sample G episodes of one prompt: it is prefilled once and its cache
     shared, and every row's answer and log-probs are what it gets with no duplicate beside it."""
