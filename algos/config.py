@@ -81,8 +81,9 @@ class TrainConfig:
     lora_alpha: int = _flag(16, "LoRA alpha of both adapters")
     lora_target_modules: list = _flag(["q_proj", "k_proj", "v_proj", "o_proj"], "modules that get LoRA",  # noqa: RUF009  (_flag builds a field with a default factory)
                                       nargs="+")
-    critic_layers: int = _flag(0, "decoder layers the critic's adapter covers, from the top (0: all); below them "
-                                  "the critic starts from the reference pass's states and runs only these layers")
+    critic_fraction: float = _flag(0.25, "share of the decoder layers, from the top, that the critic's adapter covers "
+                                         "(rounded up, at least one; 1: every layer); below them the critic starts "
+                                         "from the reference pass's states and runs only its own layers")
     gradient_checkpointing: bool = _flag(False, "recompute activations in the backward pass")
     context_window: int = _flag(0, "most tokens of context plus action (0: what the model's config supports); "
                                    "longer chats are cut from the middle, keeping the system prompt and the "
@@ -228,11 +229,13 @@ def validate(config: TrainConfig) -> list[str]:
     above_zero = ["lr", "critic_lr", "warmup_lr", "clip_param", "huber_delta", "lora_alpha", "lora_r"]
     at_least_zero = ["efficiency_sigma", "branch_beta", "branch_threshold", "value_clip", "entropy_coef", "kl_coef", "value_loss_coef", "max_grad_norm", "target_kl",
                      "critic_warmup_iters", "critic_init_steps", "warmup_steps", "eval_interval", "eval_episodes", "torch_threads",
-                     "micro_batch_tokens", "critic_layers"]
+                     "micro_batch_tokens"]
     for name in above_zero + at_least_zero:
         value = getattr(config, name)
         if not math.isfinite(value) or value < 0 or (value == 0 and name in above_zero):
             problems.append(f"--{name} must be {'positive' if name in above_zero else '0 or more'} and finite, not {value}")
+    if not 0 < config.critic_fraction <= 1:
+        problems.append(f"--critic_fraction must be in (0, 1], not {config.critic_fraction}")
     if not math.isfinite(config.temperature):
         problems.append(f"--temperature must be finite, not {config.temperature}")
     if not config.lora_target_modules or not all(config.lora_target_modules):

@@ -54,7 +54,7 @@ HEADLINE = "heldout_greedy/accuracy"
 # into args.json ("resumes") and said. The last group only places or shows the run.
 _RESUME_FIXED = ("algorithm_name", "advantage_estimator", "ratio_level", "critic", "loss_aggregation",
                  "model_name_or_path", "dataset_path", "seed", "n_rollout_threads", "episode_length", "group_size",
-                 "lora_r", "lora_alpha", "lora_target_modules", "critic_layers", "max_new_tokens", "context_window", "temperature",
+                 "lora_r", "lora_alpha", "lora_target_modules", "critic_fraction", "max_new_tokens", "context_window", "temperature",
                  "reward", "efficiency_sigma", "branching", "branch_beta", "branch_threshold", "branch_entropy_tokens",
                  "system_prompt", "tool_format", "hide_function_docs", "env_name", "eval_dataset_path", "eval_fraction",
                  "eval_episodes")
@@ -81,10 +81,9 @@ def _check_lora_targets(model: torch.nn.Module, targets: list[str]) -> None:
                           f"layers are {linear}")
 
 
-def _check_critic_layers(model: torch.nn.Module, critic_layers: int) -> None:
-    depth = int(model.config.get_text_config().num_hidden_layers)
-    if critic_layers > depth:
-        raise ConfigError(f"--critic_layers {critic_layers}: the model has {depth} decoder layers")
+def critic_layers(model: torch.nn.Module, fraction: float) -> int:
+    """--critic_fraction as a number of decoder layers (at least one)."""
+    return max(1, math.ceil(fraction * int(model.config.get_text_config().num_hidden_layers)))
 
 
 class Runner:
@@ -112,7 +111,6 @@ class Runner:
         if config.torch_threads > 0:
             torch.set_num_threads(config.torch_threads)
         _check_lora_targets(self.loaded.base, config.lora_target_modules)
-        _check_critic_layers(self.loaded.base, config.critic_layers)
         lora = LoraSettings(r=config.lora_r, alpha=config.lora_alpha, target_modules=list(config.lora_target_modules))
         self.algorithm = resolve(config.algorithm_name, config.advantage_estimator, config.ratio_level, config.critic,
                                  config.loss_aggregation)
@@ -120,7 +118,7 @@ class Runner:
                              with_critic=self.algorithm.critic,
                              actor_lora=lora, temperature=config.temperature,
                              gradient_checkpointing=config.gradient_checkpointing,
-                             critic_layers=config.critic_layers).to(device)
+                             critic_layers=critic_layers(self.loaded.base, config.critic_fraction)).to(device)
         self._set_up_data()
         self.context_window = self._context_window()
         self.codec = TextCodec(self.loaded.tokenizer, self.context_window - config.max_new_tokens,
@@ -281,6 +279,7 @@ class Runner:
             saved = json.loads((self.run_dir / "args.json").read_text())
         except (OSError, ValueError) as exc:
             raise ckpt.CheckpointError(checkpoint, None, f"its run's args.json cannot be read ({exc})") from None
+        saved.setdefault("critic_fraction", 1.0)  # runs from before the flag: a critic on every layer
         fixed = [k for k in _RESUME_FIXED if k in saved and saved[k] != getattr(self.config, k)]
         if fixed:
             raise ckpt.CheckpointError(checkpoint, None, f"--resume: these flags differ from the run's "

@@ -36,14 +36,14 @@ MAX_NEW_TOKENS = 48
 # Our configurations, each against TRL's GRPO. TRL with num_iterations=1 makes one pass
 # over each batch and computes no old log-probs; our GRPO does the same work per sample.
 OURS = {
-    # The default: two PPO epochs, so two actor and two critic updates per batch, and a
-    # critic adapter on every layer.
+    # The default: two PPO epochs (two actor and two critic updates per batch), the critic's
+    # adapter on the top quarter of the layers, starting from the reference pass's states.
     "TPPO": [],
-    # One epoch: the amount of policy optimisation TRL's GRPO does.
-    "TPPO, 1 epoch": ["--ppo_epoch", "1"],
-    # One epoch, and a critic that covers the top layer only, so it runs from the reference
-    # pass's states; old log-probs from the sampling pass.
-    "TPPO, 1 epoch, top-layer critic": ["--ppo_epoch", "1", "--critic_layers", "1", "--sampling_old_logprobs"],
+    # The same with the critic's adapter on every layer (the default before --critic_fraction).
+    "TPPO, full critic": ["--critic_fraction", "1"],
+    # One epoch, the amount of policy optimisation TRL's GRPO does, and the old log-probs
+    # from the sampling pass (TRL with num_iterations=1 computes none).
+    "TPPO, 1 epoch": ["--ppo_epoch", "1", "--sampling_old_logprobs"],
     # GRPO: groups of 4, no critic, one epoch, old log-probs from the sampling pass.
     "GRPO": ["--algorithm_name", "GRPO", "--group_size", str(GENERATIONS), "--ppo_epoch", "1",
              "--sampling_old_logprobs"],

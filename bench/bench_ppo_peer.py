@@ -115,25 +115,31 @@ def main(argv: list[str] | None = None) -> int:
     import transformers
 
     transformers.logging.set_verbosity_error()  # AgileRL's generation config warns on every prompt
-    ours, theirs, generating = [], [], []
+    # Ours as it comes (the critic's adapter on the top quarter of the layers) and with the
+    # critic's adapter on every layer, as AgileRL's.
+    ours = {"TPPO": ["--ppo_epoch", str(EPOCHS)], "TPPO, full critic": ["--ppo_epoch", str(EPOCHS), "--critic_fraction", "1"]}
+    rates: dict[str, list[float]] = {name: [] for name in [*ours, "AgileRL LLMPPO"]}
+    generating = []
     for round_index in range(args.rounds):
-        ours.append(ours_round(args.steps, seed=round_index, flags=["--ppo_epoch", str(EPOCHS)]))
+        for name, flags in ours.items():
+            rates[name].append(ours_round(args.steps, seed=round_index, flags=flags))
         rate, share = agilerl_round(args.steps, seed=round_index)
-        theirs.append(rate)
+        rates["AgileRL LLMPPO"].append(rate)
         generating.append(share)
-        print(f"round {round_index + 1}: ours TPPO {ours[-1]:.1f}, AgileRL LLMPPO {theirs[-1]:.1f} samples/s "
-              f"({share:.0%} of it generating)", flush=True)
-    report = {"ours_tppo_samples_per_second": ours, "agilerl_ppo_samples_per_second": theirs,
-              "ours_median": statistics.median(ours), "agilerl_median": statistics.median(theirs),
-              "speedup": statistics.median(ours) / statistics.median(theirs),
-              "agilerl_generation_share": generating,
+        print(f"round {round_index + 1}: " + ", ".join(f"{name} {values[-1]:.1f}" for name, values in rates.items())
+              + f" samples/s (AgileRL {share:.0%} generating)", flush=True)
+    theirs = statistics.median(rates["AgileRL LLMPPO"])
+    report = {"samples_per_second": rates,
+              "median": {name: statistics.median(values) for name, values in rates.items()},
+              "against_agilerl": {name: statistics.median(values) / theirs for name, values in rates.items()},
+              "flags": ours, "agilerl_generation_share": generating,
               "batch": BATCH, "steps_per_round": args.steps, "threads": args.threads,
               "agilerl_version": importlib.metadata.version("agilerl"),
               "transformers_version": __import__("transformers").__version__}
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(report, indent=2) + "\n")
-    print(f"median: ours TPPO {report['ours_median']:.1f}, AgileRL LLMPPO {report['agilerl_median']:.1f} samples/s "
-          f"(x{report['speedup']:.2f})")
+    print("median samples/s: " + ", ".join(
+        f"{name} {report['median'][name]:.1f} (x{report['against_agilerl'][name]:.2f})" for name in rates))
     return 0
 
 

@@ -64,7 +64,8 @@ def test_unknown_and_invalid_flags_are_errors():
     (["--temperature", "inf"], "--temperature must be finite"),
     (["--temperature", "0"], "--temperature must be positive"),
     (["--lora_r", "0"], "--lora_r must be positive"),
-    (["--critic_layers", "-1"], "--critic_layers must be 0 or more"),
+    (["--critic_fraction", "0"], "--critic_fraction must be in (0, 1], not 0.0"),
+    (["--critic_fraction", "nan"], "--critic_fraction must be in (0, 1], not nan"),
     (["--env_name", "CartPole-v1"], "--env_name must be a registered id of fcenv's FunctionCallingEnv"),
 ])
 def test_flags_that_cannot_be_meant_are_refused_at_once(flags, message, capsys):
@@ -77,8 +78,7 @@ def test_flag_errors_name_the_flag_and_leave_no_run_folder(tiny_model, tmp_path)
     """Checked before anything heavy: nothing is written for a run that cannot start."""
     for flags, message in ((["--lr", "nan"], "--lr must be positive and finite, not nan"),
                            (["--lora_target_modules", "q_proj", "qkv"],
-                            "--lora_target_modules: the model has no module named ['qkv']"),
-                           (["--critic_layers", "9"], "--critic_layers 9: the model has 4 decoder layers")):
+                            "--lora_target_modules: the model has no module named ['qkv']")):
         result = run(sys.executable, str(SCRIPT), *tiny_flags(tiny_model, tmp_path), *flags)
         assert result.returncode == 2 and message in result.stderr, result.stderr
         assert "Traceback" not in result.stderr

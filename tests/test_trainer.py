@@ -188,14 +188,14 @@ def test_length_sorted_micro_batches_give_the_same_update(tiny_model, tmp_path):
 
 
 def test_a_top_layer_critic_scores_and_trains_from_the_reference_states(tiny_model, tmp_path):
-    """--critic_layers 1: scoring keeps each row's states from the reference pass; the values
+    """--critic_fraction 0.25 (the top one of the tiny model's four layers): scoring keeps each row's states from the reference pass; the values
     they give and the critic's update equal those of critic passes through every layer."""
     from algos.batching import pack
     from algos.rollout import play
 
     critics = []
     for keep_states in (True, False):
-        runner = make_runner(tiny_model, tmp_path / str(keep_states), "--critic_layers", "1", "--ppo_epoch", "2")
+        runner = make_runner(tiny_model, tmp_path / str(keep_states), "--critic_fraction", "0.25", "--ppo_epoch", "2")
         policy = runner.policy
         assert policy.critic_start == policy.base.config.num_hidden_layers - 1
         rollout = play(runner.envs, policy, runner.codec, runner._task_source(), max_new_tokens=16,
