@@ -2,7 +2,7 @@
 
 The reference policy is the same base with the adapters switched off, so actor, critic and
 reference share one copy of the base weights. The critic's adapter may cover only the top
-layers (``critic_layers``): below them the critic sees the base's own states, which the
+layers (``critic_fraction``): below them the critic sees the base's own states, which the
 reference pass computes anyway, so its passes can start from those (``critic_states``) and
 run the top layers alone. Every distribution the trainer uses (sampling,
 old and new log-probs, reference log-probs, entropy) is the base distribution divided by one
@@ -68,7 +68,7 @@ class Policy(torch.nn.Module):
         temperature: float = 1.0,
         gradient_checkpointing: bool = False,
         with_critic: bool = True,
-        critic_layers: int = 0,
+        critic_fraction: float = 1.0,
     ):
         super().__init__()
         if temperature <= 0:
@@ -82,11 +82,11 @@ class Policy(torch.nn.Module):
         self.model = get_peft_model(base, actor_lora.to_config(), adapter_name=ACTOR)
         roles = [ACTOR]
         self.value_head = None
+        if not 0 < critic_fraction <= 1:
+            raise ValueError(f"critic_fraction must be in (0, 1], not {critic_fraction}")
         depth = len(_decoder_layers(base))
-        if not 0 <= critic_layers <= depth:
-            raise ValueError(f"critic_layers={critic_layers}: the model has {depth} decoder layers")
-        # The first layer the critic's adapter covers (0: all of them).
-        self.critic_start = depth - critic_layers if with_critic and critic_layers else 0
+        # The first layer the critic's adapter covers: the top share of the layers, at least one.
+        self.critic_start = depth - max(1, math.ceil(critic_fraction * depth)) if with_critic else 0
         if with_critic:  # without: an actor-only policy (supervised tuning, memory baselines)
             critic_config = (critic_lora or actor_lora).to_config()
             if self.critic_start:

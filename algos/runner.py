@@ -81,11 +81,6 @@ def _check_lora_targets(model: torch.nn.Module, targets: list[str]) -> None:
                           f"layers are {linear}")
 
 
-def critic_layers(model: torch.nn.Module, fraction: float) -> int:
-    """--critic_fraction as a number of decoder layers (at least one)."""
-    return max(1, math.ceil(fraction * int(model.config.get_text_config().num_hidden_layers)))
-
-
 class Runner:
     def __init__(self, config: TrainConfig, accelerator=None, log: Callable[[str], None] = print):
         from accelerate import Accelerator
@@ -118,7 +113,7 @@ class Runner:
                              with_critic=self.algorithm.critic,
                              actor_lora=lora, temperature=config.temperature,
                              gradient_checkpointing=config.gradient_checkpointing,
-                             critic_layers=critic_layers(self.loaded.base, config.critic_fraction)).to(device)
+                             critic_fraction=config.critic_fraction).to(device)
         self._set_up_data()
         self.context_window = self._context_window()
         self.codec = TextCodec(self.loaded.tokenizer, self.context_window - config.max_new_tokens,

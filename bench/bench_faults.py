@@ -112,7 +112,8 @@ def load_seconds(checkpoint_of_run: Path, model: Path, flags: list[str]) -> floa
     config = parse_config(flags)
     loaded = load_model(str(model), torch.device("cpu"), system_prompt=TINY_SYSTEM_PROMPT)
     lora = LoraSettings(r=config.lora_r, alpha=config.lora_alpha, target_modules=list(config.lora_target_modules))
-    policy = Policy(loaded.base, pad_id=loaded.pad_id, stop_ids=loaded.stop_ids, actor_lora=lora)
+    policy = Policy(loaded.base, pad_id=loaded.pad_id, stop_ids=loaded.stop_ids, actor_lora=lora,
+                    critic_fraction=config.critic_fraction)
     optimizers = make_optimizers(policy, config.lr, config.critic_lr)
     started = time.perf_counter()
     checkpoint = ckpt.find_resume_checkpoint(checkpoint_of_run, log=lambda message: None)

@@ -205,7 +205,8 @@ def make_policy(tiny_model):
         config = parse_config(train_flags(tiny_model, Path("unused"), 1))
         loaded = load_model(str(tiny_model), torch.device("cpu"), system_prompt=TINY_SYSTEM_PROMPT)
         lora = LoraSettings(r=lora_r, alpha=config.lora_alpha, target_modules=list(config.lora_target_modules))
-        policy = Policy(loaded.base, pad_id=loaded.pad_id, stop_ids=loaded.stop_ids, actor_lora=lora)
+        policy = Policy(loaded.base, pad_id=loaded.pad_id, stop_ids=loaded.stop_ids, actor_lora=lora,
+                        critic_fraction=config.critic_fraction)
         return policy, *make_optimizers(policy, config.lr, config.critic_lr)
     return make
 

@@ -349,11 +349,11 @@ def test_sampling_with_gradient_checkpointing_equals_sampling_without():
 
 
 def test_a_top_layer_critic_runs_from_the_reference_pass_states():
-    """critic_layers=1: the critic's adapter covers the top layer only, and from the states the
+    """critic_fraction=0.5: the critic's adapter covers the top one of two layers only, and from the states the
     reference pass records (prompts shared by rows included) its values and gradients equal a
     full critic pass, without running the layers below."""
     torch.manual_seed(0)
-    policy = Policy(tiny_base(), pad_id=PAD, stop_ids=[STOP], critic_layers=1,
+    policy = Policy(tiny_base(), pad_id=PAD, stop_ids=[STOP], critic_fraction=0.5,
                     actor_lora=LoraSettings(r=4, alpha=8, target_modules=["q_proj", "v_proj"]))
     with torch.no_grad():
         for p in policy.actor_parameters() + policy.critic_parameters():
@@ -386,5 +386,7 @@ def test_a_top_layer_critic_runs_from_the_reference_pass_states():
         policy.base.model.layers[0].mlp.down_proj.weight.fill_(float("nan"))
         assert policy.token_values(batch).isnan().all()
         torch.testing.assert_close(policy.token_values(batch, states)[real], full[real], atol=1e-5, rtol=1e-5)
-    with pytest.raises(ValueError, match="critic_layers=3: the model has 2 decoder layers"):
-        Policy(tiny_base(), pad_id=PAD, stop_ids=[STOP], critic_layers=3, actor_lora=LoraSettings())
+    assert policy.critic_start == 1
+    assert Policy(tiny_base(), pad_id=PAD, stop_ids=[STOP], critic_fraction=0.6, actor_lora=LoraSettings()).critic_start == 0
+    with pytest.raises(ValueError, match="critic_fraction must be in"):
+        Policy(tiny_base(), pad_id=PAD, stop_ids=[STOP], critic_fraction=0.0, actor_lora=LoraSettings())
