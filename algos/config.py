@@ -81,9 +81,10 @@ class TrainConfig:
     lora_alpha: int = _flag(16, "LoRA alpha of both adapters")
     lora_target_modules: list = _flag(["q_proj", "k_proj", "v_proj", "o_proj"], "modules that get LoRA",  # noqa: RUF009  (_flag builds a field with a default factory)
                                       nargs="+")
-    critic_fraction: float = _flag(0.25, "share of the decoder layers, from the top, that the critic's adapter covers "
-                                         "(rounded up, at least one; 1: every layer); below them the critic starts "
-                                         "from the reference pass's states and runs only its own layers")
+    critic_fraction: float = _flag(1.0, "share of the decoder layers, from the top, that the critic's adapter covers "
+                                        "(rounded up, at least one; 1: every layer); below them the critic starts "
+                                        "from the reference pass's states and runs only its own layers (0.25: "
+                                        "an iteration 1.4x faster, as good on single-turn, less on multi-turn)")
     gradient_checkpointing: bool = _flag(False, "recompute activations in the backward pass")
     context_window: int = _flag(0, "most tokens of context plus action (0: what the model's config supports); "
                                    "longer chats are cut from the middle, keeping the system prompt and the "

@@ -37,13 +37,14 @@ MAX_NEW_TOKENS = 48
 # over each batch and computes no old log-probs; our GRPO does the same work per sample.
 OURS = {
     # The default: two PPO epochs (two actor and two critic updates per batch), the critic's
-    # adapter on the top quarter of the layers, starting from the reference pass's states.
+    # adapter on every layer.
     "TPPO": [],
-    # The same with the critic's adapter on every layer (the default before --critic_fraction).
-    "TPPO, full critic": ["--critic_fraction", "1"],
-    # One epoch, the amount of policy optimisation TRL's GRPO does, and the old log-probs
-    # from the sampling pass (TRL with num_iterations=1 computes none).
-    "TPPO, 1 epoch": ["--ppo_epoch", "1", "--sampling_old_logprobs"],
+    # The critic's adapter on the top quarter of the layers, starting from the reference
+    # pass's states.
+    "TPPO, top-quarter critic": ["--critic_fraction", "0.25"],
+    # One epoch, the amount of policy optimisation TRL's GRPO does, the top-quarter critic, and
+    # the old log-probs from the sampling pass (TRL with num_iterations=1 computes none).
+    "TPPO, 1 epoch, top-quarter critic": ["--ppo_epoch", "1", "--critic_fraction", "0.25", "--sampling_old_logprobs"],
     # GRPO: groups of 4, no critic, one epoch, old log-probs from the sampling pass.
     "GRPO": ["--algorithm_name", "GRPO", "--group_size", str(GENERATIONS), "--ppo_epoch", "1",
              "--sampling_old_logprobs"],

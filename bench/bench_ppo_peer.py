@@ -115,9 +115,10 @@ def main(argv: list[str] | None = None) -> int:
     import transformers
 
     transformers.logging.set_verbosity_error()  # AgileRL's generation config warns on every prompt
-    # Ours as it comes (the critic's adapter on the top quarter of the layers) and with the
-    # critic's adapter on every layer, as AgileRL's.
-    ours = {"TPPO": ["--ppo_epoch", str(EPOCHS)], "TPPO, full critic": ["--ppo_epoch", str(EPOCHS), "--critic_fraction", "1"]}
+    # Ours as it comes (the critic's adapter on every layer, as AgileRL's) and with the critic's
+    # adapter on the top quarter of the layers.
+    ours = {"TPPO": ["--ppo_epoch", str(EPOCHS)],
+            "TPPO, top-quarter critic": ["--ppo_epoch", str(EPOCHS), "--critic_fraction", "0.25"]}
     rates: dict[str, list[float]] = {name: [] for name in [*ours, "AgileRL LLMPPO"]}
     generating = []
     for round_index in range(args.rounds):

@@ -114,12 +114,13 @@ def test_resume_refuses_a_different_setup(tiny_model, tmp_path):
             # config() passes the tiny prompt first; a later flag wins
             Runner(config(tiny_model, tmp_path, 2, "--resume", str(run_dir), *flags), log=lambda m: None)
     # A run from before --critic_fraction (no such key in its args.json) trained a critic on
-    # every layer: resuming it without --critic_fraction 1 is refused.
+    # every layer: resuming it with a top-layer critic is refused.
     args = json.loads((run_dir / "args.json").read_text())
     del args["critic_fraction"]
     (run_dir / "args.json").write_text(json.dumps(args))
     with pytest.raises(ValueError, match="cannot change within a run: \\['critic_fraction'\\]"):
-        Runner(config(tiny_model, tmp_path, 2, "--resume", str(run_dir)), log=lambda m: None)
+        Runner(config(tiny_model, tmp_path, 2, "--resume", str(run_dir), "--critic_fraction", "0.25"),
+               log=lambda m: None)
 
 
 def test_resume_records_what_it_changes(tiny_model, tmp_path):
