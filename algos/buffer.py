@@ -102,7 +102,7 @@ def score_rollout(policy: Policy, rollout: Rollout, token_budget: int, min_chunk
                     ref[index, :k] = reference.float().cpu()
             if states is not None:
                 for i, row in enumerate(rows):
-                    critic_states.append((row, states[i, c - len(contexts[row]):c + len(actions[row])].cpu().clone()))
+                    critic_states.append((row, states[i, c - len(contexts[row]):c + len(actions[row])].to("cpu", copy=True)))
             if policy.has_critic:
                 values[index, :k] = policy.token_values(batch, states)[:, :k].float().cpu()
     rewards = torch.tensor([a.reward for a in rollout.actions], dtype=torch.float32)
