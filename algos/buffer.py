@@ -87,7 +87,7 @@ def score_rollout(policy: Policy, rollout: Rollout, token_budget: int, min_chunk
             old[row, :len(record.sample_logprobs)] = torch.tensor(record.sample_logprobs)
     # A top-layer critic starts from the base's states, which the reference pass computes.
     states_wanted = policy.has_critic and policy.critic_start > 0
-    critic_states: list[torch.Tensor] | None = [] if states_wanted else None
+    critic_states: list[torch.Tensor] | None = [None] * n if states_wanted else None
     if rescore or with_reference or policy.has_critic:
         for rows in length_sorted_chunks(contexts, actions, [[i] for i in range(n)], token_budget, min_chunks):
             batch = pack([contexts[i] for i in rows], [actions[i] for i in rows], policy.pad_id, policy.device)
@@ -102,7 +102,7 @@ def score_rollout(policy: Policy, rollout: Rollout, token_budget: int, min_chunk
                     ref[index, :k] = reference.float().cpu()
             if states is not None:
                 for i, row in enumerate(rows):
-                    critic_states.append((row, states[i, c - len(contexts[row]):c + len(actions[row])].to("cpu", copy=True)))
+                    critic_states[row] = states[i, c - len(contexts[row]):c + len(actions[row])].to("cpu", copy=True)
             if policy.has_critic:
                 values[index, :k] = policy.token_values(batch, states)[:, :k].float().cpu()
     rewards = torch.tensor([a.reward for a in rollout.actions], dtype=torch.float32)
@@ -113,8 +113,6 @@ def score_rollout(policy: Policy, rollout: Rollout, token_budget: int, min_chunk
         task[record.action_indices] = record.task_index
     turn = torch.tensor([a.turn for a in rollout.actions], dtype=torch.long)
     group = torch.tensor([a.thread // group_size for a in rollout.actions], dtype=torch.long)
-    if critic_states is not None:
-        critic_states = [state for _, state in sorted(critic_states, key=lambda pair: pair[0])]
     return Buffer(contexts=contexts, actions=actions, action_mask=mask, old_logprobs=old * mask,
                   ref_logprobs=ref * mask, values=values * mask, rewards=rewards, episode=episode, turn=turn,
                   task=task, group=group, critic_states=critic_states)
