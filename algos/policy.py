@@ -159,7 +159,8 @@ class Policy(torch.nn.Module):
         return contextlib.nullcontext()
 
     # ---- scoring ----------------------------------------------------------------------
-    def _hidden(self, batch: TokenBatch, adapter: str | None, states: list | None = None) -> torch.Tensor:
+    def _hidden(self, batch: TokenBatch, adapter: str | None,
+                states: list[torch.Tensor] | None = None) -> torch.Tensor:
         """Last-layer hidden states at columns ``C-1 .. C+K-1``: the state before each
         action token, plus the state after the last slot. With ``states`` (a list), the
         hidden states entering the critic's first layer, every column, are appended to it.
