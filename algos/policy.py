@@ -4,9 +4,10 @@ The reference policy is the same base with the adapters switched off, so actor, 
 reference share one copy of the base weights. The critic's adapter may cover only the top
 layers (``critic_fraction``): below them the critic sees the base's own states, which the
 reference pass computes anyway (``reference_pass`` records them), so its passes start from
-those and run the top layers alone (``token_values(batch, states)``). Every distribution the trainer uses (sampling,
-old and new log-probs, reference log-probs, entropy) is the base distribution divided by one
-temperature, with no top-k, top-p or penalties, so PPO's ratios compare like with like.
+those and run the top layers alone (``token_values(batch, states)``). Every distribution the
+trainer uses (sampling, old and new log-probs, reference log-probs, entropy) is the base
+distribution divided by one temperature, with no top-k, top-p or penalties, so PPO's ratios
+compare like with like.
 """
 
 from __future__ import annotations
@@ -212,13 +213,13 @@ class Policy(torch.nn.Module):
 
     def token_logprobs(
         self, batch: TokenBatch, adapter: str | None = ACTOR, with_entropy: bool = False,
-        entropy_grad: bool = True,
+        entropy_grad: bool = True, states: list[torch.Tensor] | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Log-probability of each action token (B, K) under ``adapter`` (None: the
         reference), and the entropy of each token's distribution when asked (outside the
         graph unless ``entropy_grad``: a loss that does not use it should not pay for its
-        backward)."""
-        hidden = self._hidden(batch, adapter)[:, : batch.action_width]
+        backward). ``states``: as in ``_hidden``."""
+        hidden = self._hidden(batch, adapter, states)[:, : batch.action_width]
         logp_all = self._log_softmax(hidden)
         logp = logp_all.gather(-1, batch.action_ids.unsqueeze(-1)).squeeze(-1)
         entropy = None
@@ -234,9 +235,8 @@ class Policy(torch.nn.Module):
         """The reference log-probs (B, K), and with a top-layer critic the base's hidden
         states entering the critic's first layer (B, C + K, hidden), from one pass."""
         states: list[torch.Tensor] | None = [] if self.critic_start else None
-        hidden = self._hidden(batch, None, states)[:, : batch.action_width]
-        logp = self._log_softmax(hidden).gather(-1, batch.action_ids.unsqueeze(-1)).squeeze(-1)
-        return logp * batch.action_mask, states[0] if states else None
+        logp = self.token_logprobs(batch, adapter=None, states=states)[0]
+        return logp, states[0] if states else None
 
     def token_values(self, batch: TokenBatch, states: torch.Tensor | None = None) -> torch.Tensor:
         """Critic values (B, K + 1): column j is the value of the state before action
