@@ -24,7 +24,9 @@ class Buffer:
     contexts: list[list[int]]
     actions: list[list[int]]
     action_mask: torch.Tensor  # (N, K) 1 on real action tokens
-    old_logprobs: torch.Tensor  # (N, K) actor log-probs at rollout time
+    # (N, K) actor log-probs at rollout time; None until the update's first pass fills them
+    # (score_rollout's old_from="update").
+    old_logprobs: torch.Tensor | None
     ref_logprobs: torch.Tensor  # (N, K) reference (adapters off) log-probs
     values: torch.Tensor  # (N, K) critic value of the state before each token (zeros without a critic)
     rewards: torch.Tensor  # (N,)
@@ -57,20 +59,31 @@ class Buffer:
         return pack_states([self.critic_states[i] for i in rows], [len(self.contexts[i]) for i in rows], batch)
 
 
+# Where the PPO ratio's old log-probs come from (score_rollout's ``old_from``).
+OLD_LOGPROB_SOURCES = ("rescore", "sampling", "update")
+
+
 def _chunks(count: int, size: int) -> list[range]:
     return [range(i, min(i + size, count)) for i in range(0, count, size)]
 
 
 @torch.no_grad()
 def score_rollout(policy: Policy, rollout: Rollout, token_budget: int, min_chunks: int = 1,
-                  with_reference: bool = True, group_size: int = 1, rescore: bool = True) -> Buffer:
+                  with_reference: bool = True, group_size: int = 1, old_from: str = "rescore") -> Buffer:
     """Old log-probs, reference log-probs (zeros when not needed) and token values (zeros
     without a critic) of every action, in length-sorted micro-batches (``length_sorted_chunks``).
 
-    With ``rescore=False`` (``--sampling_old_logprobs``) and a model in fp32, the old log-probs
-    are the sampling pass's own: the behaviour policy's probabilities, equal to a scoring
-    pass's up to float rounding (a few 1e-6), and the actor's scoring pass is skipped. A model
-    in another dtype is always rescored (bf16's cached and full passes round differently)."""
+    The old log-probs (``old_from``):
+    - "rescore": an actor pass here.
+    - "sampling" (``--sampling_old_logprobs``): the sampling pass's own, the behaviour
+      policy's probabilities, equal to a scoring pass's up to float rounding (a few 1e-6) in
+      fp32. A model in another dtype is rescored (bf16's cached and full passes round
+      differently).
+    - "update": left as None for the update to fill from its first pass (``PPOTrainer``). With
+      one minibatch per epoch that pass runs the unchanged policy on every row, so it is the
+      scoring pass, exactly, and a forward pass of the actor is saved."""
+    if old_from not in OLD_LOGPROB_SOURCES:
+        raise ValueError(f"old_from must be one of {OLD_LOGPROB_SOURCES}, not {old_from!r}")
     contexts = [a.context for a in rollout.actions]
     actions = [a.action for a in rollout.actions]
     width = max(len(a) for a in actions)
@@ -81,8 +94,8 @@ def score_rollout(policy: Policy, rollout: Rollout, token_budget: int, min_chunk
     mask = torch.zeros(n, width)
     for row, action in enumerate(actions):
         mask[row, :len(action)] = 1.0
-    rescore = rescore or not policy.samples_exactly
-    if not rescore:
+    rescore = old_from == "rescore" or (old_from == "sampling" and not policy.samples_exactly)
+    if old_from == "sampling" and not rescore:
         for row, record in enumerate(rollout.actions):
             old[row, :len(record.sample_logprobs)] = torch.tensor(record.sample_logprobs)
     # A top-layer critic starts from the base's states, which the reference pass computes.
@@ -113,7 +126,8 @@ def score_rollout(policy: Policy, rollout: Rollout, token_budget: int, min_chunk
         task[record.action_indices] = record.task_index
     turn = torch.tensor([a.turn for a in rollout.actions], dtype=torch.long)
     group = torch.tensor([a.thread // group_size for a in rollout.actions], dtype=torch.long)
-    return Buffer(contexts=contexts, actions=actions, action_mask=mask, old_logprobs=old * mask,
+    return Buffer(contexts=contexts, actions=actions, action_mask=mask,
+                  old_logprobs=None if old_from == "update" else old * mask,
                   ref_logprobs=ref * mask, values=values * mask, rewards=rewards, episode=episode, turn=turn,
                   task=task, group=group, critic_states=critic_states)
 

@@ -406,6 +406,13 @@ class Runner:
         return play(self.envs, self.policy, self.codec, source, max_new_tokens=c.max_new_tokens,
                     actions_per_env=c.episode_length, generator=self.sampling)
 
+    def _old_logprobs_from(self) -> str:
+        """Where the PPO ratio's old log-probs come from (``score_rollout``'s ``old_from``)."""
+        if self.config.sampling_old_logprobs:
+            return "sampling"
+        # With one minibatch per epoch the update's first pass is the scoring pass.
+        return "update" if self.config.num_mini_batch == 1 else "rescore"
+
     @property
     def efficiency_sigma(self) -> float:
         """--efficiency_sigma, decayed linearly to 0 over the run."""
@@ -433,7 +440,7 @@ class Runner:
             chunk = max(1, math.ceil(len(trained.actions) / (c.num_mini_batch * c.gradient_cp_steps)))
             buffer = score_rollout(self.policy, trained, c.micro_batch_tokens, c.num_mini_batch * c.gradient_cp_steps,
                                    with_reference=c.kl_coef != 0, group_size=c.group_size,
-                                   rescore=not c.sampling_old_logprobs)
+                                   old_from=self._old_logprobs_from())
             last_values = bootstrap_values(self.policy, trained, chunk)
             compute_advantages(buffer, trained, last_values, self.algorithm.estimator, c.gamma, c.gae_lambda)
             sums.update(explained_variance_sums(buffer))

@@ -127,12 +127,20 @@ class PPOTrainer:
         totals: dict[str, float] = defaultdict(float)
         weights: dict[str, float] = defaultdict(float)
         with_critic = self.policy.has_critic
-        for _ in range(s.ppo_epoch):
+        # Old log-probs left to the first pass: before the first optimizer step the actor is the
+        # policy that sampled, so that pass's own log-probs are the old ones (the ratio is 1).
+        record_old = buffer.old_logprobs is None and train_actor
+        if record_old:
+            if s.num_mini_batch != 1:
+                raise ValueError("old log-probs from the update's first pass need one minibatch per epoch "
+                                 f"(--num_mini_batch 1, not {s.num_mini_batch}): rescore them instead")
+            buffer.old_logprobs = torch.zeros_like(buffer.action_mask)
+        for epoch in range(s.ppo_epoch):
             epoch_kl, epoch_count = 0.0, 0.0
             for minibatch in self._minibatches(units, rng):
                 stats = self._critic_step(buffer, minibatch) if with_critic else {}
                 if train_actor:
-                    stats.update(self._actor_step(buffer, advantages, units, minibatch))
+                    stats.update(self._actor_step(buffer, advantages, units, minibatch, record_old and epoch == 0))
                     epoch_kl += stats["approx_kl"] * stats["_tokens"]
                     epoch_count += stats["_tokens"]
                 for key, value in stats.items():
@@ -197,7 +205,7 @@ class PPOTrainer:
         return {"value_loss": loss_total, "critic_grad_norm": grad_norm}
 
     def _actor_step(self, buffer: Buffer, advantages: torch.Tensor, units: torch.Tensor,
-                    minibatch: np.ndarray) -> dict[str, float]:
+                    minibatch: np.ndarray, record_old: bool = False) -> dict[str, float]:
         s = self.settings
         params = self.policy.actor_parameters()
         self.actor_optimizer.zero_grad(set_to_none=True)
@@ -210,6 +218,8 @@ class PPOTrainer:
             device = self.policy.device
             mask = batch.action_mask
             logp, entropy = self.policy.token_logprobs(batch, with_entropy=True, entropy_grad=s.entropy_coef != 0)
+            if record_old:
+                buffer.old_logprobs[rows, :k] = logp.detach().float().cpu()
             old = buffer.old_logprobs[rows, :k].to(device)
             ref = buffer.ref_logprobs[rows, :k].to(device)
             adv = advantages[rows, :k].to(device)

@@ -43,7 +43,7 @@ def measure(flags: list[str], rescore: bool, iterations: int) -> dict[str, float
                            max_new_tokens=c.max_new_tokens, actions_per_env=1, generator=runner.sampling)
             started = time.perf_counter()
             score_rollout(runner.policy, rollout, c.micro_batch_tokens, with_reference=c.kl_coef != 0,
-                          rescore=rescore)
+                          old_from="rescore" if rescore else "sampling")
             scoring.append(time.perf_counter() - started)
         return {"iteration": statistics.median(iteration), "scoring": statistics.median(scoring)}
 

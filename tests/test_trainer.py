@@ -67,7 +67,7 @@ def test_first_epoch_ratio_is_one(tiny_model, tmp_path):
     rollout = play(runner.envs, runner.policy, runner.codec, runner._task_source(), max_new_tokens=32,
                    actions_per_env=1, generator=runner.sampling)
     assert runner.policy.samples_exactly
-    buffer = score_rollout(runner.policy, rollout, token_budget=200, rescore=False)
+    buffer = score_rollout(runner.policy, rollout, token_budget=200, old_from="sampling")
     rescored = score_rollout(runner.policy, rollout, token_budget=200)
     from algos.batching import pack
 
@@ -77,6 +77,50 @@ def test_first_epoch_ratio_is_one(tiny_model, tmp_path):
     torch.testing.assert_close(fresh, buffer.old_logprobs[:, :fresh.shape[1]], atol=1e-5, rtol=1e-5)
     torch.testing.assert_close(rescored.old_logprobs, buffer.old_logprobs, atol=1e-5, rtol=1e-5)
     assert torch.equal(rescored.action_mask, buffer.action_mask) and torch.equal(rescored.values, buffer.values)
+
+
+@pytest.mark.parametrize("ratio", ["TPPO", "APPO"])
+def test_old_logprobs_from_the_first_pass_equal_rescored_ones(tiny_model, tmp_path, ratio):
+    # With one minibatch per epoch the update's first pass runs the policy that sampled on
+    # every row: its log-probs are the old ones, and the update is the rescored one's.
+    from algos.rollout import play
+
+    from algos.batching import pack
+
+    results = []
+    for source in ("rescore", "update"):
+        runner = make_runner(tiny_model, tmp_path / source, "--algorithm_name", ratio, "--num_mini_batch", "1",
+                             "--ppo_epoch", "2", "--lr", "0.1")
+        assert runner._old_logprobs_from() == "update"
+        runner.train_iteration()  # PEFT starts LoRA B at zero: one step first, so the next ones move the policy
+        rollout = play(runner.envs, runner.policy, runner.codec, runner._task_source(), max_new_tokens=16,
+                       actions_per_env=1, generator=runner.sampling)
+        buffer = score_rollout(runner.policy, rollout, token_budget=200, old_from=source)
+        assert (buffer.old_logprobs is None) == (source == "update")
+        compute_advantages(buffer, rollout, [0.0] * len(rollout.episodes), runner.algorithm.estimator, 0.99, 0.95)
+        runner.trainer.update(buffer, np.random.default_rng(0))
+        with torch.no_grad():
+            after = runner.policy.token_logprobs(pack(buffer.contexts, buffer.actions, runner.policy.pad_id))[0]
+        results.append((buffer.old_logprobs, snapshot(runner.policy.actor_parameters()), after))
+    (rescored, actor_rescored, _), (recorded, actor_recorded, after) = results
+    torch.testing.assert_close(recorded, rescored, atol=1e-5, rtol=1e-5)
+    for a, b in zip(actor_rescored, actor_recorded):
+        torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-4)
+    # The policy moved, and the second epoch did not overwrite the old log-probs with its own.
+    assert (after - recorded[:, :after.shape[1]]).abs().max() > 1e-3
+
+
+def test_old_logprobs_from_the_first_pass_need_one_minibatch(tiny_model, tmp_path):
+    from algos.rollout import play
+
+    runner = make_runner(tiny_model, tmp_path)  # --num_mini_batch 2: the scoring pass runs
+    assert runner._old_logprobs_from() == "rescore"
+    rollout = play(runner.envs, runner.policy, runner.codec, runner._task_source(), max_new_tokens=16,
+                   actions_per_env=1, generator=runner.sampling)
+    buffer = score_rollout(runner.policy, rollout, token_budget=200, old_from="update")
+    compute_advantages(buffer, rollout, [0.0] * len(rollout.episodes), "bad", 0.99, 0.95)
+    with pytest.raises(ValueError, match="--num_mini_batch 1, not 2"):
+        runner.trainer.update(buffer, np.random.default_rng(0))
 
 
 def test_critic_warmup_leaves_the_actor_alone(tiny_model, tmp_path):
