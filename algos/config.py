@@ -114,8 +114,9 @@ class TrainConfig:
     num_mini_batch: int = _flag(1, "minibatches per pass (one optimizer step each)")
     gradient_cp_steps: int = _flag(1, "micro-batches each minibatch is split into, at least (gradient accumulation)")
     sampling_old_logprobs: bool = _flag(False, "keep the sampling pass's log-probs as the PPO ratio's old ones "
-                                               "(exact up to rounding in fp32; a bf16 model rescores anyway) and "
-                                               "skip the actor's scoring pass")
+                                               "(exact up to rounding in fp32; a bf16 model rescores anyway). "
+                                               "Without it they are recorded by the update's first pass with "
+                                               "--num_mini_batch 1, and rescored with more minibatches")
     micro_batch_tokens: int = _flag(2048, "most padded tokens in one micro-batch: rows of similar length go "
                                           "together, so padding costs little (0: no limit)")
     gamma: float = _flag(0.99, "discount between actions")

@@ -36,15 +36,17 @@ MAX_NEW_TOKENS = 48
 # Our configurations, each against TRL's GRPO. TRL with num_iterations=1 makes one pass
 # over each batch and computes no old log-probs; our GRPO does the same work per sample.
 OURS = {
-    # The default: two PPO epochs (two actor and two critic updates per batch), the critic's
-    # adapter on every layer.
+    # The default: two PPO epochs of one minibatch (two actor and two critic updates per
+    # batch), the critic's adapter on every layer, the old log-probs from the first epoch's pass.
     "TPPO": [],
     # The critic's adapter on the top quarter of the layers, starting from the reference
     # pass's states.
     "TPPO, top-quarter critic": ["--critic_fraction", "0.25"],
-    # One epoch, the amount of policy optimisation TRL's GRPO does, the top-quarter critic, and
-    # the old log-probs from the sampling pass (TRL with num_iterations=1 computes none).
-    "TPPO, 1 epoch, top-quarter critic": ["--ppo_epoch", "1", "--critic_fraction", "0.25", "--sampling_old_logprobs"],
+    # One pass over each batch, the amount of policy optimisation TRL's GRPO does, in two
+    # minibatches (two optimizer steps, as the default), the top-quarter critic, and the old
+    # log-probs from the sampling pass (the second minibatch's cannot come from the update).
+    "TPPO, 1 epoch of 2 minibatches, top-quarter critic": ["--ppo_epoch", "1", "--num_mini_batch", "2",
+                                                           "--critic_fraction", "0.25", "--sampling_old_logprobs"],
     # GRPO: groups of 4, no critic, one epoch, old log-probs from the sampling pass.
     "GRPO": ["--algorithm_name", "GRPO", "--group_size", str(GENERATIONS), "--ppo_epoch", "1",
              "--sampling_old_logprobs"],
