@@ -29,23 +29,23 @@ IRRELEVANCE_FACETS = {"decodable": 1.0, "abstained": 3.0}
 RELEVANCE_FACETS = {"decodable": 1.0, "called": 3.0}
 
 
+# The three outcomes (a decode failure, no call, a call), each written out: these checks are
+# so cheap that building the result is most of their cost.
 @register_checker("irrelevance", facets=IRRELEVANCE_FACETS)
 def check_irrelevance(task: Any, decoded: list[Call] | DecodeError) -> CheckResult:
-    decodable = not isinstance(decoded, DecodeError)
-    called = decodable and len(decoded) > 0  # BFCL's test: a decode that gave at least one call
-    facets = {"decodable": float(decodable), "abstained": float(not called)}
-    if called:
+    if isinstance(decoded, DecodeError):
+        return CheckResult(True, None, [], {"decodable": 0.0, "abstained": 1.0})
+    if len(decoded) > 0:  # BFCL's test: a decode that gave at least one call
         return CheckResult(False, "irrelevance_error:decoder_success",
-                           ["Valid syntax. Successfully decode AST when it should not."], facets)
-    return CheckResult(True, None, [], facets)
+                           ["Valid syntax. Successfully decode AST when it should not."],
+                           {"decodable": 1.0, "abstained": 0.0})
+    return CheckResult(True, None, [], {"decodable": 1.0, "abstained": 1.0})
 
 
 @register_checker("relevance", facets=RELEVANCE_FACETS)
 def check_relevance(task: Any, decoded: list[Call] | DecodeError) -> CheckResult:
-    decodable = not isinstance(decoded, DecodeError)
-    called = decodable and len(decoded) > 0
-    facets = {"decodable": float(decodable), "called": float(called)}
-    if not called:
+    if isinstance(decoded, DecodeError) or len(decoded) == 0:
         return CheckResult(False, "relevance_error:decoder_failed",
-                           ["Invalid syntax. Failed to decode AST when it should."], facets)
-    return CheckResult(True, None, [], facets)
+                           ["Invalid syntax. Failed to decode AST when it should."],
+                           {"decodable": float(not isinstance(decoded, DecodeError)), "called": 0.0})
+    return CheckResult(True, None, [], {"decodable": 1.0, "called": 1.0})
