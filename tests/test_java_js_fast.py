@@ -139,13 +139,13 @@ def broken_soup(language: str, count: int, seed: int) -> list[str]:
     return texts
 
 
-@pytest.mark.parametrize("language", ["javascript"])
+@pytest.mark.parametrize("language", ["java", "javascript"])
 def test_fast_path_agrees_on_broken_values(language):
     assert check_all(language, broken_soup(language, 20000, seed=5)) > 1000
 
 
 @pytest.mark.oracle
-@pytest.mark.parametrize("language", ["javascript"])
+@pytest.mark.parametrize("language", ["java", "javascript"])
 def test_fast_path_failures_are_bfcls(oracle, language):
     reader = READERS[language][2]
     answered = []
