@@ -139,9 +139,21 @@ def broken_soup(language: str, count: int, seed: int) -> list[str]:
     return texts
 
 
+def joined_soup(language: str, count: int, seed: int) -> list[str]:
+    """Calls joined by commas, then anything."""
+    rng = random.Random(seed)
+    calls = call_soup(language, count, seed)
+    commas = [",", ", ", " ,", ",\n"]
+    return [rng.choice(calls) + rng.choice(commas) + rng.choice(calls + AFTER_BROKEN) for _ in range(count)]
+
+
 @pytest.mark.parametrize("language", ["java", "javascript"])
 def test_fast_path_agrees_on_broken_values(language):
     assert check_all(language, broken_soup(language, 20000, seed=5)) > 1000
+
+
+def test_java_fast_path_agrees_on_joined_calls():
+    assert check_all("java", joined_soup("java", 5000, seed=6)) > 100
 
 
 @pytest.mark.oracle
@@ -149,7 +161,7 @@ def test_fast_path_agrees_on_broken_values(language):
 def test_fast_path_failures_are_bfcls(oracle, language):
     reader = READERS[language][2]
     answered = []
-    for text in broken_soup(language, 20000, seed=98):
+    for text in broken_soup(language, 20000, seed=98) + joined_soup(language, 3000, seed=97):
         try:
             if reader(bracketed(text)[1:-1]) is None:
                 continue
