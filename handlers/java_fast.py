@@ -151,13 +151,16 @@ class _Reader:
 
     def runs_into_operand(self, start: int) -> bool:
         """Whether the value read from token ``start`` is a scalar (a literal, a dotted name,
-        ``-`` and a number) and the next token is a second operand: a name that opens nothing
-        or a number (not a string: three quotes open a text block)."""
+        ``-`` and a number) and the next token is a second operand: a name that opens nothing,
+        a number (not a string: three quotes open a text block) or ``!`` (prefix only; ``!=``
+        is left alone)."""
         for token in self.tokens[start:self.pos]:
             if token not in (".", "-") and not (token[0] in "\"'" or token[0].isdigit() or _is_name(token)
                                                 or token in _LITERALS):
                 return False
         token = self.tokens[self.pos]
+        if token == "!":
+            return self.tokens[self.pos + 1] != "="
         return bool(token) and (token[0].isdigit() or (_is_name(token) and token not in _CONTEXTUAL))
 
     def value(self, top: bool = False) -> str:
@@ -220,8 +223,11 @@ class _Reader:
             self.pos += 1
             return items
         while True:
+            start = self.pos
             items.append(self.value())
             token = self.tokens[self.pos]
+            if token != closer and token != "," and self.runs_into_operand(start):
+                raise DecodeError("Error parsing java the source code.")  # the parser's failure
             self.pos += 1
             if token == closer:
                 return items

@@ -20,7 +20,8 @@ Calls joined by commas are one sequence expression, for which BFCL finds no call
 answered too, as its ``decoder_wrong_output_format`` failure.
 
 So is the commonest broken text, an unquoted string of words (``f(a=1, b=Hello World)``):
-two operands in a row on one line, which no JavaScript contains. Error recovery skips the
+two operands in a row on one line (a version number ``1.2.3`` is two numbers in a row too),
+which no JavaScript contains. Error recovery skips the
 second one into an ERROR node, whatever follows (tree-sitter repairs a text without one only
 by inventing a token after which the next one completes a construct, and no token lets an
 operand complete one), and BFCL rejects any ERROR node. Error recovery is what makes
@@ -64,9 +65,10 @@ _STATEMENT = re.compile(rf"{_SPACE}{_CALL}{_SPACE};?{_SPACE}", re.ASCII)
 _SEQUENCE = re.compile(rf"{_SPACE}{_CALL}(?:{_SPACE},{_SPACE}{_CALL})++{_SPACE};?{_SPACE}", re.ASCII)
 # The call up to an argument whose scalar value runs into a second operand on the same line
 # (a name that is not a reserved word, a number, a quoted string): certainly a syntax error.
+# So is a number running into a second fraction (``1.2.3``, a version number).
 _TWO_OPERANDS = re.compile(
     rf"{_SPACE}{_NAME}(?:\.{_NAME})*+{_SPACE}\((?:{_ARGUMENT}{_SPACE},)*+"
-    rf"{_SPACE}{_NAME}{_SPACE}={_SPACE}(?:{_SCALAR})[ \t]++(?:{_NAME}|\d|[\"'])",
+    rf"{_SPACE}{_NAME}{_SPACE}={_SPACE}(?:(?:{_SCALAR})[ \t]++(?:{_NAME}|\d|[\"'])|-?\d++\.\d++\.\d)",
     re.ASCII,
 )
 # One ``name=value`` at a time, over the arguments the whole-text match delimited.

@@ -121,7 +121,11 @@ def test_fast_path_answers_are_bfcls(oracle, language):
 # An unquoted string of words: one argument's value runs into a second operand on its line,
 # then anything may follow (a fast path answers only where the parser must fail).
 SECOND_OPERANDS = ["y", "World", "x.y", "1", "0x1", "2n", "1e5", '"s"', "'s'", "'open", '"open', "in", "of", "async",
-                   "y => 1", "y\n", "1abc", "_", "$", "a$b", "y.z(1)", "y(", "y)", "y]", "y}", "x y z"]
+                   "y => 1", "y\n", "1abc", "_", "$", "a$b", "y.z(1)", "y(", "y)", "y]", "y}", "x y z", "!", "!x",
+                   "!= y", "! = y", ".3", ".3.4", ".x"]
+# Where the broken value stands: an argument, or inside a call, a creation, an array, an object.
+BROKEN_PLACES = ["{}", "{}", "g({})", "a.g(1, {})", "new A({})", "new int[]{{{}}}", "Arrays.asList({}, 2)", "[{}]",
+                 "{{k: {}}}"]
 AFTER_BROKEN = ["", ")", ");", ") x", ", b=1)", " z)", ")\n`t`", " => {", ")*/", "\n)", "`", "/", ")}", "//",
                 " /* */)", "(", ")(", ") {", "}", "]"]
 
@@ -132,8 +136,8 @@ def broken_soup(language: str, count: int, seed: int) -> list[str]:
     for _ in range(count):
         arguments = [f"{rng.choice(NAMES)}{rng.choice(['=', ' = '])}{rng.choice(VALUES[language])}"
                      for _ in range(rng.randint(0, 2))]
-        broken = rng.choice(NAMES) + "=" + rng.choice(VALUES[language]) + rng.choice([" ", "\t", "  "])
-        arguments.insert(rng.randint(0, len(arguments)), broken + rng.choice(SECOND_OPERANDS))
+        broken = rng.choice(VALUES[language]) + rng.choice([" ", "\t", "  ", ""]) + rng.choice(SECOND_OPERANDS)
+        arguments.insert(rng.randint(0, len(arguments)), rng.choice(NAMES) + "=" + rng.choice(BROKEN_PLACES).format(broken))
         text = f"{rng.choice(CALLEES)}({', '.join(arguments)}{rng.choice(AFTER_BROKEN)}"
         texts.append(rng.choice(["{}", "[{}]", "```\n{}\n```"]).format(text))
     return texts
@@ -149,7 +153,7 @@ def joined_soup(language: str, count: int, seed: int) -> list[str]:
 
 @pytest.mark.parametrize("language", ["java", "javascript"])
 def test_fast_path_agrees_on_broken_values(language):
-    assert check_all(language, broken_soup(language, 20000, seed=5)) > 1000
+    assert check_all(language, broken_soup(language, 30000, seed=5)) > 300
 
 
 def test_java_fast_path_agrees_on_joined_calls():
@@ -161,7 +165,7 @@ def test_java_fast_path_agrees_on_joined_calls():
 def test_fast_path_failures_are_bfcls(oracle, language):
     reader = READERS[language][2]
     answered = []
-    for text in broken_soup(language, 20000, seed=98) + joined_soup(language, 3000, seed=97):
+    for text in broken_soup(language, 30000, seed=98) + joined_soup(language, 3000, seed=97):
         try:
             if reader(bracketed(text)[1:-1]) is None:
                 continue
@@ -170,7 +174,7 @@ def test_fast_path_failures_are_bfcls(oracle, language):
         answered.append(text)
     found = disagreements(oracle, answered, language)
     assert not found, report(found, len(answered))
-    assert len(answered) > 1000
+    assert len(answered) > 300
 
 
 def test_short_java_calls_without_semicolon_are_left_to_the_parser():
