@@ -21,11 +21,11 @@ answered too, as its ``decoder_wrong_output_format`` failure.
 
 So is the commonest broken text, an unquoted string of words (``f(a=1, b=Hello World)``):
 two operands in a row on one line (a version number ``1.2.3`` is two numbers in a row too),
-which no JavaScript contains. Error recovery skips the
-second one into an ERROR node, whatever follows (tree-sitter repairs a text without one only
-by inventing a token after which the next one completes a construct, and no token lets an
-operand complete one), and BFCL rejects any ERROR node. Error recovery is what makes
-tree-sitter slow: such a text costs 40-60 µs to parse, ten times a correct one.
+which no JavaScript contains. Error recovery skips the second one into an ERROR node,
+whatever follows (tree-sitter repairs a text without one only by inventing a token after
+which the next one completes a construct, and no token lets an operand complete one), and
+BFCL rejects any ERROR node. Error recovery is what makes tree-sitter slow: such a text
+costs 40-60 µs to parse, ten times a correct one.
 """
 
 from __future__ import annotations
