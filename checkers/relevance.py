@@ -18,6 +18,7 @@ weigh most.
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Any
 
 from checkers import register_checker
@@ -29,17 +30,24 @@ IRRELEVANCE_FACETS = {"decodable": 1.0, "abstained": 3.0}
 RELEVANCE_FACETS = {"decodable": 1.0, "called": 3.0}
 
 
-# The three outcomes (a decode failure, no call, a call), each written out: these checks are
-# so cheap that building the result is most of their cost.
+# Each outcome's facets, one read-only mapping per outcome: these checks are so cheap that
+# building the result is most of their cost.
+_NO_DECODE_ABSTAINED = MappingProxyType({"decodable": 0.0, "abstained": 1.0})
+_CALLED = MappingProxyType({"decodable": 1.0, "abstained": 0.0})
+_ABSTAINED = MappingProxyType({"decodable": 1.0, "abstained": 1.0})
+_NO_DECODE_NO_CALL = MappingProxyType({"decodable": 0.0, "called": 0.0})
+_NO_CALL = MappingProxyType({"decodable": 1.0, "called": 0.0})
+_CALL_MADE = MappingProxyType({"decodable": 1.0, "called": 1.0})
+
+
 @register_checker("irrelevance", facets=IRRELEVANCE_FACETS)
 def check_irrelevance(task: Any, decoded: list[Call] | DecodeError) -> CheckResult:
     if isinstance(decoded, DecodeError):
-        return CheckResult(True, None, [], {"decodable": 0.0, "abstained": 1.0})
+        return CheckResult(True, None, [], _NO_DECODE_ABSTAINED)
     if len(decoded) > 0:  # BFCL's test: a decode that gave at least one call
         return CheckResult(False, "irrelevance_error:decoder_success",
-                           ["Valid syntax. Successfully decode AST when it should not."],
-                           {"decodable": 1.0, "abstained": 0.0})
-    return CheckResult(True, None, [], {"decodable": 1.0, "abstained": 1.0})
+                           ["Valid syntax. Successfully decode AST when it should not."], _CALLED)
+    return CheckResult(True, None, [], _ABSTAINED)
 
 
 @register_checker("relevance", facets=RELEVANCE_FACETS)
@@ -47,5 +55,5 @@ def check_relevance(task: Any, decoded: list[Call] | DecodeError) -> CheckResult
     if isinstance(decoded, DecodeError) or len(decoded) == 0:
         return CheckResult(False, "relevance_error:decoder_failed",
                            ["Invalid syntax. Failed to decode AST when it should."],
-                           {"decodable": float(not isinstance(decoded, DecodeError)), "called": 0.0})
-    return CheckResult(True, None, [], {"decodable": 1.0, "called": 1.0})
+                           _NO_DECODE_NO_CALL if isinstance(decoded, DecodeError) else _NO_CALL)
+    return CheckResult(True, None, [], _CALL_MADE)
