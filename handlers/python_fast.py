@@ -177,13 +177,13 @@ class _Reader:
 
     def element(self) -> Call:
         token = self.tokens[self.pos]
-        if token[-1:] == "=" and token[0] in _NAME_START:  # ``[x = 1]``: no expression starts so
-            raise DecodeError(f"invalid syntax: {token!r} where a call should be")
         if self.tokens[self.pos + 1] == "(" and token[0] in _NAME_START and token[-1] in _WORD:
             if token in _KEYWORDS:
                 raise _Unsure
             self.pos += 2
             return Call(token, self.arguments())  # an undotted name: the common case
+        if token[-1:] == "=" and token[0] in _NAME_START:  # ``[x = 1]``: no expression starts so
+            raise DecodeError(f"invalid syntax: {token!r} where a call should be")
         if _kind(token) == "name" and token not in _KEYWORDS:
             name = self.dotted_name()
             if self.tokens[self.pos] == "(":
@@ -231,9 +231,10 @@ class _Reader:
         self.pos += 1
         while self.tokens[self.pos] == ".":
             part = self.tokens[self.pos + 1]
-            if _kind(part) == "argument":
-                raise DecodeError(f"invalid syntax: {part!r} where a call should be")  # ``[a.b = 1]``
-            if _kind(part) != "name" or part in _KEYWORDS:
+            kind = _kind(part)
+            if kind != "name" or part in _KEYWORDS:
+                if kind == "argument":
+                    raise DecodeError(f"invalid syntax: {part!r} where a call should be")  # ``[a.b = 1]``
                 raise _Unsure
             parts.append(part)
             self.pos += 2
