@@ -221,10 +221,12 @@ class _Reader:
                     return
             elif token == "":
                 raise DecodeError(f"{open_brackets[-1]!r} was never closed")
-            elif _kind(token) == "never":
-                raise DecodeError(f"invalid syntax: {token!r}")
-            elif _kind(token) == "unknown":
-                raise _Unsure
+            else:
+                kind = _kind(token)
+                if kind == "never":
+                    raise DecodeError(f"invalid syntax: {token!r}")
+                if kind == "unknown":
+                    raise _Unsure
 
     def dotted_name(self) -> str:
         parts = [self.tokens[self.pos]]
