@@ -38,6 +38,7 @@ weights in the shaped reward (``FACET_WEIGHTS``):
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Any
 
 from checkers import register_checker
@@ -50,6 +51,8 @@ from handlers.base import Call, DecodeError
 FACET_WEIGHTS = {"decodable": 1.0, "function_name": 2.0, "required_args": 2.0, "types": 1.0, "values": 3.0}
 FACETS = tuple(FACET_WEIGHTS)
 MATCHED_FACETS = ("function_name", "required_args", "types", "values")
+# A valid answer has every facet right: one read-only mapping shared by all of them.
+_ALL_RIGHT = MappingProxyType(dict.fromkeys(FACETS, 1.0))
 
 
 @register_checker("ast", facets=FACET_WEIGHTS)
@@ -71,7 +74,7 @@ def check(task: Any, decoded: list[Call] | DecodeError, *, underscore_to_dot: bo
     except Exception as exc:  # BFCL's runner crashes here; no BFCL verdict exists
         error_type, errors = f"checker_error:{type(exc).__name__}", [str(exc)]
     else:
-        return CheckResult(True, None, [], dict.fromkeys(FACETS, 1.0))
+        return CheckResult(True, None, [], _ALL_RIGHT)
     return CheckResult(False, error_type, errors,
                        LazyFacets(lambda: facets(task.functions, calls, task.ground_truth, language, underscore_to_dot)))
 

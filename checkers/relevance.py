@@ -18,6 +18,7 @@ weigh most.
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Any
 
 from checkers import register_checker
@@ -29,23 +30,30 @@ IRRELEVANCE_FACETS = {"decodable": 1.0, "abstained": 3.0}
 RELEVANCE_FACETS = {"decodable": 1.0, "called": 3.0}
 
 
+# Each outcome's facets, one read-only mapping per outcome: these checks are so cheap that
+# building the result is most of their cost.
+_NO_DECODE_ABSTAINED = MappingProxyType({"decodable": 0.0, "abstained": 1.0})
+_CALLED = MappingProxyType({"decodable": 1.0, "abstained": 0.0})
+_ABSTAINED = MappingProxyType({"decodable": 1.0, "abstained": 1.0})
+_NO_DECODE_NO_CALL = MappingProxyType({"decodable": 0.0, "called": 0.0})
+_NO_CALL = MappingProxyType({"decodable": 1.0, "called": 0.0})
+_CALL_MADE = MappingProxyType({"decodable": 1.0, "called": 1.0})
+
+
 @register_checker("irrelevance", facets=IRRELEVANCE_FACETS)
 def check_irrelevance(task: Any, decoded: list[Call] | DecodeError) -> CheckResult:
-    decodable = not isinstance(decoded, DecodeError)
-    called = decodable and len(decoded) > 0  # BFCL's test: a decode that gave at least one call
-    facets = {"decodable": float(decodable), "abstained": float(not called)}
-    if called:
+    if isinstance(decoded, DecodeError):
+        return CheckResult(True, None, [], _NO_DECODE_ABSTAINED)
+    if len(decoded) > 0:  # BFCL's test: a decode that gave at least one call
         return CheckResult(False, "irrelevance_error:decoder_success",
-                           ["Valid syntax. Successfully decode AST when it should not."], facets)
-    return CheckResult(True, None, [], facets)
+                           ["Valid syntax. Successfully decode AST when it should not."], _CALLED)
+    return CheckResult(True, None, [], _ABSTAINED)
 
 
 @register_checker("relevance", facets=RELEVANCE_FACETS)
 def check_relevance(task: Any, decoded: list[Call] | DecodeError) -> CheckResult:
-    decodable = not isinstance(decoded, DecodeError)
-    called = decodable and len(decoded) > 0
-    facets = {"decodable": float(decodable), "called": float(called)}
-    if not called:
+    if isinstance(decoded, DecodeError) or len(decoded) == 0:
         return CheckResult(False, "relevance_error:decoder_failed",
-                           ["Invalid syntax. Failed to decode AST when it should."], facets)
-    return CheckResult(True, None, [], facets)
+                           ["Invalid syntax. Failed to decode AST when it should."],
+                           _NO_DECODE_NO_CALL if isinstance(decoded, DecodeError) else _NO_CALL)
+    return CheckResult(True, None, [], _CALL_MADE)

@@ -15,8 +15,9 @@ def bracketed(text: str) -> str:
     if not isinstance(text, str):
         raise DecodeError(f"expected text, got {type(text).__name__}")
     text = text.strip("`\n ")
-    if not text.startswith("["):
+    # Every text passes here: indexing is cheaper than startswith/endswith's method calls.
+    if text[:1] != "[":
         text = "[" + text
-    if not text.endswith("]"):
-        text = text + "]"
+    if text[-1] != "]":
+        text += "]"
     return text

@@ -53,6 +53,8 @@ def decode(text: str) -> list[Call]:
     # BFCL also strips whitespace and single quotes after adding the brackets; the text
     # then starts with "[" and ends with "]", so that never changes anything (and is skipped).
     source = bracketed(text)
+    if source == "[]":
+        return []  # an empty answer (also "" and an empty fence): a common abstention, nothing to read
     if len(source) <= MAX_PLAIN_CHARS:
         calls = read_calls(source)  # most texts: no syntax tree needed (or certainly none)
         if calls is not None:

@@ -15,8 +15,10 @@ backslashes (triple-quoted ones may span lines), decimal numbers (with a leading
 ``True``/``False``/``None``, bare names, and lists, tuples and dicts of those. The tokenizer only emits a token when it
 is the token Python's tokenizer would emit at that place (a name glued to a quote is a
 string prefix, a number glued to a letter is not a plain number, ``'''`` opens a triple
-quote...); anything it is not sure of becomes an UNKNOWN token, and reading stops there
-with ``None``. So every token before the first UNKNOWN is exactly Python's, which is what
+quote...), except that a name and the ``=`` after it are one token (a keyword argument's
+name: fewer tokens to match and read); anything it is not sure of becomes an UNKNOWN token,
+and reading stops there with ``None``. So every token before the first UNKNOWN is exactly
+Python's (or two of them), which is what
 makes the certain failures certain: unbalanced brackets, a character Python never accepts
 outside a string (``!``, ``$``, ``?``, a backtick), or two operands in a row (``I cannot``,
 ``None of``, ``[f()] Done``), which no Python expression contains.
@@ -36,9 +38,10 @@ from handlers.base import Call, DecodeError
 _TOKEN = re.compile(
     r"""[ \t\n]*+(
         [][(){},:.~](?![=*/<>])                                            # brackets, separators
-      | [A-Za-z_]\w*+(?:['"](?<=\b[rRuUbBfFtT]['"])|['"](?<=\b[bBrRfFtT][rRbBfFtT]['"])|[\x80-\U0010ffff])?
-                                                                          # a name; glued to non-ASCII,
-                                                                          # or a string prefix: UNKNOWN
+      | [A-Za-z_]\w*+(?:[ \t\n]*+=(?!=)|['"](?<=\b[rRuUbBfFtT]['"])|['"](?<=\b[bBrRfFtT][rRbBfFtT]['"])|[\x80-\U0010ffff])?
+                                                                          # a name; with its "=": ARGUMENT;
+                                                                          # glued to non-ASCII, or a
+                                                                          # string prefix: UNKNOWN
       | '{3}(?:(?!'{3})[^\\\r\x00-\x08\x0b-\x1f\x7f\ud800-\udfff])*+'{3}             # triple-quoted, no backslash
       | "{3}(?:(?!"{3})[^\\\r\x00-\x08\x0b-\x1f\x7f\ud800-\udfff])*+"{3}
       | '[^'\\\n\r\x00-\x08\x0b-\x1f\x7f\ud800-\udfff]++'|''(?!')        # strings Python reads as they are
@@ -109,13 +112,18 @@ def read_calls(source: str) -> list[Call] | None:
 
 
 def _kind(token: str) -> str:
-    """``name``, ``number``, ``string``, ``end``, ``unknown``, ``never`` or the token itself.
+    """``name``, ``argument``, ``number``, ``string``, ``end``, ``unknown``, ``never`` or the
+    token itself.
 
-    ``never``: Python rejects the text wherever this token stands (a character it never
-    accepts outside a string, or a string that is never closed)."""
+    ``argument``: a name and the ``=`` after it, two of Python's tokens in one (a keyword
+    argument's name, the commonest pair: one match instead of two). ``never``: Python rejects
+    the text wherever this token stands (a character it never accepts outside a string, or a
+    string that is never closed)."""
     kind = _KIND_BY_FIRST.get(token[:1], "unknown")
     if kind == "name":
-        return kind if token[-1] in _WORD else "unknown"  # not glued to non-ASCII or a quote
+        if token[-1] in _WORD:
+            return kind
+        return "argument" if token[-1] == "=" else "unknown"  # else glued to non-ASCII or a quote
     if kind == "number":
         return kind if token[-1] in _DIGITS else "unknown"  # not glued to a letter or dot
     if kind == "string":
@@ -174,6 +182,8 @@ class _Reader:
                 raise _Unsure
             self.pos += 2
             return Call(token, self.arguments())  # an undotted name: the common case
+        if token[-1:] == "=" and token[0] in _NAME_START:  # ``[x = 1]``: no expression starts so
+            raise DecodeError(f"invalid syntax: {token!r} where a call should be")
         if _kind(token) == "name" and token not in _KEYWORDS:
             name = self.dotted_name()
             if self.tokens[self.pos] == "(":
@@ -211,17 +221,22 @@ class _Reader:
                     return
             elif token == "":
                 raise DecodeError(f"{open_brackets[-1]!r} was never closed")
-            elif _kind(token) == "never":
-                raise DecodeError(f"invalid syntax: {token!r}")
-            elif _kind(token) == "unknown":
-                raise _Unsure
+            else:
+                kind = _kind(token)
+                if kind == "never":
+                    raise DecodeError(f"invalid syntax: {token!r}")
+                if kind == "unknown":
+                    raise _Unsure
 
     def dotted_name(self) -> str:
         parts = [self.tokens[self.pos]]
         self.pos += 1
         while self.tokens[self.pos] == ".":
             part = self.tokens[self.pos + 1]
-            if _kind(part) != "name" or part in _KEYWORDS:
+            kind = _kind(part)
+            if kind != "name" or part in _KEYWORDS:
+                if kind == "argument":
+                    raise DecodeError(f"invalid syntax: {part!r} where a call should be")  # ``[a.b = 1]``
                 raise _Unsure
             parts.append(part)
             self.pos += 2
@@ -236,11 +251,12 @@ class _Reader:
             if token == ")":
                 self.pos += 1
                 return arguments
-            if tokens[self.pos + 1] == "=" and token[0] in _NAME_START and token[-1] in _WORD:
-                if token in _KEYWORDS:
+            if token[-1] == "=" and token[0] in _NAME_START:  # ``name=``: an argument token
+                name = token[:-1].rstrip()
+                if name in _KEYWORDS:
                     raise _Unsure
-                self.pos += 2
-                arguments[token] = self.value()
+                self.pos += 1
+                arguments[name] = self.value()
                 keywords_seen = True
             else:
                 if keywords_seen:
@@ -295,8 +311,9 @@ class _Reader:
                 self.depth -= 1
         self.pos = pos
         # Every caller has taken a closer that may stand here before asking for a value,
-        # so a closer here (``f(a=)``, ``[1, )``) or the end is an error, as is ``never``.
-        if token == "" or token in _CLOSING or _kind(token) == "never":
+        # so a closer here (``f(a=)``, ``[1, )``) or the end is an error, as is ``never``, and
+        # so is ``name=`` (``f(a=b=1)``): only a call's arguments hold one, read by ``arguments``.
+        if token == "" or token in _CLOSING or _kind(token) in ("never", "argument"):
             raise DecodeError(f"invalid syntax: {token or 'the end'!r} where a value should be")
         raise _Unsure
 
@@ -367,6 +384,7 @@ class _Reader:
         if (
             kind == "number"
             or (kind == "name" and token not in _KEYWORDS)
+            or (kind == "argument" and token[:-1].rstrip() not in _KEYWORDS)
             or (kind == "string" and _kind(self.tokens[self.pos - 1]) != "string")
             or token in _NEVER_AFTER_OPERAND
             or kind == "never"

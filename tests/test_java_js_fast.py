@@ -118,6 +118,65 @@ def test_fast_path_answers_are_bfcls(oracle, language):
     assert len(answered) > 100
 
 
+# An unquoted string of words: one argument's value runs into a second operand on its line,
+# then anything may follow (a fast path answers only where the parser must fail).
+SECOND_OPERANDS = ["y", "World", "x.y", "1", "0x1", "2n", "1e5", '"s"', "'s'", "'open", '"open', "in", "of", "async",
+                   "y => 1", "y\n", "1abc", "_", "$", "a$b", "y.z(1)", "y(", "y)", "y]", "y}", "x y z", "!", "!x",
+                   "!= y", "! = y", ".3", ".3.4", ".x"]
+# Where the broken value stands: an argument, or inside a call, a creation, an array, an object.
+BROKEN_PLACES = ["{}", "{}", "g({})", "a.g(1, {})", "new A({})", "new int[]{{{}}}", "Arrays.asList({}, 2)", "[{}]",
+                 "{{k: {}}}"]
+AFTER_BROKEN = ["", ")", ");", ") x", ", b=1)", " z)", ")\n`t`", " => {", ")*/", "\n)", "`", "/", ")}", "//",
+                " /* */)", "(", ")(", ") {", "}", "]"]
+
+
+def broken_soup(language: str, count: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    texts = []
+    for _ in range(count):
+        arguments = [f"{rng.choice(NAMES)}{rng.choice(['=', ' = '])}{rng.choice(VALUES[language])}"
+                     for _ in range(rng.randint(0, 2))]
+        broken = rng.choice(VALUES[language]) + rng.choice([" ", "\t", "  ", ""]) + rng.choice(SECOND_OPERANDS)
+        arguments.insert(rng.randint(0, len(arguments)), rng.choice(NAMES) + "=" + rng.choice(BROKEN_PLACES).format(broken))
+        text = f"{rng.choice(CALLEES)}({', '.join(arguments)}{rng.choice(AFTER_BROKEN)}"
+        texts.append(rng.choice(["{}", "[{}]", "```\n{}\n```"]).format(text))
+    return texts
+
+
+def joined_soup(language: str, count: int, seed: int) -> list[str]:
+    """Calls joined by commas, then anything."""
+    rng = random.Random(seed)
+    calls = call_soup(language, count, seed)
+    commas = [",", ", ", " ,", ",\n"]
+    return [rng.choice(calls) + rng.choice(commas) + rng.choice(calls + AFTER_BROKEN) for _ in range(count)]
+
+
+@pytest.mark.parametrize("language", ["java", "javascript"])
+def test_fast_path_agrees_on_broken_values(language):
+    assert check_all(language, broken_soup(language, 30000, seed=5)) > 300
+
+
+def test_java_fast_path_agrees_on_joined_calls():
+    assert check_all("java", joined_soup("java", 5000, seed=6)) > 100
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("language", ["java", "javascript"])
+def test_fast_path_failures_are_bfcls(oracle, language):
+    reader = READERS[language][2]
+    answered = []
+    for text in broken_soup(language, 30000, seed=98) + joined_soup(language, 3000, seed=97):
+        try:
+            if reader(bracketed(text)[1:-1]) is None:
+                continue
+        except DecodeError:
+            pass
+        answered.append(text)
+    found = disagreements(oracle, answered, language)
+    assert not found, report(found, len(answered))
+    assert len(answered) > 300
+
+
 def test_short_java_calls_without_semicolon_are_left_to_the_parser():
     # Tree-sitter rejects ``f(a=1)`` but accepts ``f(a=1, b=2)``: that edge is not guessed.
     assert read_java_call("f(a=1)") is None

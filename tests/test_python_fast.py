@@ -121,6 +121,7 @@ def test_fast_path_values_are_bfcls():
 @pytest.mark.parametrize("text", [
     "Sure!", "I cannot help with that.", "None of the functions can be used.", "[f(a=1)] Done.",
     "```python\n[f(a=1)]\n```", "[f(", "[f(a=1]", "[f(a='open)]", "[f(a=1 b=2)]", "x = 1", "I'm sorry",
+    "[a.b = 1]", "[f(a=b=1)]", "[f(), x=1]", "[f(a=[x =1])]", "[f(a=1) b =2]",
 ])
 def test_certain_failures_are_failures(text):
     source = bracketed(text)
