@@ -100,19 +100,25 @@ def test_fast_path_agrees_on_call_soup(language):
     assert check_all(language, call_soup(language, 3000, seed=len(language))) > 100
 
 
-@pytest.mark.oracle
-@pytest.mark.parametrize("language", ["java", "javascript"])
-def test_fast_path_answers_are_bfcls(oracle, language):
-    """Straight to the reference: every soup text the fast path answers decodes as in BFCL."""
+def fast_answered(language: str, texts: list[str]) -> list[str]:
+    """The texts the fast path answers (calls, or a certain failure) instead of leaving to the parser."""
     reader = READERS[language][2]
     answered = []
-    for text in call_soup(language, 3000, seed=99):
+    for text in texts:
         try:
             if reader(bracketed(text)[1:-1]) is None:
                 continue
         except DecodeError:
             pass
         answered.append(text)
+    return answered
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("language", ["java", "javascript"])
+def test_fast_path_answers_are_bfcls(oracle, language):
+    """Straight to the reference: every soup text the fast path answers decodes as in BFCL."""
+    answered = fast_answered(language, call_soup(language, 3000, seed=99))
     found = disagreements(oracle, answered, language)
     assert not found, report(found, len(answered))
     assert len(answered) > 100
@@ -163,15 +169,7 @@ def test_java_fast_path_agrees_on_joined_calls():
 @pytest.mark.oracle
 @pytest.mark.parametrize("language", ["java", "javascript"])
 def test_fast_path_failures_are_bfcls(oracle, language):
-    reader = READERS[language][2]
-    answered = []
-    for text in broken_soup(language, 30000, seed=98) + joined_soup(language, 3000, seed=97):
-        try:
-            if reader(bracketed(text)[1:-1]) is None:
-                continue
-        except DecodeError:
-            pass
-        answered.append(text)
+    answered = fast_answered(language, broken_soup(language, 30000, seed=98) + joined_soup(language, 3000, seed=97))
     found = disagreements(oracle, answered, language)
     assert not found, report(found, len(answered))
     assert len(answered) > 300
