@@ -45,6 +45,7 @@ from algos.tiny import BUNDLED_EVAL, TINY_TRAIN, bundled_train_split
 from algos.trainer import PPOSettings, PPOTrainer, make_optimizers
 from algos.warmup import ground_truth_examples, supervised_steps, value_regression_steps
 from fcenv.bundled import resolve as resolve_bundled
+from fcenv.sources.resolve import test_set_warnings
 
 HEADLINE = "heldout_greedy/accuracy"
 
@@ -151,6 +152,8 @@ class Runner:
     # ---- set-up -------------------------------------------------------------------------
     def _set_up_data(self) -> None:
         c = self.config
+        for warning in test_set_warnings(c.dataset_path):
+            self.log(f"warning: {warning}")
         bundled = bundled_train_split(c.dataset_path)
         self.train_path = resolve_bundled(c.dataset_path) if c.dataset_path else TINY_TRAIN
         eval_path = resolve_bundled(c.eval_dataset_path) if c.eval_dataset_path else (BUNDLED_EVAL[bundled] if bundled else None)

@@ -21,9 +21,9 @@ import gymnasium as gym
 from gymnasium.error import ResetNeeded
 
 from checkers import CheckResult, get_checker
-from fcenv.bundled import resolve as resolve_bundled
 from fcenv.data import load_tasks
 from fcenv.episode import EpisodeSettings, SingleTurnEpisode, StepOutcome, calls_info
+from fcenv.sources.resolve import resolve_dataset
 from fcenv.prompts import BFCL_SYSTEM_PROMPT, Renderer, get_renderer
 from fcenv.rewards import PROCESS_SHARE, RewardFn, get_reward_fn, pays_per_step, pays_per_turn
 from fcenv.spaces import UnicodeText
@@ -42,7 +42,7 @@ def _load_cached(path: Path, answers: str | None, stamp: tuple[int, int]) -> tup
 
 def _load(path: Path, answers: str | Path | None) -> list[Task]:
     """Tasks are immutable, so the sub-environments of a vector env share one parsed copy."""
-    path = resolve_bundled(path).resolve()
+    path = resolve_dataset(path).resolve()
     stat = path.stat() if path.exists() else None
     if stat is None:
         return load_tasks(path, answers=answers)  # raises the loader's clear error
