@@ -70,7 +70,10 @@ class FunctionCallingEnv(gym.Env[str, str]):
 
     Args:
         dataset_path: a BFCL question file (JSON Lines; answers in ``possible_answer/`` beside
-            it) or one JSON file in the prior implementation's format.
+            it) or one JSON file in the prior implementation's format; or a training set in
+            another format (JSON Lines, JSON, Parquet or a ``datasets`` save_to_disk folder),
+            converted on first use, or several mixed, ``"a.jsonl:2,b.parquet:1"``
+            (``fcenv.sources``).
         tasks: already-loaded tasks, instead of ``dataset_path``.
         answers_path: the possible-answer file, when it is not in BFCL's layout.
         handler: the decoder's registered name for every task; None picks BFCL's decoder

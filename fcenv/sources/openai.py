@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from fcenv.sources import Dialogue, RecordError, Turn, register_format
-from fcenv.sources.parsing import call_of, json_field, read_data, tool_docs
+from fcenv.sources.parsing import MAX_TURN, call_of, json_field, read_data, tool_docs
 
 _ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant", "tool": "tool",
           "function": "tool", "ipython": "tool"}
@@ -24,6 +24,8 @@ def _text(content: Any, field: str) -> str:
     if content is None:
         return ""
     if isinstance(content, str):
+        if len(content) > MAX_TURN:
+            raise RecordError(field, f"{len(content)} characters: too long to read")
         return content
     if isinstance(content, list):
         return "".join(part.get("text") or "" for part in content if isinstance(part, dict))

@@ -14,6 +14,7 @@ from typing import Any
 from fcenv.sources import Call, RecordError
 
 MAX_TEXT = 1 << 20  # one record's tool list or call: far beyond any real one
+MAX_TURN = 1 << 22  # one message, or glaive's whole transcript
 
 
 def read_data(text: str, field: str, what: str = "JSON") -> Any:
@@ -48,6 +49,8 @@ def text_field(record: dict[str, Any], key: str) -> str:
     value = record.get(key)
     if not isinstance(value, str):
         raise RecordError(key, "missing" if value is None else f"must be a string, not {type(value).__name__}")
+    if len(value) > MAX_TURN:
+        raise RecordError(key, f"{len(value)} characters: too long to read")
     return value
 
 
@@ -141,6 +144,8 @@ def conversation(record: dict[str, Any], key: str = "conversations") -> list[dic
             raise RecordError(f"{key}[{index}]", "a turn must be an object with 'from' and 'value'")
         if not isinstance(turn.get("value"), str):
             raise RecordError(f"{key}[{index}].value", "must be a string")
+        if len(turn["value"]) > MAX_TURN:
+            raise RecordError(f"{key}[{index}].value", f"{len(turn['value'])} characters: too long to read")
     return turns
 
 
