@@ -27,6 +27,7 @@ import re
 from typing import Any
 
 from fcenv.sources import Call, RecordError
+from fcenv.sources.parsing import tool_docs
 
 _TYPES = {"string": "string", "str": "string", "text": "string", "char": "string", "integer": "integer",
           "int": "integer", "long": "integer", "number": "float", "float": "float", "double": "float",
@@ -109,6 +110,7 @@ class Docs:
     """A dialogue's tools as BFCL docs, with the names rewritten for Python calls."""
 
     def __init__(self, tools: list[dict[str, Any]], field: str):
+        tools = tool_docs(tools, field)  # a reader of someone else's may hand OpenAI's wrapped tools
         self.docs: list[dict[str, Any]] = []
         self.names: dict[str, str] = {}  # name as the source writes it -> name in the docs
         self.params: dict[str, dict[str, str]] = {}  # doc name -> {parameter as written -> in the doc}
