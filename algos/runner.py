@@ -44,8 +44,7 @@ from algos.stats import explained_variance, explained_variance_sums, means, roll
 from algos.tiny import BUNDLED_EVAL, TINY_TRAIN, bundled_train_split
 from algos.trainer import PPOSettings, PPOTrainer, make_optimizers
 from algos.warmup import ground_truth_examples, supervised_steps, value_regression_steps
-from fcenv.bundled import resolve as resolve_bundled
-from fcenv.sources.resolve import test_set_warnings
+from fcenv.sources.resolve import resolve_dataset, test_set_warnings
 
 HEADLINE = "heldout_greedy/accuracy"
 
@@ -155,8 +154,9 @@ class Runner:
         for warning in test_set_warnings(c.dataset_path):
             self.log(f"warning: {warning}")
         bundled = bundled_train_split(c.dataset_path)
-        self.train_path = resolve_bundled(c.dataset_path) if c.dataset_path else TINY_TRAIN
-        eval_path = resolve_bundled(c.eval_dataset_path) if c.eval_dataset_path else (BUNDLED_EVAL[bundled] if bundled else None)
+        # A source in another format, or a mix, is its converted BFCL file (fcenv.sources).
+        self.train_path = resolve_dataset(c.dataset_path) if c.dataset_path else TINY_TRAIN
+        eval_path = resolve_dataset(c.eval_dataset_path) if c.eval_dataset_path else (BUNDLED_EVAL[bundled] if bundled else None)
         self.envs = [self._make_env(self.train_path) for _ in range(c.n_rollout_threads)]
         count = len(self.envs[0].unwrapped.tasks)
         if eval_path is not None:
