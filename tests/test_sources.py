@@ -10,6 +10,7 @@ field and left out.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -318,3 +319,23 @@ def test_the_xlam_like_generator_converts_to_the_tiny_functions(tmp_path):
         for doc in task.functions:
             assert {p: s["type"] for p, s in doc["parameters"]["properties"].items()} == \
                 {p: s["type"] for p, s in bundled[doc["name"]].items()}
+
+
+def test_the_trainer_takes_a_source_mixed_with_a_bfcl_test_file_and_warns(tiny_model, bfcl_dir, tmp_path):
+    """`--dataset_path` takes a mix of a source and a BFCL file; the run trains on the mix's
+    converted file (named after it), and says that a part of it is BFCL's test set."""
+    from tests.test_train_cli import SCRIPT, tiny_flags
+
+    source = write_jsonl(tmp_path / "xlam.jsonl", XLAM)
+    test_file = bfcl_dir / "BFCL_v4_simple_python.json"
+    home = tmp_path / "home"  # the conversion cache of the run's own user
+    proc = subprocess.run([sys.executable, str(SCRIPT), *tiny_flags(tiny_model, tmp_path / "results"),
+                           "--dataset_path", f"{source}:1,{test_file}:1", "--num_env_steps", "2", "--eval_interval", "0"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600, env={**os.environ, "HOME": str(home)})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert f"warning: {test_file} is BFCL's test set (simple_python)" in proc.stdout
+    (args_file,) = (tmp_path / "results").glob(f"default/{tiny_model.name}/mix/TPPO/run1/args.json")
+    train_path = Path(json.loads(args_file.read_text())["resolved"]["train_path"])
+    assert train_path.name == "mix.json" and train_path.is_relative_to(home / ".cache" / "fcenv" / "sources")
+    categories = {t.category for t in load_tasks(train_path)}
+    assert {"xlam_parallel", "xlam_parallel_multiple", "simple_python"} == categories
