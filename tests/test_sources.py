@@ -134,6 +134,29 @@ def test_schema_types_and_optional_parameters_judge_as_the_source_means(tmp_path
         assert verdict(env, "openai_simple_0", text)[0] is valid, text
 
 
+def test_names_a_python_call_cannot_hold_are_rewritten_alike_in_docs_and_answers(tmp_path):
+    tool = {"name": "flights-search", "parameters": {"type": "object", "properties": {
+        "from": {"type": "string"}, "$filter": {"type": "string"}}, "required": ["from"]}}
+    record = {"messages": [{"role": "user", "content": "Flights from Oslo, direct only."},
+                           {"role": "assistant", "tool_calls": [{"type": "function", "function": {
+                               "name": "flights-search", "arguments": {"from": "Oslo", "$filter": "direct"}}}]}],
+              "tools": [tool]}
+    env = gym.make(fcenv.ENV_ID, dataset_path=str(write_jsonl(tmp_path / "n.jsonl", [record])), reward="bfcl")
+    (task,) = env.unwrapped.tasks
+    assert task.functions[0]["name"] == "flights_search"
+    assert list(task.functions[0]["parameters"]["properties"]) == ["from_", "_filter"]
+    assert verdict(env, task.id, "[flights_search(from_='Oslo', _filter='direct')]") == (True, 1.0)
+    assert not verdict(env, task.id, "[flights_search(from_='Oslo')]")[0]
+
+
+def test_steps_calls_keeps_only_the_steps_that_call(tmp_path):
+    source = write_jsonl(tmp_path / "g.jsonl", FORMATS["glaive"][0])
+    conversion = convert_source(str(source), steps="calls")
+    assert [e["id"] for e in conversion.entries] == ["glaive_simple_0", "glaive_simple_1"]
+    proc = run("data", "convert", str(source), "--out", str(tmp_path / "out"), "--steps", "calls")
+    assert proc.returncode == 0 and "2 records -> 2 tasks (simple 2)" in proc.stdout, proc.stderr
+
+
 def test_replayed_history_shows_each_mode_its_own_form(tmp_path):
     """A later step's question holds the earlier calls and the recorded results: as prompting
     text in BFCL's prompting mode, as tool_calls with ids in FC mode."""
