@@ -57,7 +57,7 @@ def tiny_model(tmp_path_factory) -> Path:
     """The folder of the tests' tiny model (tests/tiny_test_model.py), built once per session."""
     import torch
 
-    from algos.tiny import build_tiny
+    from algos.tiny.build import build_tiny
     from tests.tiny_test_model import TEST_SPEC
 
     torch.set_num_threads(1)  # as the trainer runs; two test workers on two cores would oversubscribe

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("peft")
-from algos.loading import load_tokenizer
-from algos.rollout import ContextTooLong, TextCodec
-from algos.tiny import TINY_SYSTEM_PROMPT, chat_renderer
+from algos.model.loading import load_tokenizer
+from algos.rollout.codec import ContextTooLong, TextCodec
+from algos.tiny.build import TINY_SYSTEM_PROMPT, chat_renderer
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -7,9 +7,9 @@ import pytest
 import torch
 
 pytest.importorskip("trl")
-from algos.loading import load_tokenizer
-from algos.tiny import MULTI_TURN_TRAIN, TINY_SYSTEM_PROMPT, TINY_TRAIN
-from algos.warmup import answer_text
+from algos.model.loading import load_tokenizer
+from algos.model.warmup import answer_text
+from algos.tiny.build import MULTI_TURN_TRAIN, TINY_SYSTEM_PROMPT, TINY_TRAIN
 from fcenv.trl import VerdictReward, prompt_dataset
 
 

@@ -26,8 +26,10 @@ from dataclasses import dataclass
 import gymnasium as gym
 import torch
 
-from algos.policy import Policy
-from algos.rollout import ActionRecord, EpisodeRecord, Rollout, TextCodec, chat_of, take_action
+from algos.rollout.codec import TextCodec, chat_of
+from algos.rollout.engine import Engine
+from algos.rollout.play import take_action
+from algos.rollout.records import ActionRecord, EpisodeRecord, Rollout
 
 
 @dataclass(frozen=True)
@@ -48,7 +50,7 @@ class _Chain:
 
 def play_branching(
     envs: Sequence[gym.Env],
-    policy: Policy,
+    engine: Engine,
     codec: TextCodec,
     task_of_group: Callable[[int], int],
     group_size: int,
@@ -93,11 +95,10 @@ def play_branching(
         snapshots = {t: envs[t].unwrapped.snapshot() for t in live if chains[t].after_tool_results}
         encoded = [codec.encode_counted(chains[t].observation, chains[t].chat, chains[t].episode.task_id)
                    for t in live]
-        sampled, logps, entropies = policy.sample_with_entropy([tokens for tokens, _ in encoded], max_new_tokens,
-                                                               generator=generator,
-                                                               entropy_tokens=settings.entropy_tokens)
+        samples = engine.sample([tokens for tokens, _ in encoded], max_new_tokens, generator=generator,
+                                entropy_tokens=settings.entropy_tokens)
         draws = torch.rand(len(live), generator=generator).tolist()
-        for thread, entropy, draw in zip(live, entropies, draws):
+        for thread, entropy, draw in zip(live, samples.entropies, draws):
             chain = chains[thread]
             if chain.first_entropy is None:
                 chain.first_entropy = entropy
@@ -114,9 +115,10 @@ def play_branching(
                 chains[free] = _Chain(shared, observation, chat_of(info), chain.first_entropy)
                 used[free] = True
                 branches += 1
-        for thread, (context, cut), action, logp in zip(live, encoded, sampled, logps):
+        for thread, (context, cut), action, logp in zip(live, encoded, samples.actions, samples.logprobs):
             chain = chains[thread]
-            step = take_action(envs[thread], thread, chain.episode, actions, policy, codec, context, cut, action, logp)
+            step = take_action(envs[thread], thread, chain.episode, actions, engine.stop_ids, codec, context, cut,
+                               action, logp)
             chain.observation, chain.chat = step.observation, chat_of(step.info)
             chain.after_tool_results = step.after_tool_results
             if step.done:
