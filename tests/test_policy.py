@@ -159,7 +159,10 @@ def test_a_prompt_repeated_in_the_batch_samples_as_if_alone():
     alone, alone_logps = sampled(policy, [a, b, c, longest + [5]], 8, greedy=True)
     grouped, grouped_logps = sampled(policy, [a, a, b, b, c, longest + [5], a], 8, greedy=True)
     assert grouped == [alone[0], alone[0], alone[1], alone[1], alone[2], alone[3], alone[0]]
-    assert grouped_logps[1] == alone_logps[0] and grouped_logps[6] == alone_logps[0]
+    # The same values up to float rounding: rows batched differently may take other kernel paths
+    # (seen on AVX-512 CPUs, where equality failed in the 7th digit).
+    for row in (0, 1, 6):
+        torch.testing.assert_close(torch.tensor(grouped_logps[row]), torch.tensor(alone_logps[0]), atol=1e-6, rtol=1e-6)
     # sampled: every copy of a prompt draws its own answer from the same distribution
     drawn, logps = sampled(policy, [a] * 6, 8, generator=torch.Generator().manual_seed(3))
     batch = pack([a] * 6, drawn, PAD)
@@ -184,7 +187,7 @@ def test_samples_follow_the_tempered_distribution_exactly():
 
 
 def test_each_token_is_drawn_with_its_probability_and_never_one_of_probability_zero():
-    from algos.model.policy import _draw
+    from algos.rollout.hf import _draw
 
     probs = torch.tensor([0.0, 0.5, 1e-3, 0.0, 0.25, 0.249, 0.0])
     draws = 200_000
