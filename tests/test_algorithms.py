@@ -43,7 +43,7 @@ def test_presets_are_choices_and_unknown_names_are_refused():
 @pytest.mark.parametrize("flags, message", [
     (["--advantage_estimator", "vtrace"], "--advantage_estimator"),
     (["--ratio_level", "sequence"], "--ratio_level"),
-    (["--loss_aggregation", "median"], "unknown loss aggregation"),
+    (["--loss_aggregation", "median"], "--loss_aggregation"),
     (["--algorithm_name", "GRPO"], "--group_size must be 2 or more"),
     (["--algorithm_name", "GRPO", "--group_size", "3", "--n_rollout_threads", "8"], "multiple of --group_size"),
 ])
