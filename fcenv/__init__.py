@@ -2,6 +2,13 @@
 
 Importing the package registers ``fcenv/FunctionCalling-v0``; the environment module itself
 is only imported when an environment is made.
+
+Modules: ``data`` (BFCL files to ``tasks``, checked at load), ``env`` (``FunctionCallingEnv``),
+``episode`` (single-turn episodes; multi-turn ones in ``multi_turn/``), ``prompts`` (BFCL's
+prompting prompt and the renderers), ``tool_formats`` (FC mode), ``rewards``, ``spaces`` (the
+text spaces), ``backends/`` (the tool classes), ``evaluate`` and ``cli`` (``fcenv evaluate``,
+``fcenv data``), ``bfcl_data`` (BFCL's data from the bfcl-eval wheel), ``bundled/`` (the tiny
+datasets) and ``trl`` (tasks and verdicts for TRL's trainers).
 """
 
 from gymnasium.envs.registration import register, registry
