@@ -110,7 +110,7 @@ async def agent_loop_report(config, model, tokenizer) -> dict:
 
     tasks = load_tasks(resolve("multi_turn_train"))
     two_turns = [i for i, t in enumerate(tasks) if len(t.ground_truth) == 2][:3]
-    rows = dataset_rows("multi_turn_train", indices=two_turns, system_prompt="Answer with function calls.")
+    rows = dataset_rows("multi_turn_train", indices=two_turns)  # the prompt agent_loops.yaml plays
     params = {"temperature": 1.0, "top_p": 1.0, "top_k": -1}
     report = {"rows": rows, "sampled": [], "replayed": []}
     server = TransformersServer(model, tokenizer)
