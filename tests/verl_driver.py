@@ -81,8 +81,7 @@ def make_loop(config, server, tokenizer, name):
     """The agent loop, instantiated from the agent-loop file as verl's AgentLoopWorker does."""
     import hydra
     from omegaconf import OmegaConf
-    from verl.experimental.agent_loop.agent_loop import DictConfigWrap
-    from verl.tools.tool_registry import ToolListWrap
+    from verl.experimental.agent_loop.agent_loop import DictConfigWrap, ToolListWrap
     from verl.utils.dataset.rl_dataset import RLHFDataset
 
     path = ROOT / config.actor_rollout_ref.rollout.agent.agent_loop_config_path
