@@ -8,7 +8,8 @@ Modules: ``data`` (BFCL files to ``tasks``, checked at load), ``env`` (``Functio
 prompting prompt and the renderers), ``tool_formats`` (FC mode), ``rewards``, ``spaces`` (the
 text spaces), ``backends/`` (the tool classes), ``evaluate`` and ``cli`` (``fcenv evaluate``,
 ``fcenv data``), ``bfcl_data`` (BFCL's data from the bfcl-eval wheel), ``bundled/`` (the tiny
-datasets) and ``trl`` (tasks and verdicts for TRL's trainers).
+datasets); the doors into other trainers, ``trl`` (TRL), ``skyrl`` (SkyRL-gym) and ``verl``,
+over ``doors/`` (an episode as messages, tools and ``step(text)``, and as tokens).
 """
 
 from gymnasium.envs.registration import register, registry

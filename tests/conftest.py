@@ -19,6 +19,16 @@ def pytest_addoption(parser):
         help="fail, rather than skip, the parity tests when the oracle venv is missing (CI)",
     )
     parser.addoption(
+        "--verl-python",
+        default=str(ROOT / ".verl-venv" / "bin" / "python"),
+        help="interpreter of the venv holding verl and this package (fcenv.verl's tests run in it)",
+    )
+    parser.addoption(
+        "--require-verl",
+        action="store_true",
+        help="fail, rather than skip, fcenv.verl's tests when the verl venv is missing (CI)",
+    )
+    parser.addoption(
         "--bfcl-dir",
         default=None,
         help="folder with BFCL's data (default: ../shared/bfcl, else datasets/bfcl, else ~/.cache/fcenv/bfcl)",
@@ -50,6 +60,17 @@ def oracle(request):
             pytest.fail(message)
         pytest.skip(message)
     return Oracle(python)
+
+
+@pytest.fixture(scope="session")
+def verl_python(request) -> Path:
+    python = Path(request.config.getoption("--verl-python"))
+    if not python.exists():
+        message = f"verl venv not found at {python}; run `make verl`"
+        if request.config.getoption("--require-verl"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return python
 
 
 @pytest.fixture(scope="session")
