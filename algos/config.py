@@ -54,6 +54,12 @@ def reward_names() -> list[str]:
     return sorted({*REWARDS.names(), *GROUP_REWARDS.names()})
 
 
+def engine_names() -> list[str]:
+    from algos.rollout.engine import ENGINES
+
+    return ENGINES.names()
+
+
 def tool_format_names() -> list[str]:
     from fcenv.tool_formats import TOOL_FORMATS
 
@@ -131,6 +137,9 @@ class TrainConfig:
     max_new_tokens: int = _flag(48, "most tokens of one action")
     temperature: float = _flag(1.0, "sampling temperature, also used for every log-prob")
     # --- rollout -----------------------------------------------------------------------
+    rollout_engine: str = _flag("hf", "what samples the rollouts ({choices}): 'hf' in this process with the "
+                                      "policy's modules, 'vllm' in a vLLM engine of its own (`make vllm` installs "
+                                      "it), synced with the actor after every update", choices=engine_names)
     n_rollout_threads: int = _flag(32, "environments stepped in parallel (per process)")
     episode_length: int = _flag(1, "actions per environment per iteration (episodes always finish)")
     group_size: int = _flag(1, "episodes of the same task per group, played side by side (GRPO and RLOO "

@@ -103,9 +103,9 @@ def ground_truth_texts(task) -> list[str]:
 
 
 async def agent_loop_report(config, model, tokenizer) -> dict:
-    from fcenv.verl import dataset_rows
-    from fcenv.data import load_tasks
     from fcenv.bundled import resolve
+    from fcenv.data import load_tasks
+    from fcenv.verl import dataset_rows
 
     tasks = load_tasks(resolve("multi_turn_train"))
     two_turns = [i for i, t in enumerate(tasks) if len(t.ground_truth) == 2][:3]

@@ -53,10 +53,12 @@ class TextCodec:
         tools = getattr(messages, "tools", None)
         return self.render(list(messages)) if tools is None else self.render(list(messages), tools)
 
-    def tokens(self, text: str) -> list[int]:
+    def tokens(self, text: str, allow_empty: bool = False) -> list[int]:
         # The renderer already wrote any special tokens (chat template), so none are added.
-        ids = self.tokenizer(text, add_special_tokens=False).input_ids
-        return ids or [self.tokenizer.eos_token_id]  # an empty observation still needs one position
+        ids = self.tokenizer(text, add_special_tokens=False).input_ids if text else []
+        if ids or allow_empty:
+            return ids
+        return [self.tokenizer.eos_token_id]  # an empty observation still needs one position
 
     def encode(self, observation: str, messages: Sequence[dict] | None = None) -> list[int]:
         return self.encode_counted(observation, messages)[0]
@@ -102,6 +104,26 @@ class TextCodec:
                 f"{' with the tools' if tools is not None and not head else ''} and the whole chat {len(ids)}; "
                 f"raise --context_window or use a shorter {'--system_prompt' if tools is None else 'set of tools'}")
         return best, True
+
+    def follow(self, context: list[int], cut: bool, action: Sequence[int], observation: str, next_observation: str,
+               messages: Sequence[dict] | None = None, entry: str = "") -> tuple[list[int], bool]:
+        """The context of the step after ``action``, taken in ``context`` (the tokens of
+        ``observation``, ``cut`` if the chat was cut to fit): (tokens, whether cut).
+
+        Token ids stay ids: when the env's next chat shows the action as the model wrote it (the
+        next observation opens with the observation and the action's text, its end-of-turn token
+        included), the next context is ``context``, the action's ids as sampled, then the tokens
+        of what the env added after them (the end of the message, tool results, the next prompt).
+        Decoding the action and encoding it again could give other ids for the same text, so the
+        model would be trained on a context it never produced. Where the env shows the action
+        otherwise (FC mode renders the calls in the template's own form, as at inference) or the
+        chat no longer fits, the next chat is encoded whole, cut from the middle if need be."""
+        written = observation + self.tokenizer.decode(list(action), skip_special_tokens=False)
+        if not cut and next_observation.startswith(written):
+            tokens = list(context) + list(action) + self.tokens(next_observation[len(written):], allow_empty=True)
+            if len(tokens) <= self.context_limit:
+                return tokens, False
+        return self.encode_counted(next_observation, messages, entry)
 
     def decode(self, action: Sequence[int]) -> str:
         return self.tokenizer.decode(list(action), skip_special_tokens=True)

@@ -13,13 +13,15 @@ equal the trainer's scoring pass up to float rounding, so that PPO may take them
 log-probs.
 
 Built in: ``hf`` (``algos.rollout.hf``, in the training process; the default). A new engine is
-a class taking the policy and the run's settings, registered with ``@register_engine(name)``.
+a class ``Engine(policy, settings: EngineSettings)`` registered with ``@register_engine(name)``
+(or under the ``fcenv.rollout_engines`` entry-point group); ``--rollout_engine`` then takes it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Protocol
 
 import torch
@@ -44,6 +46,23 @@ class Engine(Protocol):
 
     def sync(self, policy) -> None: ...
 
+    def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class EngineSettings:
+    """What an engine needs besides the policy: an engine in another process loads the base
+    model from its folder and sizes its cache for the context window."""
+
+    model_path: Path
+    context_window: int
+    seed: int = 0
+
 
 ENGINES: Registry[type] = Registry("rollout engine", "algos.rollout", ("hf",), "fcenv.rollout_engines")
 register_engine = ENGINES.register
+
+
+def make_engine(name: str, policy, settings: EngineSettings) -> Engine:
+    """The registered engine ``name`` sampling with ``policy``'s actor."""
+    return ENGINES.get(name)(policy, settings)

@@ -17,20 +17,23 @@ from peft.tuners.lora import LoraLayer
 
 from algos.model.batching import pack
 from algos.model.policy import ACTOR, Policy, run_once_per_context, shared_contexts
-from algos.rollout.engine import Samples, register_engine
+from algos.rollout.engine import EngineSettings, Samples, register_engine
 
 
 @register_engine("hf")
 class HFEngine:
     """Samples with ``policy`` (the actor adapter) in this process."""
 
-    def __init__(self, policy: Policy):
+    def __init__(self, policy: Policy, settings: EngineSettings | None = None):
         self.policy = policy
         self.stop_ids = policy.stop_ids
         self.exact_logprobs = policy.samples_exactly
 
     def sync(self, policy: Policy) -> None:
         """Nothing to do: sampling reads the policy's adapters as they are."""
+
+    def close(self) -> None:
+        """Nothing to release."""
 
     @torch.no_grad()
     def sample(

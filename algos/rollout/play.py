@@ -46,7 +46,7 @@ def play(
     episodes: list[EpisodeRecord] = []
     current: list[EpisodeRecord | None] = [None] * len(envs)
     observations: list[str | None] = [None] * len(envs)
-    chats: list[list[dict] | None] = [None] * len(envs)
+    encoded: list[tuple[list[int], bool] | None] = [None] * len(envs)  # each thread's next context, cut or not
     taken = [0] * len(envs)
     stopped = [False] * len(envs)
     while True:
@@ -65,18 +65,17 @@ def play(
             if snapshot is not None:
                 observation, info = env.unwrapped.restore(snapshot)
             current[thread] = EpisodeRecord(task_index=int(index), task_id=str(info.get("id", index)))
-            observations[thread], chats[thread] = observation, chat_of(info)
+            observations[thread] = observation
+            encoded[thread] = codec.encode_counted(observation, chat_of(info), current[thread].task_id)
         live = [t for t in range(len(envs)) if current[t] is not None]
         if not live:
             break
-        encoded = [codec.encode_counted(observations[t], chats[t], current[t].task_id) for t in live]
-        contexts = [tokens for tokens, _ in encoded]
-        samples = engine.sample(contexts, max_new_tokens, generator=generator, greedy=greedy)
-        for thread, (context, cut), action, logp in zip(live, encoded, samples.actions, samples.logprobs):
-            step = take_action(envs[thread], thread, current[thread], actions, engine.stop_ids, codec, context, cut,
-                               action, logp)
+        samples = engine.sample([encoded[t][0] for t in live], max_new_tokens, generator=generator, greedy=greedy)
+        for thread, action, logp in zip(live, samples.actions, samples.logprobs):
+            step = take_action(envs[thread], thread, current[thread], actions, engine.stop_ids, codec,
+                               observations[thread], *encoded[thread], action, logp)
             taken[thread] += 1
-            observations[thread], chats[thread] = step.observation, chat_of(step.info)
+            observations[thread], encoded[thread] = step.observation, step.context
             if step.done:
                 episodes.append(current[thread])
                 current[thread] = None
@@ -88,6 +87,7 @@ class Step:
     observation: str
     info: dict[str, Any]
     done: bool
+    context: tuple[list[int], bool] | None = None  # the next action's context (tokens, cut), unless terminated
 
     @property
     def after_tool_results(self) -> bool:
@@ -96,21 +96,26 @@ class Step:
 
 
 def take_action(env: gym.Env, thread: int, episode: EpisodeRecord, actions: list[ActionRecord],
-                stop_ids: Sequence[int], codec: TextCodec, context: list[int], cut: bool, action: list[int], logp: list[float]) -> Step:
-    """Step ``env`` with a sampled action, append its record to ``actions`` and ``episode``, and
-    close the episode when it ended (the bootstrap context when the env cut it short)."""
+                stop_ids: Sequence[int], codec: TextCodec, observation: str, context: list[int], cut: bool,
+                action: list[int], logp: list[float]) -> Step:
+    """Step ``env`` with an action sampled in ``context`` (the tokens of ``observation``), append
+    its record to ``actions`` and ``episode``, and build the next context (``TextCodec.follow``);
+    close the episode when it ended (the next context is its bootstrap when the env cut it short)."""
     text = codec.decode(action)
-    observation, reward, terminated, truncated, info = env.step(text)
+    following, reward, terminated, truncated, info = env.step(text)
     episode.action_indices.append(len(actions))
     actions.append(ActionRecord(thread=thread, context=context, action=action, sample_logprobs=logp, text=text,
                                 reward=float(reward), info=_summary(info),
                                 hit_length_limit=not action or action[-1] not in stop_ids,
                                 turn=int(info.get("turn", 0)), context_cut=cut))
-    if terminated or truncated:
+    step = Step(following, info, bool(terminated or truncated))
+    if not terminated:
+        step.context = codec.follow(context, cut, action, observation, following, chat_of(info), episode.task_id)
+    if step.done:
         episode.terminated = bool(terminated)
         if not terminated:
-            episode.bootstrap_context = codec.encode(observation, chat_of(info))
-    return Step(observation, info, bool(terminated or truncated))
+            episode.bootstrap_context = step.context[0]
+    return step
 
 
 def _summary(info: dict[str, Any]) -> dict[str, Any]:

@@ -23,13 +23,13 @@ from algos.config import TrainConfig
 from algos.model.loading import load_model
 from algos.model.policy import LoraSettings, Policy
 from algos.ppo.algorithms import resolve
-from algos.ppo.buffer import bootstrap_values, compute_advantages, score_rollout
+from algos.ppo.buffer import bootstrap_values, compute_advantages, engine_logprob_gap, score_rollout
 from algos.ppo.update import PPOSettings, PPOTrainer, make_optimizers
 from algos.process_rewards import prefix_value_examples
 from algos.rollout.branching import BranchingSettings, play_branching
 from algos.rollout.codec import TextCodec
+from algos.rollout.engine import EngineSettings, make_engine
 from algos.rollout.groups import GROUP_REWARDS, informative_groups
-from algos.rollout.hf import HFEngine
 from algos.rollout.play import play
 from algos.rollout.records import Rollout
 from algos.store import checkpoint as ckpt
@@ -70,7 +70,6 @@ class Runner:
                                                      target_modules=list(c.lora_target_modules)),
                              temperature=c.temperature, gradient_checkpointing=c.gradient_checkpointing,
                              critic_fraction=c.critic_fraction).to(device)
-        self.engine = HFEngine(self.policy)
 
         # The data and the envs; every task's first context must fit the window.
         self.envs = [self.make_env(setup.train_path(c)) for _ in range(c.n_rollout_threads)]
@@ -80,6 +79,10 @@ class Runner:
         self.codec = TextCodec(self.loaded.tokenizer, self.context_window - c.max_new_tokens,
                                render=self.envs[0].unwrapped.renderer)
         setup.check_prompts(c, self.loaded, self.codec, self.data, self.make_env)
+
+        # The rollout engine, sampling with the actor.
+        self.engine = make_engine(c.rollout_engine, self.policy,
+                                  EngineSettings(Path(self.loaded.path), self.context_window, c.seed))
 
         # The update.
         self.actor_optimizer, self.critic_optimizer = make_optimizers(self.policy, c.lr, c.critic_lr)
@@ -152,6 +155,7 @@ class Runner:
         bar.close()
         if self.writer is not None:
             self.writer.close()
+        self.engine.close()
         self._report_start_to_end()
         return self.run_dir
 
@@ -178,7 +182,7 @@ class Runner:
             chunk = max(1, math.ceil(len(trained.actions) / (c.num_mini_batch * c.gradient_cp_steps)))
             buffer = score_rollout(self.policy, trained, c.micro_batch_tokens, c.num_mini_batch * c.gradient_cp_steps,
                                    with_reference=c.kl_coef != 0, group_size=c.group_size,
-                                   old_from=self._old_logprobs_from())
+                                   old_from=self._old_logprobs_from(), sampling_exact=self.engine.exact_logprobs)
             last_values = bootstrap_values(self.policy, trained, chunk)
             compute_advantages(buffer, trained, last_values, self.algorithm.estimator, c.gamma, c.gae_lambda)
             sums.update(explained_variance_sums(buffer))
@@ -186,6 +190,8 @@ class Runner:
         update_started = time.perf_counter()
         if trained.actions:
             update = self.trainer.update(buffer, self.rng, train_actor=self.iteration >= c.critic_warmup_iters)
+            if self._old_logprobs_from() != "sampling" or not self.engine.exact_logprobs:
+                sums.update(engine_logprob_gap(buffer, trained))  # the trainer's own old log-probs
             self.engine.sync(self.policy)
         finished = time.perf_counter()
 
