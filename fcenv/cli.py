@@ -19,6 +19,9 @@ from importlib.metadata import entry_points
 from pathlib import Path
 
 from fcenv.data import DatasetError
+from fcenv.rewards import REWARDS
+from fcenv.tool_formats import available_tool_formats
+from handlers import available_handlers
 
 
 class UsageError(Exception):
@@ -102,10 +105,13 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--out", required=True, help="where to write one verdict per result line (all files, in order)")
     ev.add_argument("--answers", help="possible-answer file, if not at possible_answer/<name> beside --data")
     ev.add_argument("--compat", choices=["bfcl"], help="decode exactly as BFCL does, for BFCL's verdicts")
-    ev.add_argument("--handler", help="decoder to use for every entry (see handlers.available_handlers())")
-    ev.add_argument("--tool_format", choices=["hermes", "llama_json", "mistral"],
-                    help="answers of a native tool-calling model (BFCL's FC mode), in this family's format")
-    ev.add_argument("--reward", choices=["bfcl", "shaped"], default="bfcl", help="reward written with each verdict")
+    ev.add_argument("--handler", metavar="DECODER", help="decoder to use for every entry: "
+                    + ", ".join(available_handlers()))
+    ev.add_argument("--tool_format", choices=available_tool_formats(), metavar="FORMAT",
+                    help="answers of a native tool-calling model (BFCL's FC mode), in this family's format: "
+                         + ", ".join(available_tool_formats()))
+    ev.add_argument("--reward", choices=REWARDS.names(), default="bfcl", metavar="REWARD",
+                    help="reward written with each verdict: " + ", ".join(REWARDS.names()))
     ev.set_defaults(command_fn=_evaluate)
 
     data = commands.add_parser("data", help="fetch BFCL's data; convert training sets to fcenv tasks and check them")

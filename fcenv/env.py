@@ -81,9 +81,12 @@ class FunctionCallingEnv(gym.Env[str, str]):
         checker: a registered checker name or a callable ``(task, decoded) -> CheckResult``
             for every task; None picks by category, BFCL's way. On multi-turn entries it
             judges each turn: ``(task, checkers.multi_turn.TurnRecord) -> CheckResult``.
-        reward: ``"bfcl"`` (1 if valid else 0), ``"shaped"`` (1 if valid, else at most 0.5 of
-            partial credit from the checker's facets) or a callable ``(CheckResult) -> float``;
-            ``reward_weights`` changes some of the shaped reward's weights (``fcenv.rewards``).
+        reward: a name in ``fcenv.rewards.REWARDS``: ``"bfcl"`` (1 if valid else 0),
+            ``"shaped"`` (1 if valid, else at most 0.5 of partial credit from the checker's
+            facets), ``"steps"`` (multi-turn steps paid as they happen, StepTool; shaped on
+            single-turn entries) or one a package registers; or a callable
+            ``(CheckResult) -> float``. ``reward_weights`` changes some of the facet weights of
+            the weighted rewards (``fcenv.rewards``).
         system_prompt: the system prompt template, ``{functions}`` marking where the JSON
             docs go; BFCL's prompting prompt by default.
         renderer: ``"chatml"`` (default), ``"plain"``, a callable ``(messages) -> str``, or a

@@ -27,8 +27,8 @@ from hypothesis import strategies as st
 from algos.config import TrainConfig, build_parser, parse_config
 from fcenv.data import DatasetError, load_tasks
 from fcenv.env import FunctionCallingEnv
-from fcenv.evaluate import evaluate, read_results
 from fcenv.episode import EpisodeSettings
+from fcenv.evaluate import evaluate, read_results
 from fcenv.rewards import get_reward_fn
 from tests.strategies import fuzz_settings
 
@@ -145,8 +145,8 @@ def test_malformed_datasets_are_refused_or_playable(bfcl_dir, tmp_path_factory):
 
 
 def play_every_entry(tasks):
-    from tests.trajectories import ground_truth_steps
     from tests.test_env import gt_answer
+    from tests.trajectories import ground_truth_steps
 
     env = FunctionCallingEnv(tasks=tasks, reward="shaped")
     for index, task in enumerate(tasks):

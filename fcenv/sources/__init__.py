@@ -7,7 +7,13 @@ offers, as JSON-Schema function docs, and its turns, with the assistant's calls 
 one task per assistant step, judged by fcenv's own checkers.
 
 The built-in formats (one module each): ``xlam``, ``hermes``, ``glaive``, ``toolace``,
-``apigen_mt`` and ``openai``. A format of your own is one function and one registration::
+``apigen_mt`` and ``openai``, reading with what ``parsing`` shares. ``schema`` maps a source's
+JSON-Schema tools and calls to BFCL's docs and possible answers, ``convert`` makes the tasks,
+``files`` reads JSON Lines, JSON, Parquet and ``datasets`` folders, ``resolve`` turns any
+``dataset_path`` into one BFCL file (conversion cache, mixes), ``decontaminate`` finds copies of
+BFCL's test set and ``report`` is ``fcenv data convert`` and ``fcenv data check``.
+
+A format of your own is one function and one registration::
 
     from fcenv.sources import Dialogue, Turn, register_format
     from handlers import Call
@@ -77,7 +83,7 @@ class SourceFormat:
     detect: Callable[[dict[str, Any]], bool] | None = None  # recognises the format from a record
 
 
-_FORMATS: Registry[SourceFormat] = Registry(
+SOURCE_FORMATS: Registry[SourceFormat] = Registry(
     "source format", "fcenv.sources", ("xlam", "hermes", "glaive", "toolace", "apigen_mt", "openai"), "fcenv.sources")
 
 # A format's name starts the ids of its tasks (``xlam_parallel_3``), and BFCL reads the
@@ -94,20 +100,20 @@ def register_format(name: str, detect: Callable[[dict[str, Any]], bool] | None =
                          f"{', '.join(_RESERVED)} (task ids start with it, and BFCL reads categories from ids)")
 
     def decorator(read: Reader) -> Reader:
-        _FORMATS.register(name)(SourceFormat(name, read, detect))
+        SOURCE_FORMATS.register(name, SourceFormat(name, read, detect))
         return read
 
     return decorator
 
 
 def get_format(name: str) -> SourceFormat:
-    found = _FORMATS.get(name)
+    found = SOURCE_FORMATS.get(name)
     # An entry point names the reader itself.
     return found if isinstance(found, SourceFormat) else SourceFormat(name, found)
 
 
 def available_formats() -> list[str]:
-    return _FORMATS.names()
+    return SOURCE_FORMATS.names()
 
 
 def detect_format(record: Any) -> SourceFormat | None:
@@ -124,5 +130,5 @@ def detect_format(record: Any) -> SourceFormat | None:
     return None
 
 
-__all__ = ["Call", "Dialogue", "RecordError", "SourceFormat", "Turn", "available_formats", "detect_format",
-           "get_format", "register_format"]
+__all__ = ["Call", "Dialogue", "RecordError", "SOURCE_FORMATS", "SourceFormat", "Turn", "available_formats",
+           "detect_format", "get_format", "register_format"]

@@ -34,7 +34,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from algos.warmup import END_OF_TURN, call_list_text
+from algos.model.warmup import END_OF_TURN, call_list_text
 
 SLIPS = ("missing_argument", "wrong_function")
 PROSE = "Sure! "

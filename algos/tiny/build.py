@@ -69,7 +69,7 @@ class TinySpec:
     pretrain_steps: int = 1600
     pretrain_batch: int = 32
     pretrain_lr: float = 3e-3
-    demonstrations: int = 4  # the imperfect teacher's answers per training prompt (algos/teacher.py)
+    demonstrations: int = 4  # the imperfect teacher's answers per training prompt (algos/tiny/teacher.py)
     habit_rate: float = 0.8
     slip_rate: float = 0.3
     seed: int = 1234
@@ -89,7 +89,7 @@ def bundled_train_split(path: Path | str | None) -> Path | None:
 def tiny_spec(dataset_path: Path, tool_format: str = "") -> TinySpec:
     """The build of the tiny model for a bundled split. Multi-turn contexts are three times as
     long, so each prompt gets fewer demonstrations; the habit that RL has to unlearn there is
-    stopping after the first call (algos/teacher.py)."""
+    stopping after the first call (algos/tiny/teacher.py)."""
     if dataset_path == MULTI_TURN_TRAIN:
         return TinySpec(pretrain_steps=2200, demonstrations=2, habit_rate=0.7, tool_format=tool_format)
     return TinySpec(tool_format=tool_format)
@@ -103,8 +103,8 @@ def tokenizer_corpus(dataset_path: Path = TINY_TRAIN, tool_format: str = "") -> 
     import gymnasium as gym
 
     import fcenv
-    from algos.teacher import PROSE
-    from algos.warmup import answer_text, ground_truth_steps, written_in
+    from algos.model.warmup import answer_text, ground_truth_steps, written_in
+    from algos.tiny.teacher import PROSE
     from fcenv.prompts import hinted_functions, system_prompt
 
     options = {"tool_format": tool_format} if tool_format else {"system_prompt": TINY_SYSTEM_PROMPT}
@@ -125,7 +125,7 @@ def tokenizer_corpus(dataset_path: Path = TINY_TRAIN, tool_format: str = "") -> 
                 *_, info = env.step(written(step.text))
                 texts += info.get("results", [])
     env.close()
-    texts.append(PROSE)  # the teacher's prose (algos/teacher.py)
+    texts.append(PROSE)  # the teacher's prose (algos/tiny/teacher.py)
     return texts
 
 
@@ -187,7 +187,7 @@ def chat_renderer(tokenizer) -> Callable[[list[dict]], str]:
 
 
 def cache_key(corpus: list[str], spec: TinySpec) -> str:
-    from algos import teacher
+    from algos.tiny import teacher
 
     digest = hashlib.sha256()
     # The teacher's code decides the pretraining data, so it is part of the key too.
@@ -244,8 +244,8 @@ def build_tiny(
 def _pretrained_model(tokenizer, spec: TinySpec, dataset_path: Path, log: Callable[[str], None]):
     from transformers import LlamaForCausalLM
 
-    from algos.teacher import Teacher, teacher_step, value_pools
-    from algos.warmup import ground_truth_examples, plain_logprobs, supervised_steps
+    from algos.model.warmup import ground_truth_examples, plain_logprobs, supervised_steps
+    from algos.tiny.teacher import Teacher, teacher_step, value_pools
     from fcenv.data import load_tasks
 
     pools = value_pools(load_tasks(dataset_path))

@@ -3,7 +3,7 @@
 It is built fresh from each rollout (nothing survives from an earlier iteration) as padded
 ``(N, K)`` tensors plus an explicit mask of real action tokens. Each row keeps the episode,
 the turn and the task it came from, which turn-level ratios and group estimators need. The
-advantage estimator (``algos.estimators``) fills advantages, value targets and their mask.
+advantage estimator (``algos.ppo.estimators``) fills advantages, value targets and their mask.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 import torch
 
-from algos.batching import TokenBatch, length_sorted_chunks, pack, pack_states
-from algos.estimators import get_estimator
-from algos.policy import Policy
-from algos.rollout import Rollout
+from algos.model.batching import TokenBatch, length_sorted_chunks, pack, pack_states
+from algos.model.policy import Policy
+from algos.ppo.estimators import get_estimator
+from algos.rollout.records import Rollout
 
 
 @dataclass
@@ -69,7 +69,8 @@ def _chunks(count: int, size: int) -> list[range]:
 
 @torch.no_grad()
 def score_rollout(policy: Policy, rollout: Rollout, token_budget: int, min_chunks: int = 1,
-                  with_reference: bool = True, group_size: int = 1, old_from: str = "rescore") -> Buffer:
+                  with_reference: bool = True, group_size: int = 1, old_from: str = "rescore",
+                  sampling_exact: bool | None = None) -> Buffer:
     """Old log-probs, reference log-probs (zeros when not needed) and token values (zeros
     without a critic) of every action, in length-sorted micro-batches (``length_sorted_chunks``).
 
@@ -77,8 +78,9 @@ def score_rollout(policy: Policy, rollout: Rollout, token_budget: int, min_chunk
     - "rescore": an actor pass here.
     - "sampling" (``--sampling_old_logprobs``): the sampling pass's own, the behaviour
       policy's probabilities, equal to a scoring pass's up to float rounding (a few 1e-6) in
-      fp32. A model in another dtype is rescored (bf16's cached and full passes round
-      differently).
+      fp32. When the engine's log-probs are not exact (``sampling_exact``, by default the
+      policy's: a model in another dtype, whose cached and full passes round differently, or
+      another engine's kernels) the actions are rescored.
     - "update": left as None for the update to fill from its first pass (``PPOTrainer``). With
       one minibatch per epoch that pass runs the unchanged policy on every row, so it is the
       scoring pass, exactly, and a forward pass of the actor is saved."""
@@ -94,7 +96,8 @@ def score_rollout(policy: Policy, rollout: Rollout, token_budget: int, min_chunk
     mask = torch.zeros(n, width)
     for row, action in enumerate(actions):
         mask[row, :len(action)] = 1.0
-    rescore = old_from == "rescore" or (old_from == "sampling" and not policy.samples_exactly)
+    exact = policy.samples_exactly if sampling_exact is None else sampling_exact
+    rescore = old_from == "rescore" or (old_from == "sampling" and not exact)
     if old_from == "sampling" and not rescore:
         for row, record in enumerate(rollout.actions):
             old[row, :len(record.sample_logprobs)] = torch.tensor(record.sample_logprobs)
@@ -130,6 +133,20 @@ def score_rollout(policy: Policy, rollout: Rollout, token_budget: int, min_chunk
                   old_logprobs=None if old_from == "update" else old * mask,
                   ref_logprobs=ref * mask, values=values * mask, rewards=rewards, episode=episode, turn=turn,
                   task=task, group=group, critic_states=critic_states)
+
+
+def engine_logprob_gap(buffer: Buffer, rollout: Rollout) -> dict[str, float]:
+    """The engine's sampling log-probs against the trainer's old log-probs of the same tokens:
+    the sum of their absolute differences and the token count (``rollout/engine_logprob_gap``,
+    the train/inference mismatch), when the old log-probs are the trainer's (empty until the
+    update has recorded them)."""
+    if buffer.old_logprobs is None:
+        return {}
+    sampled = torch.zeros_like(buffer.action_mask)
+    for row, record in enumerate(rollout.actions):
+        sampled[row, :len(record.sample_logprobs)] = torch.tensor(record.sample_logprobs)
+    gap = ((buffer.old_logprobs - sampled).abs() * buffer.action_mask).sum()
+    return {"rollout/engine_logprob_gap:sum": float(gap), "rollout/engine_logprob_gap:n": float(buffer.action_mask.sum())}
 
 
 @torch.no_grad()

@@ -1,6 +1,9 @@
 """What group-relative methods do to a rollout between playing and scoring it.
 
 A group is the episodes of one task played together (``ActionRecord.thread // group_size``).
+Group rewards (``--reward efficiency``) are registered in ``GROUP_REWARDS``, in the registry
+style of the env's own rewards (``fcenv.rewards.REWARDS``): each names the env reward its episodes
+are played with and rewrites the played group's rewards.
 
 - ``efficiency_rewards``: ET-Agent's efficiency reward. Each episode earns, at its last action,
   ``valid * f_calls * f_length + f_format`` in place of the env's reward, with
@@ -15,11 +18,14 @@ A group is the episodes of one task played together (``ActionRecord.thread // gr
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
-from algos.rollout import EpisodeRecord, Rollout
+from algos.rollout.records import EpisodeRecord, Rollout
+from handlers.registry import Registry
 
 
 def _groups(rollout: Rollout, group_size: int) -> dict[int, list[int]]:
@@ -82,3 +88,26 @@ def informative_groups(rollout: Rollout, group_size: int) -> tuple[Rollout, int]
     episodes = [replace(e, action_indices=[new_row[a] for a in e.action_indices]) for e in kept_episodes]
     return Rollout(actions=[rollout.actions[i] for i in old_rows], episodes=episodes, seconds=rollout.seconds,
                    branches=rollout.branches), dropped
+
+
+@dataclass(frozen=True)
+class GroupReward:
+    """A reward relative to the episodes of a group: the env pays ``env_reward`` (a name in
+    ``fcenv.rewards.REWARDS``), then ``rewrite(rollout, config, progress)`` replaces the played
+    rewards in place (``progress``: the run's share done, in [0, 1]) and returns scalars to log."""
+
+    rewrite: Callable[[Rollout, Any, float], dict[str, float]]
+    env_reward: str
+
+
+GROUP_REWARDS: Registry[GroupReward] = Registry("group reward", "algos.rollout", ("groups",), "fcenv.group_rewards")
+register_group_reward = GROUP_REWARDS.register
+
+
+def _efficiency(rollout: Rollout, config, progress: float) -> dict[str, float]:
+    sigma = config.efficiency_sigma * max(0.0, 1.0 - progress)  # decays linearly to 0 over the run
+    efficiency_rewards(rollout, config.group_size, sigma)
+    return {"train/efficiency_sigma": sigma}
+
+
+register_group_reward("efficiency", GroupReward(_efficiency, env_reward="bfcl"))

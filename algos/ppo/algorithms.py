@@ -1,7 +1,7 @@
 """An algorithm is three choices: the advantage estimator, the level of the policy ratio, and
 whether a critic is trained. Named algorithms are presets of these choices.
 
-- ``estimator``: a name in ``algos.estimators`` (``bad``, ``action_gae``, ...).
+- ``estimator``: a name in ``algos.ppo.estimators`` (``bad``, ``action_gae``, ...).
 - ``ratio``: ``token`` (one clipped ratio per token, the token's own advantage), ``action``
   (the product of an action's token ratios, one advantage per action) or ``turn`` (the
   product over every action of a multi-turn episode's turn, one advantage per turn).
@@ -13,15 +13,16 @@ whether a critic is trained. Named algorithms are presets of these choices.
   form, which favours short right answers and long wrong ones) or ``constant`` (the sum over
   tokens divided by actions x --max_new_tokens: Dr.GRPO's length-unbiased form).
 
-TPPO, APPO, TurnPPO, GRPO, DrGRPO and RLOO are the presets; adding an algorithm is an estimator
-function plus a line here.
+TPPO, APPO, TurnPPO, GRPO, DrGRPO and RLOO are the presets (``ALGORITHMS``); adding an
+algorithm is an estimator function (``algos.ppo.estimators``) plus a ``register_algorithm`` line.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from algos.estimators import get_estimator
+from algos.ppo.estimators import get_estimator
+from handlers.registry import Registry
 
 RATIO_LEVELS = ("token", "action", "turn")
 LOSS_AGGREGATIONS = ("token_mean", "sequence_mean", "constant")
@@ -35,21 +36,22 @@ class Algorithm:
     loss: str = "token_mean"
 
 
-PRESETS: dict[str, Algorithm] = {
-    # Token-level PPO with Bellman backup over action decomposition (POAD's BAD).
-    "TPPO": Algorithm(estimator="bad", ratio="token", critic=True),
-    # Action-level PPO: GAE over actions, one ratio and one advantage per action.
-    "APPO": Algorithm(estimator="action_gae", ratio="action", critic=True),
-    # Turn-level PPO: one value per BFCL turn, GAE over turns, one ratio per turn.
-    "TurnPPO": Algorithm(estimator="turn_gae", ratio="turn", critic=True),
-    # Critic-free, group-relative: G episodes per task (--group_size), the return against the
-    # group's (GRPO: normalised) or the rest of the group's (RLOO) mean, on every token.
-    "GRPO": Algorithm(estimator="grpo", ratio="token", critic=False),
-    "RLOO": Algorithm(estimator="rloo", ratio="token", critic=False),
-    # Dr.GRPO: the group mean as the baseline without dividing by the group's std, and the
-    # length-unbiased loss (no per-action length normalisation).
-    "DrGRPO": Algorithm(estimator="drgrpo", ratio="token", critic=False, loss="constant"),
-}
+ALGORITHMS: Registry[Algorithm] = Registry("algorithm", "algos.ppo", ("algorithms",), "fcenv.algorithms")
+register_algorithm = ALGORITHMS.register
+
+# Token-level PPO with Bellman backup over action decomposition (POAD's BAD).
+register_algorithm("TPPO", Algorithm(estimator="bad", ratio="token", critic=True))
+# Action-level PPO: GAE over actions, one ratio and one advantage per action.
+register_algorithm("APPO", Algorithm(estimator="action_gae", ratio="action", critic=True))
+# Turn-level PPO: one value per BFCL turn, GAE over turns, one ratio per turn.
+register_algorithm("TurnPPO", Algorithm(estimator="turn_gae", ratio="turn", critic=True))
+# Critic-free, group-relative: G episodes per task (--group_size), the return against the
+# group's (GRPO: normalised) or the rest of the group's (RLOO) mean, on every token.
+register_algorithm("GRPO", Algorithm(estimator="grpo", ratio="token", critic=False))
+register_algorithm("RLOO", Algorithm(estimator="rloo", ratio="token", critic=False))
+# Dr.GRPO: the group mean as the baseline without dividing by the group's std, and the
+# length-unbiased loss (no per-action length normalisation).
+register_algorithm("DrGRPO", Algorithm(estimator="drgrpo", ratio="token", critic=False, loss="constant"))
 
 
 def resolve(preset: str, estimator: str = "", ratio: str = "", critic: str = "auto", loss: str = "") -> Algorithm:
@@ -57,9 +59,9 @@ def resolve(preset: str, estimator: str = "", ratio: str = "", critic: str = "au
 
     Empty ``estimator``/``ratio``/``loss`` and ``critic="auto"`` keep the preset's choice.
     """
-    if preset not in PRESETS:
-        raise ValueError(f"unknown algorithm {preset!r}; the presets are {sorted(PRESETS)}")
-    base = PRESETS[preset]
+    if preset not in ALGORITHMS:
+        raise ValueError(f"unknown algorithm {preset!r}; the presets are {ALGORITHMS.names()}")
+    base = ALGORITHMS.get(preset)
     chosen_estimator = estimator or base.estimator
     needs_critic = get_estimator(chosen_estimator).needs_critic
     chosen_ratio = ratio or base.ratio

@@ -26,8 +26,10 @@ from dataclasses import dataclass
 import gymnasium as gym
 import torch
 
-from algos.policy import Policy
-from algos.rollout import ActionRecord, EpisodeRecord, Rollout, TextCodec, chat_of, take_action
+from algos.rollout.codec import TextCodec, chat_of
+from algos.rollout.engine import Engine
+from algos.rollout.play import take_action
+from algos.rollout.records import ActionRecord, EpisodeRecord, Rollout
 
 
 @dataclass(frozen=True)
@@ -41,14 +43,14 @@ class BranchingSettings:
 class _Chain:
     episode: EpisodeRecord
     observation: str
-    chat: list | None
+    context: tuple[list[int], bool]  # the next action's context tokens, and whether the chat was cut
     first_entropy: float | None = None  # of the chain's first action (a branch inherits it)
     after_tool_results: bool = False
 
 
 def play_branching(
     envs: Sequence[gym.Env],
-    policy: Policy,
+    engine: Engine,
     codec: TextCodec,
     task_of_group: Callable[[int], int],
     group_size: int,
@@ -73,8 +75,8 @@ def play_branching(
     def begin(thread: int) -> None:
         index = tasks[thread // group_size]
         observation, info = envs[thread].reset(options={"index": index})
-        chains[thread] = _Chain(EpisodeRecord(task_index=index, task_id=str(info.get("id", index))), observation,
-                                chat_of(info))
+        episode = EpisodeRecord(task_index=index, task_id=str(info.get("id", index)))
+        chains[thread] = _Chain(episode, observation, codec.encode_counted(observation, chat_of(info), episode.task_id))
         used[thread] = True
 
     for group, index in enumerate(tasks):
@@ -91,13 +93,10 @@ def play_branching(
         if not live:
             break
         snapshots = {t: envs[t].unwrapped.snapshot() for t in live if chains[t].after_tool_results}
-        encoded = [codec.encode_counted(chains[t].observation, chains[t].chat, chains[t].episode.task_id)
-                   for t in live]
-        sampled, logps, entropies = policy.sample_with_entropy([tokens for tokens, _ in encoded], max_new_tokens,
-                                                               generator=generator,
-                                                               entropy_tokens=settings.entropy_tokens)
+        samples = engine.sample([chains[t].context[0] for t in live], max_new_tokens, generator=generator,
+                                entropy_tokens=settings.entropy_tokens)
         draws = torch.rand(len(live), generator=generator).tolist()
-        for thread, entropy, draw in zip(live, entropies, draws):
+        for thread, entropy, draw in zip(live, samples.entropies, draws):
             chain = chains[thread]
             if chain.first_entropy is None:
                 chain.first_entropy = entropy
@@ -108,16 +107,18 @@ def play_branching(
             free = next((t for t in members(thread // group_size) if not used[t]), None)
             if p <= settings.threshold and free is not None:
                 envs[free].reset(options={"index": chain.episode.task_index})  # the wrappers' order check
-                observation, info = envs[free].unwrapped.restore(snapshots[thread])
+                observation, _ = envs[free].unwrapped.restore(snapshots[thread])
                 shared = EpisodeRecord(task_index=chain.episode.task_index, task_id=chain.episode.task_id,
                                        action_indices=list(chain.episode.action_indices))
-                chains[free] = _Chain(shared, observation, chat_of(info), chain.first_entropy)
+                # The snapshot was taken where the chain's context was built: the branch continues it.
+                chains[free] = _Chain(shared, observation, chain.context, chain.first_entropy)
                 used[free] = True
                 branches += 1
-        for thread, (context, cut), action, logp in zip(live, encoded, sampled, logps):
+        for thread, action, logp in zip(live, samples.actions, samples.logprobs):
             chain = chains[thread]
-            step = take_action(envs[thread], thread, chain.episode, actions, policy, codec, context, cut, action, logp)
-            chain.observation, chain.chat = step.observation, chat_of(step.info)
+            step = take_action(envs[thread], thread, chain.episode, actions, engine.stop_ids, codec, chain.observation,
+                               *chain.context, action, logp)
+            chain.observation, chain.context = step.observation, step.context
             chain.after_tool_results = step.after_tool_results
             if step.done:
                 episodes.append(chain.episode)

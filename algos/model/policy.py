@@ -20,9 +20,8 @@ from dataclasses import dataclass, field
 
 import torch
 from peft import LoraConfig, get_peft_model
-from peft.tuners.lora import LoraLayer
 
-from algos.batching import TokenBatch, pack, position_ids_for
+from algos.model.batching import TokenBatch, pack, position_ids_for
 
 ACTOR = "actor"
 CRITIC = "critic"
@@ -173,7 +172,7 @@ class Policy(torch.nn.Module):
         rounding; a group of four spends about half the compute on a short prompt."""
         decoder = self.base.get_decoder()
         c, k = batch.context_length, batch.action_width
-        shared = _shared_contexts(batch) if k > 0 and self.shares_contexts else None
+        shared = shared_contexts(batch) if k > 0 and self.shares_contexts else None
         recorded: list[torch.Tensor] = []
         recording = (_recording_input(_decoder_layers(self.base)[self.critic_start], recorded)
                      if states is not None else contextlib.nullcontext())
@@ -184,7 +183,7 @@ class Policy(torch.nn.Module):
                 if states is not None:
                     states.append(recorded[0])
                 return out.last_hidden_state[:, c - 1:c + k]
-            prefix = _run_once_per_context(decoder, batch, shared)
+            prefix = run_once_per_context(decoder, batch, shared)
             rest = decoder(input_ids=batch.input_ids[:, c:], attention_mask=batch.attention_mask,
                            position_ids=batch.position_ids[:, c:], past_key_values=prefix.past_key_values,
                            use_cache=True)
@@ -203,9 +202,9 @@ class Policy(torch.nn.Module):
         return out.last_hidden_state[:, c - 1:c + k]
 
     def _log_softmax(self, hidden: torch.Tensor) -> torch.Tensor:
-        return self._tempered_log_probs(self.base.get_output_embeddings()(hidden))
+        return self.tempered_log_probs(self.base.get_output_embeddings()(hidden))
 
-    def _tempered_log_probs(self, logits: torch.Tensor) -> torch.Tensor:
+    def tempered_log_probs(self, logits: torch.Tensor) -> torch.Tensor:
         # Dividing by a temperature of 1 changes nothing but costs a copy of the logits (and
         # its backward): vocabulary-wide tensors are the largest of an update.
         logits = logits.float()
@@ -252,133 +251,8 @@ class Policy(torch.nn.Module):
     def context_values(self, contexts: Sequence[Sequence[int]]) -> torch.Tensor:
         return self.token_values(pack(contexts, None, self.pad_id, self.device))[:, 0]
 
-    # ---- sampling ---------------------------------------------------------------------
-    @torch.no_grad()
-    def sample(
-        self,
-        contexts: Sequence[Sequence[int]],
-        max_new_tokens: int,
-        generator: torch.Generator | None = None,
-        greedy: bool = False,
-    ) -> tuple[list[list[int]], list[list[float]]]:
-        """Sample one action per context with a KV cache; returns the action tokens (the
-        stop token included when one was produced) and their sampling log-probs."""
-        actions, logps, _ = self.sample_with_entropy(contexts, max_new_tokens, generator, greedy, entropy_tokens=0)
-        return actions, logps
 
-    @torch.no_grad()
-    def sample_with_entropy(
-        self,
-        contexts: Sequence[Sequence[int]],
-        max_new_tokens: int,
-        generator: torch.Generator | None = None,
-        greedy: bool = False,
-        entropy_tokens: int = 20,
-    ) -> tuple[list[list[int]], list[list[float]], list[float]]:
-        """``sample``, plus each action's mean normalised entropy (entropy / log(vocabulary),
-        in [0, 1]) over its first ``entropy_tokens`` tokens: how unsure the policy was as it
-        began the action (ARPO's branching signal)."""
-        # Sampling keeps a KV cache; a model in training mode with gradient checkpointing
-        # would drop it (Hugging Face switches the cache off there), so it samples in eval
-        # mode (dropout is off either way).
-        with _evaluating(self.base), _folded(self.model, ACTOR):
-            batch = pack(contexts, None, self.pad_id, self.device)
-            model = self.base
-            attention = batch.attention_mask
-            positions = batch.position_ids
-            # A group's episodes start from one prompt: each distinct context is prefilled once and
-            # its KV cache repeated for the rows that share it (rows of equal contexts are equal).
-            shared = _shared_contexts(batch)
-            if shared is not None:
-                out = _run_once_per_context(model, batch, shared, logits_to_keep=1)
-                out.logits = out.logits[shared[1]]
-            else:
-                out = model(input_ids=batch.input_ids, attention_mask=attention, position_ids=positions,
-                            use_cache=True, logits_to_keep=1)
-            rows = len(contexts)
-            stop = torch.tensor(self.stop_ids, device=self.device)
-            finished = torch.zeros(rows, dtype=torch.bool, device=self.device)
-            tokens: list[torch.Tensor] = []
-            logps: list[torch.Tensor] = []
-            alive: list[torch.Tensor] = []
-            entropy_sum = torch.zeros(rows, device=self.device)
-            entropy_count = torch.zeros(rows, device=self.device)
-            for step in range(max_new_tokens):
-                logp_all = self._tempered_log_probs(out.logits[:, -1])
-                if step < entropy_tokens:
-                    live = (~finished).float()
-                    entropy = -(logp_all.exp() * logp_all).sum(-1) / math.log(logp_all.shape[-1])
-                    entropy_sum += entropy * live
-                    entropy_count += live
-                if greedy:
-                    token = logp_all.argmax(-1)
-                else:
-                    token = _draw(logp_all, generator)
-                alive.append(~finished)
-                tokens.append(token)
-                logps.append(logp_all.gather(-1, token.unsqueeze(-1)).squeeze(-1))
-                finished = finished | torch.isin(token, stop)
-                if bool(finished.all()):
-                    break
-                attention = torch.cat([attention, torch.ones_like(attention[:, :1])], dim=1)
-                positions = positions[:, -1:] + 1
-                feed = torch.where(finished, torch.full_like(token, self.pad_id), token)
-                out = model(input_ids=feed.unsqueeze(-1), attention_mask=attention, position_ids=positions,
-                            past_key_values=out.past_key_values, use_cache=True)
-            token_grid = torch.stack(tokens, 1).tolist()
-            logp_grid = torch.stack(logps, 1).tolist()
-            alive_grid = torch.stack(alive, 1).tolist()
-            actions = [[t for t, a in zip(tr, ar) if a] for tr, ar in zip(token_grid, alive_grid)]
-            action_logps = [[v for v, a in zip(lr, ar) if a] for lr, ar in zip(logp_grid, alive_grid)]
-            entropies = (entropy_sum / entropy_count.clamp(min=1.0)).tolist()
-            return actions, action_logps, entropies
-
-
-def _draw(log_probs: torch.Tensor, generator: torch.Generator | None) -> torch.Tensor:
-    """One token per row, drawn from ``exp(log_probs)`` by inverting the cumulative
-    distribution with one uniform number per row (torch.multinomial draws an exponential
-    variate per vocabulary entry: on a CPU, 0.4 ms of a small model's 5 ms decoding step)."""
-    cdf = log_probs.exp().double().cumsum(-1)
-    uniform = torch.rand((len(cdf), 1), generator=generator, dtype=torch.float64, device=cdf.device)
-    # The first entry whose cumulative probability exceeds the draw: never one of probability 0.
-    token = torch.searchsorted(cdf, uniform * cdf[:, -1:], right=True).squeeze(-1)
-    return token.clamp(max=cdf.shape[-1] - 1)
-
-
-@contextlib.contextmanager
-def _folded(model: torch.nn.Module, adapter: str):
-    """``adapter`` folded into fresh copies of the weights it adapts, with the adapters
-    switched off: the same function, but one matrix product per adapted layer instead of
-    three and their bookkeeping (a tenth of a small model's decoding step). The base's own
-    weights are put back untouched afterwards (folding in place and out again would round
-    them away from the reference's). The copies cost the adapted weights' memory again
-    while sampling."""
-    swapped = []
-    with torch.no_grad():
-        for module in model.modules():
-            if isinstance(module, LoraLayer) and adapter in module.lora_A:
-                layer = module.get_base_layer()
-                swapped.append((layer, layer.weight))
-                layer.weight = torch.nn.Parameter(layer.weight + module.get_delta_weight(adapter), requires_grad=False)
-    try:
-        with model.disable_adapter():
-            yield
-    finally:
-        for layer, weight in swapped:
-            layer.weight = weight
-
-
-@contextlib.contextmanager
-def _evaluating(model: torch.nn.Module):
-    training = model.training
-    model.eval()
-    try:
-        yield
-    finally:
-        model.train(training)
-
-
-def _run_once_per_context(model: torch.nn.Module, batch: TokenBatch, shared: tuple[torch.Tensor, torch.Tensor],
+def run_once_per_context(model: torch.nn.Module, batch: TokenBatch, shared: tuple[torch.Tensor, torch.Tensor],
                           **kwargs):
     """``model`` over the contexts of ``batch`` (its first ``C`` columns), each distinct one
     once, with its KV cache repeated for every row that shares it (``index_select``, so the
@@ -427,7 +301,7 @@ def _starting_at(layers: torch.nn.ModuleList, start: int, states: torch.Tensor):
             del layer.forward
 
 
-def _shared_contexts(batch: TokenBatch) -> tuple[torch.Tensor, torch.Tensor] | None:
+def shared_contexts(batch: TokenBatch) -> tuple[torch.Tensor, torch.Tensor] | None:
     """For a batch whose rows repeat contexts: the first row of each distinct context, and
     for every row the position of its context among those; None when all differ."""
     c = batch.context_length

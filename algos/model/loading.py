@@ -13,7 +13,7 @@ from pathlib import Path
 import torch
 
 from algos.config import EMBEDDED_MODEL
-from algos.tiny import (
+from algos.tiny.build import (
     DEFAULT_CACHE_DIR,
     TINY_MODEL_NAME,
     TINY_SYSTEM_PROMPT,

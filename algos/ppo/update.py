@@ -16,14 +16,17 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 import torch
 
-from algos.batching import length_sorted_chunks, pack
-from algos.buffer import Buffer
-from algos.losses import (
+from algos.model.batching import length_sorted_chunks, pack
+from algos.model.policy import Policy
+from algos.ppo.algorithms import Algorithm
+from algos.ppo.buffer import Buffer
+from algos.ppo.estimators import get_estimator
+from algos.ppo.losses import (
     aggregate,
     approx_kl,
     clipped_policy_loss,
@@ -32,29 +35,42 @@ from algos.losses import (
     normalize,
     reference_kl,
 )
-from algos.policy import Policy
 
 ReduceFn = Callable[[torch.Tensor], torch.Tensor]
 
 
-@dataclass
+@dataclass(frozen=True)
 class PPOSettings:
-    ratio: str = "token"  # "token", "action" or "turn" (algos.algorithms.RATIO_LEVELS)
-    loss: str = "token_mean"  # how token terms are averaged (algos.algorithms.LOSS_AGGREGATIONS)
-    max_new_tokens: int = 48  # the "constant" loss divides by actions x this
-    ppo_epoch: int = 2
-    num_mini_batch: int = 1
-    gradient_cp_steps: int = 1
-    micro_batch_tokens: int = 2048  # most padded tokens per micro-batch (0: no limit)
-    clip_param: float = 0.2
-    value_clip: float = 0.2
-    entropy_coef: float = 0.0
-    kl_coef: float = 0.02
-    value_loss_coef: float = 1.0
-    huber_delta: float | None = None
-    max_grad_norm: float = 1.0
-    target_kl: float = 0.0
-    whiten: bool = True  # normalise advantages over the batch (group estimators come normalised)
+    """What the update needs: the algorithm's choices and the flags of the same names.
+
+    Each value is declared once, as a ``TrainConfig`` flag (its default and help there) or as an
+    ``Algorithm`` choice; ``from_config`` takes them from there."""
+
+    ratio: str  # "token", "action" or "turn" (algos.ppo.algorithms.RATIO_LEVELS)
+    loss: str  # how token terms are averaged (algos.ppo.algorithms.LOSS_AGGREGATIONS)
+    whiten: bool  # normalise advantages over the batch (group estimators come normalised)
+    max_new_tokens: int  # the "constant" loss divides by actions x this
+    ppo_epoch: int
+    num_mini_batch: int
+    gradient_cp_steps: int
+    micro_batch_tokens: int  # most padded tokens per micro-batch (0: no limit)
+    clip_param: float
+    value_clip: float
+    entropy_coef: float
+    kl_coef: float
+    value_loss_coef: float
+    huber_delta: float | None  # None: squared error
+    max_grad_norm: float
+    target_kl: float
+
+    @classmethod
+    def from_config(cls, config, algorithm: Algorithm) -> PPOSettings:
+        """The settings of a run: ``config`` (a ``TrainConfig``) and its resolved algorithm."""
+        from_algorithm = {"ratio": algorithm.ratio, "loss": algorithm.loss,
+                          "whiten": get_estimator(algorithm.estimator).whiten,
+                          "huber_delta": config.huber_delta if config.use_huber_loss else None}
+        flags = {f.name: getattr(config, f.name) for f in fields(cls) if f.name not in from_algorithm}
+        return cls(**from_algorithm, **flags)
 
 
 def _local(t: torch.Tensor) -> torch.Tensor:

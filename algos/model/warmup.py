@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from algos.batching import TokenBatch, pack
+from algos.model.batching import TokenBatch, pack
 
 LogprobFn = Callable[[TokenBatch], torch.Tensor]
 Example = tuple[list[int], list[int]]  # (context tokens, answer tokens)
@@ -185,7 +185,7 @@ def ground_truth_examples(dataset_path, tokenizer, renderer: Callable | None, sy
     import gymnasium as gym
 
     import fcenv
-    from algos.rollout import TextCodec
+    from algos.rollout.codec import TextCodec
 
     codec = TextCodec(tokenizer, context_limit)
     options = {"tool_format": tool_format} if tool_format else {"system_prompt": system_prompt}

@@ -7,7 +7,7 @@ Layout of ``checkpoints/iter_<n>/``:
 - ``optimizers.pt``: both optimizers' state;
 - ``rng_rank<r>.pt``: each process's RNG states (Python, NumPy, torch, the run's own generators);
 - ``state.json``: iteration, samples seen and whatever else the runner keeps;
-- ``manifest.json``: every other file with its size and sha256 (see ``algos.manifest``).
+- ``manifest.json``: every other file with its size and sha256 (see ``algos.store.manifest``).
 
 Writing is crash-safe: the files go to ``.iter_<n>.partial/`` beside the final place, are
 flushed to disk, the manifest is written last and the folder is renamed into place in one
@@ -32,7 +32,8 @@ import torch
 from peft import get_peft_model_state_dict, set_peft_model_state_dict
 from safetensors.torch import load_file, save_file
 
-from algos.manifest import (
+from algos.model.policy import ACTOR, CRITIC, Policy
+from algos.store.manifest import (
     CheckpointError,
     fsync_path,
     read_manifest,
@@ -40,7 +41,6 @@ from algos.manifest import (
     verify_folder,
     write_manifest,
 )
-from algos.policy import ACTOR, CRITIC, Policy
 
 __all__ = ["CheckpointError"]
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from algos.buffer import Buffer
-from algos.rollout import Rollout
+from algos.ppo.buffer import Buffer
+from algos.rollout.records import Rollout
 
 
 def _add(sums: dict[str, float], name: str, value: float, count: float = 1.0) -> None:

@@ -9,12 +9,14 @@ turn and task) and the bootstrap value of each episode, and returns:
 - ``returns`` (N, K) and ``value_mask`` (N, K): the critic's targets and which entries have one
   (all zeros for an estimator that needs no critic).
 
-Built in: ``bad`` (TPPO: Bellman backup with action decomposition, per token),
-``action_gae`` (APPO: GAE over actions, one value per action), and the critic-free group
-estimators ``grpo`` (the episode's return against its group's mean, over the group's standard
-deviation), ``drgrpo`` (the same without the division) and ``rloo`` (against the mean of the rest of its group), which need several
-episodes of the same task per group (``--group_size``). A new estimator is a function here
-plus a preset in ``algos.algorithms``.
+Built in (``ESTIMATORS``): ``bad`` (TPPO: Bellman backup with action decomposition, per
+token), ``action_gae`` (APPO: GAE over actions, one value per action), ``turn_gae`` (TurnPPO:
+GAE over BFCL turns, one value per turn), and the critic-free group estimators ``grpo`` (the
+episode's return against its group's mean, over the group's standard deviation), ``drgrpo``
+(the same without the division) and ``rloo`` (against the mean of the rest of its group),
+which need several episodes of the same task per group (``--group_size``). A new estimator is
+a function registered here with ``@register_estimator`` (or under the ``fcenv.estimators``
+entry-point group), plus a preset in ``algos.ppo.algorithms`` if it should have a name.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from algos.advantages import action_gae, bad_advantages
+from algos.ppo.advantages import action_gae, bad_advantages
+from handlers.registry import Registry
 
 
 @dataclass(frozen=True)
@@ -47,23 +50,23 @@ class Estimator:
     whiten: bool = True  # normalise the advantages over the whole batch before the update
 
 
-ESTIMATORS: dict[str, Estimator] = {}
+ESTIMATORS: Registry[Estimator] = Registry("advantage estimator", "algos.ppo", ("estimators",), "fcenv.estimators")
 
 
 def register_estimator(name: str, needs_critic: bool, needs_groups: bool = False,
                        whiten: bool = True) -> Callable[[EstimatorFn], EstimatorFn]:
+    """A decorator: ``fn`` becomes the advantage estimator ``name`` (``--advantage_estimator``)."""
     def decorator(fn: EstimatorFn) -> EstimatorFn:
-        ESTIMATORS[name] = Estimator(fn, needs_critic, needs_groups, whiten)
+        ESTIMATORS.register(name, Estimator(fn, needs_critic, needs_groups, whiten))
         return fn
 
     return decorator
 
 
 def get_estimator(name: str) -> Estimator:
-    try:
-        return ESTIMATORS[name]
-    except KeyError:
-        raise ValueError(f"unknown advantage estimator {name!r}; known: {sorted(ESTIMATORS)}") from None
+    if name not in ESTIMATORS:
+        raise ValueError(f"unknown advantage estimator {name!r}; known: {ESTIMATORS.names()}")
+    return ESTIMATORS.get(name)
 
 
 def _zeros(buffer) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
