@@ -21,7 +21,7 @@ import pytest
 import fcenv
 import fcenv.sources.resolve as resolve
 from fcenv.data import DatasetError, load_tasks
-from fcenv.sources import Dialogue, Turn, register_format
+from fcenv.sources import SOURCE_FORMATS, Dialogue, Turn, register_format
 from fcenv.sources.report import convert_source
 from handlers import Call
 from tests.source_samples import FORMATS, OPENAI, XLAM
@@ -181,7 +181,11 @@ def test_replayed_history_shows_each_mode_its_own_form(tmp_path):
     assert info["valid"] and reward == 1.0
 
 
-def test_a_format_of_your_own_is_one_function_and_one_registration(tmp_path):
+def test_a_format_of_your_own_is_one_function_and_one_registration(tmp_path, monkeypatch):
+    # The registration lasts for this test only (other tests list the built-in formats).
+    SOURCE_FORMATS.names()  # loads the built-in formats first
+    monkeypatch.setattr(SOURCE_FORMATS, "_entries", dict(SOURCE_FORMATS._entries))
+
     @register_format("utterances", detect=lambda record: "utterance" in record)
     def read(record):
         return Dialogue(tools=record["apis"], turns=[
