@@ -97,8 +97,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"seed {seed}: {seconds / 60:.1f} min; held-out greedy {start['greedy_accuracy']:.3f} -> "
                   f"{end['greedy_accuracy']:.3f}, sampled {start['sampled_accuracy']:.3f} -> "
                   f"{end['sampled_accuracy']:.3f} ({start['tasks']} tasks, independent client)", flush=True)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps({"extra_flags": extra, "runs": report}, indent=1) + "\n")
+            # Written after every seed: a run stopped part-way keeps the seeds it finished.
+            Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+            Path(args.out).write_text(json.dumps({"extra_flags": extra, "runs": report}, indent=1) + "\n")
     plotted = plot(report, Path(args.plot), args.title)
     print("" if plotted else "(matplotlib missing: no plot)")
     return 0

@@ -38,7 +38,7 @@ def train_trl(run_dir: Path, seed: int, out: Path) -> dict:
     """TRL's GRPO through EpisodeRollout on the run's base, tasks and settings; the adapter
     saved in ``out``. Returns the training's wall time, steps and actions."""
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
+    from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback, set_seed
     from trl import GRPOConfig, GRPOTrainer
 
     from algos.model.policy import LoraSettings
@@ -46,6 +46,9 @@ def train_trl(run_dir: Path, seed: int, out: Path) -> dict:
 
     saved = json.loads((run_dir / "args.json").read_text())
     resolved = saved["resolved"]
+    # GRPOTrainer wraps the model in its LoRA adapter before it seeds: seed first, so that the
+    # adapter's initial weights are the seed's too.
+    set_seed(seed)
     torch.set_num_threads(max(1, int(saved.get("torch_threads") or 1)))
     base = AutoModelForCausalLM.from_pretrained(resolved["base_model"], dtype=torch.float32)
     tokenizer = AutoTokenizer.from_pretrained(resolved["base_model"])
@@ -55,10 +58,12 @@ def train_trl(run_dir: Path, seed: int, out: Path) -> dict:
     target = int(saved["num_env_steps"])
 
     class StopAtSamples(TrainerCallback):
-        """Ends training once the rollouts have taken the run's number of actions, as ours does."""
+        """Ends training once the rollouts have taken the run's number of actions, as ours does,
+        after the last batch's passes (``num_iterations`` steps per batch)."""
 
         def on_step_end(self, args, state, control, **kwargs):
-            control.should_training_stop = rollout.actions >= target
+            passes = args.num_iterations * args.steps_per_generation
+            control.should_training_stop = rollout.actions >= target and state.global_step % passes == 0
 
     window = int(resolved.get("context_window") or base.config.max_position_embeddings)
     with tempfile.TemporaryDirectory() as scratch:
