@@ -194,7 +194,7 @@ class ToolSession:
         # BFCL routes a method name to the last involved class that has it.
         self.routes: dict[str, Any] = {}
         for instance in self.instances.values():
-            for method in _public_methods(type(instance)):
+            for method in public_methods(type(instance)):
                 self.routes[method] = instance
 
     @classmethod
@@ -263,7 +263,7 @@ class ToolSession:
         if instance is None or any(isinstance(v, NestedCall) for v in kwargs.values()):
             return None
         try:
-            bound = _signature(type(instance), name).bind(*args, **kwargs)
+            bound = signature(type(instance), name).bind(*args, **kwargs)
         except TypeError:
             return None
         bound.apply_defaults()
@@ -274,7 +274,7 @@ class ToolSession:
 
 
 @lru_cache(maxsize=None)
-def _public_methods(cls: type) -> tuple[str, ...]:
+def public_methods(cls: type) -> tuple[str, ...]:
     """The names a call may route to: public methods (bound on an instance; so class
     methods too, static methods not). Listing them is slow and classes never change."""
     return tuple(name for name, member in inspect.getmembers(cls)
@@ -283,7 +283,7 @@ def _public_methods(cls: type) -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=None)
-def _signature(cls: type, name: str) -> inspect.Signature:
+def signature(cls: type, name: str) -> inspect.Signature:
     """A method's signature without ``self`` (inspect.signature is slow; methods never change)."""
     parameters = list(inspect.signature(getattr(cls, name)).parameters.values())[1:]
     return inspect.Signature(parameters)
