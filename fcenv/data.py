@@ -277,7 +277,9 @@ def _unusable_scenario(involved: list[str], config: dict[str, Any], long_context
     for name in involved:
         try:
             ToolSession([name], config, long_context=long_context)
-        except Exception as exc:  # a backend's own code, the built-in ones or a user's
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # noqa: BLE001  a backend's own code (SystemExit too), the built-in ones or a user's
             return f"initial_config.{name}", f"the {name} backend cannot start from it: {type(exc).__name__}: {exc}"
     return None
 

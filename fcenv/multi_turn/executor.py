@@ -160,13 +160,27 @@ def _first_non_finite(value: Any) -> str | None:
 def result_string(value: Any) -> str:
     """What the model is shown for a method's return value, as in BFCL."""
     if isinstance(value, str):
-        return value
+        return str.__str__(value)  # a plain str: a subclass's own methods would run on every use
     if isinstance(value, dict):
         try:
             return json.dumps(value)
         except Exception:
             return str(value)
     return str(value)
+
+
+def failure_text(exc: BaseException) -> str:
+    """What the model is shown when a backend's method fails. An ``Exception`` reads as BFCL
+    shows it; anything else a method raises (``SystemExit`` from argparse inside a tool, a
+    ``BaseException`` of its own) would end BFCL's process, and is named with its type here.
+    An exception whose message cannot be printed is named by its type alone."""
+    try:
+        text = str(exc) if isinstance(exc, Exception) else f"{type(exc).__name__}: {exc}"
+        return ERROR_PREFIX + str.__str__(text)
+    except KeyboardInterrupt:
+        raise
+    except BaseException:  # noqa: BLE001  its __str__ is the tool's code too
+        return f"{ERROR_PREFIX}{type(exc).__name__} (its message cannot be printed)"
 
 
 def is_error_result(text: str) -> bool:
@@ -219,8 +233,10 @@ class ToolSession:
             return f"{ERROR_PREFIX}{exc}"
         except RecursionError:
             return f"{ERROR_PREFIX}maximum recursion depth exceeded"
-        except Exception as exc:  # a backend's own error, shown to the model as BFCL does
-            return f"{ERROR_PREFIX}{exc}"
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # noqa: BLE001  a backend's own error: the model's failure
+            return failure_text(exc)
 
     def execute_text(self, text: str) -> str:
         """One ground-truth call string, positional arguments included."""
@@ -230,8 +246,10 @@ class ToolSession:
             return f"{ERROR_PREFIX}Function call {refused} is not allowed."
         try:
             return result_string(self._invoke(name, args, kwargs))
-        except Exception as exc:
-            return f"{ERROR_PREFIX}{exc}"
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # noqa: BLE001
+            return failure_text(exc)
 
     def _invoke(self, name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
         method = self._method(name)
@@ -269,8 +287,10 @@ class ToolSession:
         bound.apply_defaults()
         try:
             return name, repr(sorted(bound.arguments.items(), key=lambda kv: kv[0]))
-        except (ValueError, RecursionError):  # no printed form (an int over 4,300 digits): matches nothing
-            return None
+        except KeyboardInterrupt:
+            raise
+        except BaseException:  # noqa: BLE001  no printed form (an int over 4,300 digits, a default whose
+            return None        # repr fails): matches nothing
 
 
 @lru_cache(maxsize=None)
