@@ -17,7 +17,16 @@ What BFCL's round trip through source text does to those values is reproduced st
 Deliberate differences, all on calls that no backend method can answer: BFCL also evaluates
 Python builtins and module globals (``len(...)``, ``print(...)``, ``exit.y()``) and rewrites
 method names inside string literals; this executor does neither. Argument size is bounded
-(``MAX_ARGUMENT_SIZE``) so one call cannot make an episode's state arbitrarily large.
+(``MAX_ARGUMENT_SIZE``) so one call cannot make an episode's state arbitrarily large, and so is
+the number of calls a step runs (``handlers.base.MAX_STEP_CALLS``; BFCL runs them all): a step
+with more holds none.
+
+What a backend's own code does on the model's input is the model's failure: any exception it
+raises (``SystemExit`` and other ``BaseException`` subclasses included; only
+``KeyboardInterrupt`` goes through) becomes the call's error result, and a return value that
+cannot be printed too. Not bounded: a method that never returns, or that ends the process by
+itself (``os._exit``, a signal); a Python call cannot be stopped from outside without a process
+of its own, which would cost every call of the built-in backends.
 """
 
 from __future__ import annotations
@@ -34,6 +43,7 @@ from typing import Any
 from fcenv.backends import backend_class, is_stateless
 from fcenv.backends.plain_data import plain_copy
 from handlers import Call, DecodeError, decode
+from handlers.base import MAX_STEP_CALLS
 from handlers.native import InferenceCrash
 
 ERROR_PREFIX = "Error during execution: "
@@ -76,12 +86,15 @@ def decode_step(text: str, handler: str = "python", tool_format=None) -> list[Ca
     turn (BFCL's ``decode_execute`` failing or returning nothing). With a ``tool_format``
     (``fcenv.tool_formats``) the family's decoder reads the text, and values stay plain data:
     BFCL runs native calls as ``name(k=repr(v))``, where a dict of dicts is just a dict.
+    A step with more than ``MAX_STEP_CALLS`` calls holds none.
     Raises ``handlers.native.InferenceCrash`` where BFCL's inference would fail the entry."""
     try:
         if tool_format is not None:
             calls = tool_format.step_calls(text)
         else:
             calls = executable_calls(decode(text, handler))
+        if len(calls) > MAX_STEP_CALLS:  # a step runs every call: their number is bounded
+            return []
         # BFCL renders every call back to source before running any; a value without a source
         # form (an int over Python's 4,300-digit repr limit) fails there, and the step with it.
         for call in calls:
