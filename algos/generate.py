@@ -363,8 +363,18 @@ def _command(args: argparse.Namespace) -> int:
     if args.run:
         _take_run(args)
     from algos.config import ConfigError
+    from algos.input_files import check_datasets, check_model_folder
     from algos.manifest import CheckpointError
 
+    # Every file the flags name, read before the model loads (or the tiny model builds).
+    check_datasets(args.data)
+    try:
+        if not args.endpoint:
+            check_model_folder("--model", args.model)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+    if args.adapter:
+        _adapter_settings(Path(args.adapter))
     try:
         written = generate(args)
     except (ConfigError, CheckpointError) as exc:

@@ -24,9 +24,10 @@ from algos import checkpoint as ckpt
 from algos.algorithms import resolve
 from algos.branching import BranchingSettings, play_branching
 from algos.buffer import bootstrap_values, compute_advantages, score_rollout
-from algos.config import ConfigError, TrainConfig, to_dict
+from algos.config import RESUME_FIXED, ConfigError, TrainConfig, to_dict
 from algos.estimators import get_estimator
 from algos.groups import efficiency_rewards, informative_groups
+from algos.input_files import check_training_files
 from algos.loading import is_embedded, load_model, max_positions
 from algos.policy import LoraSettings, Policy
 from algos.process_rewards import prefix_value_examples
@@ -48,16 +49,9 @@ from fcenv.bundled import resolve as resolve_bundled
 
 HEADLINE = "heldout_greedy/accuracy"
 
-# Flags that must match between a run and its resumption.
-# A resumed run is the same run: flags that decide what is learned, from what and how it is
-# scored cannot change. Others (more --num_env_steps, another --lr) may; the change is written
-# into args.json ("resumes") and said. The last group only places or shows the run.
-_RESUME_FIXED = ("algorithm_name", "advantage_estimator", "ratio_level", "critic", "loss_aggregation",
-                 "model_name_or_path", "dataset_path", "seed", "n_rollout_threads", "episode_length", "group_size",
-                 "lora_r", "lora_alpha", "lora_target_modules", "critic_fraction", "max_new_tokens", "context_window", "temperature",
-                 "reward", "efficiency_sigma", "branching", "branch_beta", "branch_threshold", "branch_entropy_tokens",
-                 "system_prompt", "tool_format", "hide_function_docs", "env_name", "eval_dataset_path", "eval_fraction",
-                 "eval_episodes")
+# Flags that must match between a run and its resumption: algos.config.RESUME_FIXED. Others
+# (more --num_env_steps, another --lr) may change; the change is written into args.json
+# ("resumes") and said. These only place or show the run.
 _RESUME_IRRELEVANT = ("resume", "results_dir", "experiment_name", "dataset_name", "cache_dir", "progress", "world_size")
 
 
@@ -87,6 +81,7 @@ class Runner:
         from accelerate.utils import set_seed
 
         self.config = config
+        check_training_files(config)  # before the model loads or the tiny model builds
         # On a machine without an accelerator, say so: accelerate then treats several
         # processes started by torchrun as CPU data parallel (gloo) instead of ignoring them.
         self.accelerator = accelerator or Accelerator(cpu=not _has_accelerator())
@@ -275,7 +270,7 @@ class Runner:
         except (OSError, ValueError) as exc:
             raise ckpt.CheckpointError(checkpoint, None, f"its run's args.json cannot be read ({exc})") from None
         saved.setdefault("critic_fraction", 1.0)  # runs from before the flag: a critic on every layer
-        fixed = [k for k in _RESUME_FIXED if k in saved and saved[k] != getattr(self.config, k)]
+        fixed = [k for k in RESUME_FIXED if k in saved and saved[k] != getattr(self.config, k)]
         if fixed:
             raise ckpt.CheckpointError(checkpoint, None, f"--resume: these flags differ from the run's "
                                                          f"args.json and cannot change within a run: {fixed}")

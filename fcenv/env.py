@@ -42,8 +42,10 @@ def _load_cached(path: Path, answers: str | None, stamp: tuple[int, int]) -> tup
     return tuple(load_tasks(path, answers=answers))
 
 
-def _load(path: Path, answers: str | Path | None) -> list[Task]:
-    """Tasks are immutable, so the sub-environments of a vector env share one parsed copy."""
+def dataset_tasks(path: str | Path, answers: str | Path | None = None) -> list[Task]:
+    """The tasks of a question file (or a bundled split's name), parsed once per process: tasks
+    are immutable, so the sub-environments of a vector env, and a command that checked the file
+    before loading its model, share one parsed copy."""
     path = resolve_bundled(path).resolve()
     stat = path.stat() if path.exists() else None
     if stat is None:
@@ -132,7 +134,7 @@ class FunctionCallingEnv(gym.Env[str, str]):
             raise ValueError(f"max_steps_per_turn must be a whole number of 1 or more, not {max_steps_per_turn!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None or 'ansi', not {render_mode!r}")
-        self.tasks = list(tasks) if tasks is not None else _load(Path(dataset_path), answers_path)
+        self.tasks = list(tasks) if tasks is not None else dataset_tasks(Path(dataset_path), answers_path)
         if not self.tasks:
             raise ValueError("the environment needs at least one task")
         self._index = {t.id: i for i, t in enumerate(self.tasks)}
