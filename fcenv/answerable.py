@@ -8,9 +8,10 @@ below is what makes BFCL's own checker fail every answer:
 - single-turn: every call of the possible answer names one of the entry's functions (in the
   simple categories, the entry's first function: BFCL judges a single call against it);
 - single-turn: an expected parameter (one whose acceptable values do not include ``""``) is
-  in the function's doc, every parameter the doc requires is expected, and a parameter has
-  at least one acceptable value: otherwise giving it is an unexpected parameter and leaving
-  it out a missing one;
+  in the function's doc, every parameter the doc requires is in the answer (in Python, with a
+  value other than ``""``, leaving it out, unless its type lets ``""`` itself be given), and a
+  parameter has at least one acceptable value: otherwise giving it is an unexpected
+  parameter (or a wrong value) and leaving it out a missing one;
 - multi-turn: every ground-truth call names a public method of one of the involved classes,
   and its arguments fit that method's parameters (otherwise the ground truth's own call
   fails, and only the same mistake can reproduce its result).
@@ -33,8 +34,10 @@ from typing import Any
 
 from fcenv.backends import backend_class
 from fcenv.multi_turn.executor import parse_call_text, public_methods, signature
+from fcenv.tasks import language_of
 
 _BOTH_WAYS = "giving it is an unexpected parameter, leaving it out a missing one"
+_TEXT = ("string", "any")  # types whose parameter may be given as "" (which then matches "" in the answer)
 
 
 @dataclass(frozen=True)
@@ -75,6 +78,12 @@ def single_turn(category: str, functions: list[dict[str, Any]], answer: list[dic
             if parameter not in expected:
                 found.append(Unanswerable(f"{field}.{parameter}", f"required by the doc of {name!r} but not in the "
                                                                   f"answer ({_BOTH_WAYS})", False))
+            elif (expected[parameter] and all(value == "" for value in expected[parameter])
+                  and language_of(category) == "python" and properties.get(parameter, {}).get("type") not in _TEXT):
+                found.append(Unanswerable(f"{field}.{parameter}", f"required by the doc of {name!r}, but the answer "
+                                                                  f"only lets it be left out (leaving it out is a "
+                                                                  f"missing parameter, any value given is wrong)",
+                                          False))
     return found
 
 

@@ -16,7 +16,7 @@ import sys
 from importlib.metadata import entry_points
 from pathlib import Path
 
-from fcenv.data import DatasetError
+from fcenv.data import DatasetError, warnings_shown_as
 
 
 class UsageError(Exception):
@@ -129,7 +129,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     args.extra = extra  # a command that takes its own flags (``fcenv train``) parses them
     try:
-        return args.command_fn(args)
+        with warnings_shown_as(f"fcenv {args.command}"):
+            return args.command_fn(args)
     except (DatasetError, UsageError, OSError, RuntimeError) as exc:
         if isinstance(exc, BrokenPipeError):
             return _reader_went_away()

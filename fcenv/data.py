@@ -18,7 +18,10 @@ import ast
 import copy
 import json
 import re
+import sys
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -69,6 +72,24 @@ class DatasetWarning(UserWarning):
     """Something in a file that loads but that its user should know: an entry no answer can
     pass in BFCL's own data (``fcenv.answerable``), a held-out function no class has.
     ``warnings.simplefilter("error", DatasetWarning)`` makes loading stop at the first one."""
+
+
+@contextmanager
+def warnings_shown_as(prog: str) -> Iterator[None]:
+    """Within it, a ``DatasetWarning`` is printed as one line, ``<prog>: warning: <message>``
+    (the commands' own voice), every time; other warnings as Python prints them."""
+    shown = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, DatasetWarning):
+            print(f"{prog}: warning: {message}", file=file or sys.stderr)
+        else:
+            shown(message, category, filename, lineno, file, line)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", DatasetWarning)
+        warnings.showwarning = show
+        yield
 
 
 class DatasetError(ValueError):
