@@ -10,6 +10,9 @@ Run: ``python bench/bench_fc_steps.py [--calls 200000] [--turns 4] [--bfcl-dir D
    prose step that ends the turn. Prints the chat's size at the end and the time of the first
    and the last step with calls (best of the first three and the last three), in milliseconds:
    a step's cost should not grow with the chat.
+
+Times are CPU seconds of this process (``time.process_time``), so that a busy shared machine
+does not inflate them.
 """
 
 from __future__ import annotations
@@ -48,9 +51,11 @@ def make_env(bfcl_dir: Path, mode: str) -> FunctionCallingEnv:
 
 
 def timed_step(env: FunctionCallingEnv, text: str):
-    start = time.perf_counter()
+    """The step's result and the CPU time this process spent on it: other work on a shared
+    machine does not count."""
+    start = time.process_time()
     result = env.step(text)
-    return time.perf_counter() - start, result
+    return time.process_time() - start, result
 
 
 def the_issue_step(bfcl_dir: Path, calls: int) -> None:
@@ -59,9 +64,8 @@ def the_issue_step(bfcl_dir: Path, calls: int) -> None:
     seconds, result = timed_step(env, text)
     print(f"hermes step of {calls:,} calls ({len(text) / 1e6:.1f} MB): {seconds:.2f} s, "
           f"{len(result[4].get('results', [])):,} calls run, observation {len(result[0]) / 1e6:.1f} MB")
-    for _ in range(3):
-        seconds, _ = timed_step(env, calls_text("hermes", 1))
-        print(f"  next one-call step: {seconds:.3f} s")
+    seconds = [timed_step(env, calls_text("hermes", 1))[0] for _ in range(3)]
+    print(f"  the next three one-call steps: {', '.join(f'{s:.3f}' for s in seconds)} s")
 
 
 def grown_chat(bfcl_dir: Path, mode: str, turns: int) -> tuple[int, int, float, float]:
