@@ -79,6 +79,7 @@ def test_a_parameter_rule_broken_is_reported_and_the_entry_still_loads(folder):
         single("simple_python_1", [AREA], [{"area": {"base": [10]}}]),
         single("simple_python_2", [AREA], [{"area": {"base": [10], "height": []}}]),
         single("simple_python_3", [AREA], [{"area": {"base": [10], "height": [5], "unit": ["", "cm"]}}]),
+        single("simple_python_4", [AREA], [{"area": {"base": [""], "height": [5]}}]),
     ])
     with pytest.warns(DatasetWarning) as reported:
         tasks = load_tasks(path)
@@ -90,6 +91,9 @@ def test_a_parameter_rule_broken_is_reported_and_the_entry_still_loads(folder):
         "by the doc of 'area' but not in the answer (giving it is an unexpected parameter, leaving it out a missing one)",
         f"{answers}, line 3, entry 'simple_python_2', field 'ground_truth[0].area.height': no answer can pass: no "
         "acceptable value (any value given is wrong, leaving it out is a missing parameter)",
+        f"{answers}, line 5, entry 'simple_python_4', field 'ground_truth[0].area.base': no answer can pass: required "
+        "by the doc of 'area', but the answer only lets it be left out (leaving it out is a missing parameter, any "
+        "value given is wrong)",
     ]
     env = FunctionCallingEnv(tasks=tasks)
     for index, task in enumerate(tasks):  # what was reported indeed fails every answer; the rest passes
