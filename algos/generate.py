@@ -68,7 +68,7 @@ def play_entries(envs: Sequence[gym.Env], jobs: list[tuple[int, int]], respond: 
     """Play ``(entry, sample)`` jobs on the envs in lockstep, asking ``respond`` for every live
     env's next answer at once, and handing each answer to ``finished`` as it ends. In FC mode
     each chat carries its tools (``.tools``). A ``BadReply`` ends its entry as a failure."""
-    from algos.rollout import chat_of
+    from algos.rollout.codec import chat_of
 
     pending = list(reversed(jobs))
     live: dict[int, tuple[Answer, list[dict]]] = {}
@@ -105,9 +105,9 @@ def play_entries(envs: Sequence[gym.Env], jobs: list[tuple[int, int]], respond: 
 
 def load_local(args: argparse.Namespace):
     """The local checkpoint (and adapter) as fcenv's policy, and its loaded parts."""
-    from algos.checkpoint import load_adapter_weights
-    from algos.loading import load_model
-    from algos.policy import LoraSettings, Policy
+    from algos.model.loading import load_model
+    from algos.model.policy import LoraSettings, Policy
+    from algos.store.checkpoint import load_adapter_weights
 
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     loaded = load_model(args.model, device, system_prompt=args.system_prompt, dataset_path=args.data[0],
@@ -124,24 +124,26 @@ def load_local(args: argparse.Namespace):
 
 def local_responder(args: argparse.Namespace, loaded, policy, render: Callable[..., str]) -> Respond:
     """Batched sampling with fcenv's policy, each chat rendered as the env renders it."""
-    from algos.loading import max_positions
-    from algos.rollout import TextCodec
+    from algos.model.loading import max_positions
+    from algos.rollout.codec import TextCodec
+    from algos.rollout.hf import HFEngine
 
     window = args.context_window or max_positions(loaded.base)
     codec = TextCodec(loaded.tokenizer, window - args.max_new_tokens, render=render)
     generator = torch.Generator(device=policy.device)
     generator.manual_seed(args.seed)
+    engine = HFEngine(policy)
 
     def respond(chats: list[list[dict]]) -> list[str]:
         contexts = [codec.encode(codec.render_chat(chat), chat) for chat in chats]
-        actions, _ = policy.sample(contexts, args.max_new_tokens, generator=generator, greedy=args.greedy)
+        actions = engine.sample(contexts, args.max_new_tokens, generator=generator, greedy=args.greedy).actions
         return [codec.decode(a) for a in actions]
 
     return respond
 
 
 def _adapter_settings(folder: Path):
-    from algos.policy import LoraSettings
+    from algos.model.policy import LoraSettings
 
     try:
         config = json.loads((folder / "adapter_config.json").read_text())
@@ -364,7 +366,7 @@ def _command(args: argparse.Namespace) -> int:
         _take_run(args)
     from algos.config import ConfigError
     from algos.input_files import check_datasets, check_model_folder
-    from algos.manifest import CheckpointError
+    from algos.store.manifest import CheckpointError
 
     # Every file the flags name, read before the model loads (or the tiny model builds).
     check_datasets(args.data)
@@ -386,8 +388,8 @@ def _command(args: argparse.Namespace) -> int:
 
 def _take_run(args: argparse.Namespace) -> None:
     """--run: the run's base, adapter, prompt and window, unless given."""
-    from algos.checkpoint import open_run
     from algos.config import ConfigError
+    from algos.store.checkpoint import open_run
     from fcenv.cli import UsageError
 
     try:

@@ -78,8 +78,8 @@ def read_prefix_values(path: str | Path, flag: str = "--critic_init_values") -> 
 def check_resume(config: Any) -> None:
     """``--resume``: a complete, intact checkpoint of a run whose args.json can be read and
     whose fixed flags are the ones given (``CheckpointError`` otherwise)."""
-    from algos.checkpoint import find_resume_checkpoint, run_dir_of
-    from algos.manifest import CheckpointError
+    from algos.store.checkpoint import find_resume_checkpoint, run_dir_of
+    from algos.store.manifest import CheckpointError
 
     checkpoint = find_resume_checkpoint(config.resume, log=lambda message: None)
     try:

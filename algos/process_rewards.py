@@ -37,10 +37,13 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from algos.checkpoint import load_actor_weights, open_run
-from algos.loading import load_model, max_positions
-from algos.policy import LoraSettings, Policy
-from algos.rollout import Rollout, TextCodec, play
+from algos.model.loading import load_model, max_positions
+from algos.model.policy import LoraSettings, Policy
+from algos.rollout.codec import TextCodec
+from algos.rollout.hf import HFEngine
+from algos.rollout.play import play
+from algos.rollout.records import Rollout
+from algos.store.checkpoint import load_actor_weights, open_run
 from fcenv.bundled import resolve as resolve_bundled
 
 
@@ -93,7 +96,7 @@ def sampler_from_flags(args: argparse.Namespace) -> Sampler:
     else:
         loaded = load_model(args.model_name_or_path, device, system_prompt=args.system_prompt,
                             dataset_path=args.dataset_path)
-        from algos.tiny import TINY_TRAIN
+        from algos.tiny.build import TINY_TRAIN
 
         lora = LoraSettings(r=8, alpha=16, target_modules=["q_proj", "v_proj"])
         window = args.context_window or max_positions(loaded.base)
@@ -126,7 +129,7 @@ def _play(sampler: Sampler, starts: Sequence[int | tuple[int, dict]]) -> list[tu
         started[thread].append(number)
         return start
 
-    rollout: Rollout = play(sampler.envs, sampler.policy, sampler.codec, next_task,
+    rollout: Rollout = play(sampler.envs, HFEngine(sampler.policy), sampler.codec, next_task,
                             max_new_tokens=sampler.max_new_tokens, generator=sampler.generator)
     out = []
     for episode in rollout.episodes:  # a thread's episodes end in the order they started
@@ -302,7 +305,7 @@ def _command(args: argparse.Namespace) -> int:
     if args.from_results and not Path(args.from_results).is_file():
         raise UsageError(f"--from_results {args.from_results}: no such file")
     from algos.config import ConfigError
-    from algos.manifest import CheckpointError
+    from algos.store.manifest import CheckpointError
 
     try:
         _check_files(args)  # before the model loads (or the tiny model builds)

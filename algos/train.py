@@ -17,8 +17,8 @@ from algos.config import parse_config
 def main(argv: list[str] | None = None, prog: str = "train_fctncalling.py") -> int:
     config = parse_config(argv, prog)  # before the heavy imports: flag errors and --help come at once
     from algos.config import ConfigError
-    from algos.manifest import CheckpointError
-    from algos.runner import Runner
+    from algos.store.manifest import CheckpointError
+    from algos.training.loop import Runner
     from fcenv.data import DatasetError, warnings_shown_as
 
     try:

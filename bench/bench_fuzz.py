@@ -41,12 +41,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from fcenv.bfcl_data import DEFAULT_DIR as BFCL_DEFAULT_DIR  # noqa: E402
-
 from hypothesis import given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from checkers import available_checkers, get_checker  # noqa: E402
+from fcenv.bfcl_data import DEFAULT_DIR as BFCL_DEFAULT_DIR  # noqa: E402
 from fcenv.multi_turn.trajectory import check_recorded  # noqa: E402
 from handlers import DecodeError, available_handlers, decode, get_handler  # noqa: E402
 from tests.strategies import (  # noqa: E402

@@ -22,10 +22,10 @@ import gymnasium as gym
 from gymnasium.error import ResetNeeded
 
 from checkers import CheckResult, get_checker
-from fcenv.bundled import resolve as resolve_bundled
 from fcenv.chat_view import ChatView
 from fcenv.data import load_tasks
 from fcenv.episode import EpisodeSettings, SingleTurnEpisode, StepOutcome, calls_info
+from fcenv.sources.resolve import resolve_dataset
 from fcenv.prompts import BFCL_SYSTEM_PROMPT, Renderer, get_renderer
 from fcenv.rewards import PROCESS_SHARE, RewardFn, get_reward_fn, pays_per_step, pays_per_turn
 from fcenv.spaces import UnicodeText
@@ -43,10 +43,11 @@ def _load_cached(path: Path, answers: str | None, stamp: tuple[int, int]) -> tup
 
 
 def dataset_tasks(path: str | Path, answers: str | Path | None = None) -> list[Task]:
-    """The tasks of a question file (or a bundled split's name), parsed once per process: tasks
-    are immutable, so the sub-environments of a vector env, and a command that checked the file
-    before loading its model, share one parsed copy."""
-    path = resolve_bundled(path).resolve()
+    """The tasks of a ``dataset_path`` (a question file, a bundled split's name, a source or a
+    mix: ``fcenv.sources.resolve``), parsed once per process: tasks are immutable, so the
+    sub-environments of a vector env, and a command that checked the file before loading its
+    model, share one parsed copy."""
+    path = resolve_dataset(path).resolve()
     stat = path.stat() if path.exists() else None
     if stat is None:
         return load_tasks(path, answers=answers)  # raises the loader's clear error
@@ -74,7 +75,10 @@ class FunctionCallingEnv(gym.Env[str, str]):
 
     Args:
         dataset_path: a BFCL question file (JSON Lines; answers in ``possible_answer/`` beside
-            it) or one JSON file in the prior implementation's format.
+            it) or one JSON file in the prior implementation's format; or a training set in
+            another format (JSON Lines, JSON, Parquet or a ``datasets`` save_to_disk folder),
+            converted on first use, or several mixed, ``"a.jsonl:2,b.parquet:1"``
+            (``fcenv.sources``).
         tasks: already-loaded tasks, instead of ``dataset_path``.
         answers_path: the possible-answer file, when it is not in BFCL's layout.
         handler: the decoder's registered name for every task; None picks BFCL's decoder
@@ -82,9 +86,12 @@ class FunctionCallingEnv(gym.Env[str, str]):
         checker: a registered checker name or a callable ``(task, decoded) -> CheckResult``
             for every task; None picks by category, BFCL's way. On multi-turn entries it
             judges each turn: ``(task, checkers.multi_turn.TurnRecord) -> CheckResult``.
-        reward: ``"bfcl"`` (1 if valid else 0), ``"shaped"`` (1 if valid, else at most 0.5 of
-            partial credit from the checker's facets) or a callable ``(CheckResult) -> float``;
-            ``reward_weights`` changes some of the shaped reward's weights (``fcenv.rewards``).
+        reward: a name in ``fcenv.rewards.REWARDS``: ``"bfcl"`` (1 if valid else 0),
+            ``"shaped"`` (1 if valid, else at most 0.5 of partial credit from the checker's
+            facets), ``"steps"`` (multi-turn steps paid as they happen, StepTool; shaped on
+            single-turn entries) or one a package registers; or a callable
+            ``(CheckResult) -> float``. ``reward_weights`` changes some of the facet weights of
+            the weighted rewards (``fcenv.rewards``).
         system_prompt: the system prompt template, ``{functions}`` marking where the JSON
             docs go; BFCL's prompting prompt by default.
         renderer: ``"chatml"`` (default), ``"plain"``, a callable ``(messages) -> str``, or a

@@ -16,7 +16,9 @@ Hugging Face chat templates and OpenAI-compatible servers take:
   Mistral's templates require; templates without ids ignore them;
 - a step without calls keeps its text as the assistant's content.
 
-A new family is one ``ToolFormat`` and one ``register_tool_format`` call.
+A new family is one ``ToolFormat`` and one ``register_tool_format`` call (or an entry point in
+the ``fcenv.tool_formats`` group naming the ``ToolFormat``); every command that takes
+``--tool_format`` then accepts it.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from handlers import Call, DecodeError, decode_with, hermes, llama_json, mistral
+from handlers.registry import Registry
 
 TEMPLATES = Path(__file__).resolve().parent / "chat_templates"
 Decoder = Callable[[str], list[Call]]
@@ -40,7 +43,7 @@ class ToolFormat:
     decode: Decoder          # BFCL's decode_ast: single-turn verdicts
     decode_execute: Decoder  # BFCL's decode_execute: the calls a multi-turn step runs
     write: Callable[[list[Call]], str]  # the text a model of the family writes for calls
-    template: str            # file name in fcenv/chat_templates
+    template: str            # a file name in fcenv/chat_templates, or a path to the family's template
 
     def calls(self, text: str) -> list[Call]:
         return decode_with(self.decode, text)
@@ -53,12 +56,11 @@ class ToolFormat:
         return (TEMPLATES / self.template).read_text()
 
 
-_FORMATS: dict[str, ToolFormat] = {}
+TOOL_FORMATS: Registry[ToolFormat] = Registry("tool format", "fcenv", ("tool_formats",), "fcenv.tool_formats")
 
 
 def register_tool_format(tool_format: ToolFormat) -> ToolFormat:
-    _FORMATS[tool_format.name] = tool_format
-    return tool_format
+    return TOOL_FORMATS.register(tool_format.name, tool_format)
 
 
 def write_hermes(calls: list[Call]) -> str:
@@ -92,14 +94,13 @@ register_tool_format(ToolFormat("mistral", mistral.decode, mistral.decode_execut
 def get_tool_format(name: str | ToolFormat) -> ToolFormat:
     if isinstance(name, ToolFormat):
         return name
-    try:
-        return _FORMATS[name]
-    except KeyError:
-        raise ValueError(f"unknown tool_format {name!r}; use one of {sorted(_FORMATS)}") from None
+    if name not in TOOL_FORMATS:
+        raise ValueError(f"unknown tool_format {name!r}; use one of {TOOL_FORMATS.names()}")
+    return TOOL_FORMATS.get(name)
 
 
 def available_tool_formats() -> list[str]:
-    return sorted(_FORMATS)
+    return TOOL_FORMATS.names()
 
 
 # ---------------------------------------------------------------------------- messages

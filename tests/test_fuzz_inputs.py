@@ -33,8 +33,8 @@ from hypothesis import strategies as st
 from algos.config import TrainConfig, build_parser, parse_config
 from fcenv.data import DatasetError, DatasetWarning, load_tasks
 from fcenv.env import FunctionCallingEnv
-from fcenv.evaluate import evaluate, read_results
 from fcenv.episode import EpisodeSettings
+from fcenv.evaluate import evaluate, read_results
 from fcenv.rewards import get_reward_fn
 from tests.strategies import fuzz_settings
 
