@@ -267,7 +267,7 @@ def prefix_value_examples(path: Path, codec: TextCodec, render) -> list[tuple[li
 def _check_files(args: argparse.Namespace) -> None:
     """The run, the model folder, the question file and the result file the flags name."""
     from algos.input_files import check_datasets, check_model_folder
-    from algos.tiny import TINY_TRAIN
+    from algos.tiny.build import TINY_TRAIN
     from fcenv.env import dataset_tasks
     from fcenv.evaluate import read_results
 

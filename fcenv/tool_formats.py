@@ -172,7 +172,7 @@ def template_renderer(template: str) -> TemplateRenderer:
 
 
 def family_templates() -> set[str]:
-    return {fmt.chat_template for fmt in _FORMATS.values()}
+    return {TOOL_FORMATS.get(name).chat_template for name in TOOL_FORMATS.names()}
 
 
 @lru_cache(maxsize=8)
