@@ -1,4 +1,4 @@
-"""Kill-and-resume helpers shared by tests/test_faults.py and bench/bench_faults.py.
+"""Kill-and-resume helpers shared by tests/algos/test_faults.py and bench/bench_faults.py.
 
 A ``Training`` is one real ``python train_fctncalling.py`` process whose output goes to a
 file (a pipe nobody reads would fill up and stall it). The helpers poll the run folder to

@@ -1,5 +1,5 @@
 """Building blocks of the fuzz inputs: a vocabulary of near misses and hostile text, and the
-per-example source of choices (tests/strategies.py builds the strategies from them).
+per-example source of choices (harness/strategies.py builds the strategies from them).
 
 ``Choices`` takes the few choices that shape an example from hypothesis (``draw``) and the many
 small ones inside a text (which token, where, how deep) from a ``random.Random`` seeded by
@@ -215,7 +215,7 @@ def wrapped(r: Choices, text: str, language: str = "python") -> str:
         return f"{text}\n{text}"
     if how == "quoted":
         return f"'{text}'"
-    if how == "deep":  # bounded, so a call stays cheap; tests/test_handlers_hostile.py goes deeper
+    if how == "deep":  # bounded, so a call stays cheap; tests/handlers/test_handlers_hostile.py goes deeper
         opener = r.pick(list(_DEEP))
         n = r.number(1, 400)
         return opener * n + text + _DEEP[opener] * n

@@ -1,11 +1,11 @@
 """Model answers in the native tool-call formats (BFCL's FC mode), right and wrong.
 
-Single-turn: for every entry, the calls of ``tests.generators`` (the possible answer and its
+Single-turn: for every entry, the calls of ``harness.generators`` (the possible answer and its
 mutations: wrong names, values, types, counts) are written the way each family writes them
 (``ToolFormat.write``), and then the format itself is broken in the ways such models break
 it: prose around, tags missing or without their newlines, JSON that Python cannot read,
 arguments as a string or under another key, blocks that are not calls, reasoning before the
-answer. Multi-turn: the perturbed trajectories of ``tests.trajectories``, each step's calls
+answer. Multi-turn: the perturbed trajectories of ``harness.trajectories``, each step's calls
 rewritten in the family's format, with some steps broken the same ways.
 """
 
@@ -16,7 +16,7 @@ import random
 
 from fcenv.tool_formats import get_tool_format
 from handlers import Call, DecodeError, decode
-from tests.generators import (
+from harness.generators import (
     AST_CATEGORIES,
     RELEVANCE_CATEGORIES,
     Sample,

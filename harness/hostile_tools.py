@@ -1,7 +1,7 @@
 """A user's tool backend that does, on the model's arguments, what tools do wrong: exits
 (argparse inside a tool), raises ``BaseException`` subclasses of its own, returns values that
 cannot be printed, holds state that ``!=`` cannot compare (numpy arrays) or whose comparison
-raises. For tests/test_hostile_tools.py and the multi-turn fuzzers: every one of these must
+raises. For tests/env/test_hostile_tools.py and the multi-turn fuzzers: every one of these must
 be the model's failure (an error result, a failed verdict), never the env's exception.
 
 ``HostileToolsAPI.act(value)`` picks what to do from the value itself, so any argument a

@@ -7,12 +7,12 @@ misses: a dropped or extra bracket, quote, comma or parenthesis, a cut at any po
 duplicated span, positional arguments, nested calls, operators, huge numbers, odd Unicode,
 code fences, prose around, injection attempts (``__import__``, dunder walks, refused names).
 Plain random text and bytes read as text fill the rest, so the decoders also meet
-characters no grammar would produce. The vocabulary and ``Choices`` are in tests/fuzz_text.py.
+characters no grammar would produce. The vocabulary and ``Choices`` are in harness/fuzz_text.py.
 
 Generators are plain functions ``gen(r, fuzz, ...)`` taking a ``Choices``;
 ``Fuzz.strategy(gen, ...)`` makes one a hypothesis strategy, built once. ``fuzz_for(bfcl_dir)``
 gives the tests and ``bench/bench_fuzz.py`` the same strategies. Multi-turn steps and episodes
-are in tests/strategies_multi_turn.py.
+are in harness/strategies_multi_turn.py.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 from fcenv.data import load_tasks
 from fcenv.tasks import Task
 from handlers.base import Call, DecodeError
-from tests.fuzz_text import (
+from harness.fuzz_text import (
     HOSTILE_NAMES,
     INJECTIONS,
     JAVA_VALUES,
@@ -49,7 +49,7 @@ from tests.fuzz_text import (
     some_edits,
     wrapped,
 )
-from tests.generators import java_literal, js_literal
+from harness.generators import java_literal, js_literal
 
 AST_CATEGORIES = {
     "python": ("simple_python", "multiple", "parallel", "parallel_multiple", "live_simple", "live_multiple",

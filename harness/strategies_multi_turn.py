@@ -2,7 +2,7 @@
 docs, the entry's initial config (real file names, ids, users, ...) and its ground truth, with
 near misses and hostile calls; whole episodes; recorded trajectories for the checker.
 
-The generators follow tests/strategies.py: ``gen(r, fuzz, task)``, made a strategy with
+The generators follow harness/strategies.py: ``gen(r, fuzz, task)``, made a strategy with
 ``Fuzz.strategy(gen, task)``.
 """
 
@@ -14,7 +14,7 @@ from typing import Any
 
 from fcenv.tasks import Task
 from handlers.base import MAX_STEP_CALLS, Call, DecodeError
-from tests.fuzz_text import (
+from harness.fuzz_text import (
     HOSTILE_NAMES,
     HUGE_INT,
     INJECTIONS,
@@ -24,8 +24,8 @@ from tests.fuzz_text import (
     py_object,
     wrapped,
 )
-from tests.strategies import Fuzz, model_text, py_value
-from tests.trajectories import ground_truth_steps, keyword_call
+from harness.strategies import Fuzz, model_text, py_value
+from harness.trajectories import ground_truth_steps, keyword_call
 
 
 def _typed_value(r: Choices, details: dict, strings: Sequence[str], numbers: Sequence[Any]) -> Any:
@@ -165,7 +165,7 @@ def in_family(r: Choices, family: str, text: str) -> str:
     """A prompting-format step as a model of a native tool-calling family writes it: its calls
     in the family's format, sometimes with one of the family's format faults; text that holds
     no Python calls stays as it is."""
-    from tests.generators_fc import broken, write
+    from harness.generators_fc import broken, write
 
     try:
         calls = [(c.name, c.arguments) for c in decode_calls(text)]

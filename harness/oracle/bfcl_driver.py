@@ -41,8 +41,8 @@ from bfcl_eval.eval_checker.ast_eval.ast_checker import ast_checker  # noqa: E40
 from bfcl_eval.model_handler.utils import default_decode_ast_prompting  # noqa: E402
 from bfcl_eval.utils import is_empty_output, is_function_calling_format_output  # noqa: E402
 
-from tests.oracle.state import public_state  # noqa: E402
-from tests.oracle.typed import typed  # noqa: E402
+from harness.oracle.state import public_state  # noqa: E402
+from harness.oracle.typed import typed  # noqa: E402
 
 LANGUAGES = {
     "python": (Language.PYTHON, ReturnFormat.PYTHON),

@@ -15,16 +15,7 @@ from algos.config import parse_config
 from algos.ppo.algorithms import ALGORITHMS, Algorithm, resolve
 from algos.ppo.buffer import Buffer
 from algos.ppo.estimators import get_estimator
-from algos.tiny.build import TINY_SYSTEM_PROMPT
-from algos.training.loop import Runner
-
-
-def make_runner(model, results, *extra: str) -> Runner:
-    args = ["--model_name_or_path", str(model), "--system_prompt", TINY_SYSTEM_PROMPT, "--hide_function_docs",
-            "--results_dir", str(results), "--n_rollout_threads", "4", "--num_env_steps", "8",
-            "--max_new_tokens", "24", "--ppo_epoch", "1", "--num_mini_batch", "2", "--lora_r", "4", "--lr", "1e-2",
-            "--eval_interval", "0", "--save_interval", "1", "--no-progress", *extra]
-    return Runner(parse_config(args), log=lambda message: None)
+from tests.support.runs import make_runner
 
 
 def test_presets_are_choices_and_unknown_names_are_refused():

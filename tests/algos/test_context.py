@@ -13,7 +13,7 @@ from algos.model.loading import load_tokenizer
 from algos.rollout.codec import ContextTooLong, TextCodec
 from algos.tiny.build import TINY_SYSTEM_PROMPT, chat_renderer
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def chat(turns: int) -> list[dict]:

@@ -30,7 +30,7 @@ from algos.store.results import read_metrics
 from algos.tiny.build import TINY_SYSTEM_PROMPT, TINY_TRAIN
 from algos.training.loop import Runner
 from fcenv.data import DatasetError
-from tests.fault_harness import (
+from harness.faults import (
     THREADS,
     Training,
     checkpoint_tensors,

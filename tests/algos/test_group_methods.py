@@ -18,7 +18,7 @@ from algos.rollout.branching import BranchingSettings, play_branching
 from algos.rollout.groups import efficiency_rewards, informative_groups
 from algos.rollout.records import ActionRecord, EpisodeRecord, Rollout
 from algos.tiny.build import MULTI_TURN_TRAIN
-from tests.test_algorithms import make_runner
+from tests.support.runs import make_runner
 
 GROUP_FLAGS = ("--dataset_path", str(MULTI_TURN_TRAIN), "--algorithm_name", "GRPO", "--group_size", "4",
                "--n_rollout_threads", "8", "--max_new_tokens", "16")

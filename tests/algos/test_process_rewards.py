@@ -26,7 +26,7 @@ from algos.process_rewards import (
 from algos.tiny.build import MULTI_TURN_TRAIN, TINY_SYSTEM_PROMPT, TINY_TRAIN
 from algos.training.loop import Runner
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _flags(model: Path, dataset: Path, **extra) -> argparse.Namespace:
@@ -162,7 +162,7 @@ def test_a_bad_values_file_is_refused_before_the_run_folder_exists(tiny_model, t
 def test_a_runs_held_out_tasks_are_never_sampled(tiny_model, tmp_path):
     import shutil
 
-    from tests.test_algorithms import make_runner
+    from tests.support.runs import make_runner
 
     data = tmp_path / "data"
     (data / "possible_answer").mkdir(parents=True)

@@ -15,8 +15,8 @@ from fcenv.backends.long_context import filler
 from fcenv.backends.math_api import MathAPI
 from fcenv.backends.message_api import MessageAPI
 from fcenv.backends.posting_api import TwitterAPI
-from tests.backend_harness import result_string
-from tests.test_backends_a_calls import load_docs
+from tests.support.backend_differential import result_string
+from tests.support.files_math_social_calls import load_docs
 
 GROUP_A = ("GorillaFileSystem", "MathAPI", "MessageAPI", "TwitterAPI")
 TREE = {

@@ -16,10 +16,10 @@ import pytest
 
 from fcenv.backends import BACKENDS, FUNC_DOC_FILES, backend_class
 from fcenv.multi_turn.executor import ToolSession
-from tests.backend_harness import parse_call, result_string
-from tests.oracle import to_jsonable
-from tests.oracle.state import public_state
-from tests.test_backends_a_calls import EXTRA_STRINGS, CallGenerator, load_docs
+from harness.oracle import to_jsonable
+from harness.oracle.state import public_state
+from tests.support.backend_differential import parse_call, result_string
+from tests.support.files_math_social_calls import EXTRA_STRINGS, CallGenerator, load_docs
 
 GROUP_A = ("GorillaFileSystem", "MathAPI", "MessageAPI", "TwitterAPI")
 CATEGORIES = ("base", "miss_func", "miss_param", "long_context")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.backend_harness import execute_request, run_ours
+from tests.support.backend_differential import execute_request, run_ours
 
 pytestmark = pytest.mark.oracle
 

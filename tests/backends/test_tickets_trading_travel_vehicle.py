@@ -10,7 +10,7 @@ import pytest
 from fcenv.backends import backend_class
 from fcenv.backends.long_context import filler
 from fcenv.backends.travel_booking import share_long_context_cards
-from tests.test_backends_b_calls import GROUP_B, load_docs
+from tests.support.tickets_trading_travel_vehicle_calls import GROUP_B, load_docs
 
 
 def _loaded(name: str, scenario: dict | None = None, long_context: bool = False):

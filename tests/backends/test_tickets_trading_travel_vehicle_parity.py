@@ -18,8 +18,8 @@ import random
 
 import pytest
 
-from tests.backend_harness import execute_request, run_ours
-from tests.test_backends_b_calls import (
+from tests.support.backend_differential import execute_request, run_ours
+from tests.support.tickets_trading_travel_vehicle_calls import (
     CATEGORIES,
     GROUP_B,
     group_b_turns,
@@ -28,7 +28,10 @@ from tests.test_backends_b_calls import (
     normalize_result,
     scenarios,
 )
-from tests.test_backends_b_sequences import generate_sequence, varied_scenario
+from tests.support.tickets_trading_travel_vehicle_sequences import (
+    generate_sequence,
+    varied_scenario,
+)
 
 pytestmark = pytest.mark.oracle
 

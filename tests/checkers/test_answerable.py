@@ -10,8 +10,8 @@ import pytest
 
 from fcenv.data import DatasetError, DatasetWarning, load_tasks
 from fcenv.env import FunctionCallingEnv
-from tests.test_env import gt_answer
-from tests.trajectories import ground_truth_steps
+from harness.trajectories import ground_truth_steps
+from tests.support.answers import gt_answer
 
 AREA = {"name": "area", "description": "Area of a triangle.", "parameters": {
     "type": "dict", "required": ["base", "height"],

@@ -9,8 +9,8 @@ import sys
 import pytest
 
 from fcenv.data import load_tasks
-from tests.test_env import gt_answer
-from tests.trajectories import ground_truth_steps
+from harness.trajectories import ground_truth_steps
+from tests.support.answers import gt_answer
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
@@ -189,7 +189,7 @@ def test_lenient_evaluation_accepts_what_bfcl_accepts(bfcl_dir, tmp_path):
     """Without --compat, every answer BFCL's decoding passes also passes (Java and JavaScript
     answers included, and prose that BFCL counts as an abstention on irrelevance), and an
     answer in another format (here <tool_call>) passes too."""
-    from tests.generators import generate
+    from harness.generators import generate
 
     samples = generate(bfcl_dir, seed=5, per_entry=3, max_entries=25,
                        categories=("simple_java", "simple_javascript", "simple_python", "live_irrelevance", "parallel"))

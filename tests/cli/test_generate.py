@@ -5,8 +5,6 @@ scores, from a local checkpoint with a trained adapter, and from an OpenAI-compa
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -16,18 +14,12 @@ import torch
 
 pytest.importorskip("peft")
 from algos.store.results import read_metrics
-from algos.tiny.build import BUNDLED_EVAL, MULTI_TURN_TRAIN, TINY_SYSTEM_PROMPT, TINY_TRAIN
+from algos.tiny.build import BUNDLED_EVAL, TINY_SYSTEM_PROMPT, TINY_TRAIN
 from fcenv.data import load_tasks
-from tests.test_algorithms import make_runner
+from tests.support.runs import MULTI_TURN_EVAL, fcenv, make_runner
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TINY_EVAL = BUNDLED_EVAL[TINY_TRAIN]
-MULTI_TURN_EVAL = BUNDLED_EVAL[MULTI_TURN_TRAIN]
-
-
-def fcenv(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "fcenv", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=600)
 
 
 def _lines(path: Path) -> list[dict]:

@@ -15,7 +15,7 @@ from pathlib import Path
 from fcenv.bundled import BUNDLED
 from fcenv.data import load_tasks
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def fcenv(*args: str) -> subprocess.CompletedProcess:

@@ -14,7 +14,7 @@ import pytest
 
 from algos.tiny.build import TINY_SYSTEM_PROMPT
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +28,7 @@ def installed(tmp_path_factory) -> Path:
     wheel = next((base / "dist").glob("fcenv-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
     assert "fcenv/bundled/tiny_eval.json" in names and "fcenv/bundled/possible_answer/multi_turn_train.json" in names
-    assert not any(name.startswith(("tests/", "bench/", "datasets/")) for name in names)
+    assert not any(name.startswith(("tests/", "harness/", "bench/", "datasets/")) for name in names)
     venv = base / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
     python = venv / "bin" / "python"

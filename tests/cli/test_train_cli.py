@@ -14,19 +14,12 @@ pytest.importorskip("peft")
 from algos.config import build_parser, parse_config
 from algos.store.results import read_metrics
 from algos.tiny.build import TINY_SYSTEM_PROMPT
+from tests.support.runs import SCRIPT, tiny_flags
 
-ROOT = Path(__file__).resolve().parents[1]
-SCRIPT = ROOT / "train_fctncalling.py"
+ROOT = Path(__file__).resolve().parents[2]
 PRIOR_FLAGS = ["--seed", "--env_name", "--algorithm_name", "--experiment_name", "--num_mini_batch", "--ppo_epoch",
                "--lr", "--critic_lr", "--dataset_path", "--model_name_or_path", "--n_rollout_threads",
                "--gradient_cp_steps", "--max_new_tokens", "--save_interval", "--num_env_steps"]
-
-
-def tiny_flags(model: Path, results: Path) -> list[str]:
-    return ["--model_name_or_path", str(model), "--system_prompt", TINY_SYSTEM_PROMPT, "--hide_function_docs", "--results_dir", str(results),
-            "--n_rollout_threads", "2", "--num_env_steps", "4", "--max_new_tokens", "8", "--lora_r", "4",
-            "--save_interval", "1", "--eval_interval", "1", "--eval_episodes", "3", "--ppo_epoch", "1",
-            "--no-progress"]
 
 
 def run(*args: str, timeout: int = 300) -> subprocess.CompletedProcess:
@@ -113,7 +106,7 @@ def test_cli_trains_and_writes_the_results_layout(tiny_model, tmp_path):
 
     # An independent client measures the run: the saved base through transformers' Auto
     # classes, the actor through PeftModel.from_pretrained, plain generate, env verdicts.
-    client = run(sys.executable, str(ROOT / "bench" / "heldout.py"), str(run_dir), "--samples", "1",
+    client = run(sys.executable, "-m", "bench.heldout", str(run_dir), "--samples", "1",
                  "--out", str(tmp_path / "heldout.json"))
     assert client.returncode == 0, client.stderr[-3000:]
     report = json.loads((tmp_path / "heldout.json").read_text())

@@ -13,7 +13,7 @@ from fcenv.data import load_tasks
 from fcenv.doors.core import Episode, make_env
 from fcenv.doors.tokens import ChatTemplate, TokenEpisode
 from fcenv.tool_formats import get_tool_format
-from tests.trajectories import ground_truth_steps
+from harness.trajectories import ground_truth_steps
 
 CATEGORIES = ["multi_turn_base", "multi_turn_miss_func", "multi_turn_miss_param", "multi_turn_long_context"]
 

@@ -10,7 +10,7 @@ from omegaconf import DictConfig
 from algos.model.warmup import answer_text
 from fcenv.data import load_tasks
 from fcenv.skyrl import dataset_rows, register
-from tests.trajectories import ground_truth_steps
+from harness.trajectories import ground_truth_steps
 
 
 @pytest.fixture(scope="module")

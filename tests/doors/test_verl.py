@@ -1,7 +1,7 @@
 """fcenv.verl inside verl: the recipe composed with verl's defaults, the agent loop run on real
 fcenv episodes as verl's worker runs it, and the tool's create/execute/calc_reward/release. verl
 pins an older transformers, so all of it runs in .verl-venv (`make verl`), from
-tests/verl_driver.py in a subprocess, as the parity tests run BFCL's checker in its venv."""
+tests/support/verl_driver.py in a subprocess, as the parity tests run BFCL's checker in its venv."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ import json
 import subprocess
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_fcenv_verl_in_verls_venv(verl_python, tiny_model, bfcl_dir):
     """One run of the driver (verl's imports alone take a while), every check on its report."""
-    result = subprocess.run([str(verl_python), str(ROOT / "tests" / "verl_driver.py"), "--model", str(tiny_model),
+    result = subprocess.run([str(verl_python), str(ROOT / "tests" / "support" / "verl_driver.py"), "--model", str(tiny_model),
                              "--bfcl-dir", str(bfcl_dir)], cwd=ROOT, capture_output=True, text=True, timeout=1500)
     assert result.returncode == 0, result.stderr[-4000:]
     report = json.loads(result.stdout.strip().splitlines()[-1])

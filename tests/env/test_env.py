@@ -14,16 +14,7 @@ from gymnasium.utils.env_checker import check_env
 import fcenv  # noqa: F401  (registers the env)
 from fcenv.env import FunctionCallingEnv
 from fcenv.prompts import render_plain
-
-
-def gt_answer(task) -> str:
-    """A correct Python answer: the first acceptable value of every ground-truth argument."""
-    calls = []
-    for call in task.ground_truth:
-        (name, params), = call.items()
-        args = ", ".join(f"{k}={v[0]!r}" for k, v in params.items() if v and v[0] != "")
-        calls.append(f"{name}({args})")
-    return "[" + ", ".join(calls) + "]"
+from tests.support.answers import gt_answer
 
 
 @pytest.fixture

@@ -263,8 +263,8 @@ def test_generate_and_evaluate_in_fc_mode(tiny_model, tmp_path):
     output does not."""
     from fcenv.data import load_tasks
     from fcenv.multi_turn.executor import parse_call_text
-    from tests.test_generate import MULTI_TURN_EVAL
-    from tests.test_generate import fcenv as run_fcenv
+    from tests.support.runs import MULTI_TURN_EVAL
+    from tests.support.runs import fcenv as run_fcenv
 
     done = run_fcenv("generate", "--model", str(tiny_model), "--tool_format", "mistral", "--data",
                      str(MULTI_TURN_EVAL), "--out", str(tmp_path), "--max_new_tokens", "16", "--greedy",

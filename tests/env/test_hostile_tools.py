@@ -11,8 +11,8 @@ from fcenv.backends import register_backend
 from fcenv.env import FunctionCallingEnv
 from fcenv.multi_turn.executor import ToolSession
 from handlers import Call
-from tests.hostile_tools import ENTRIES, MISBEHAVIOURS, write_tasks
-from tests.trajectories import ground_truth_steps
+from harness.hostile_tools import ENTRIES, MISBEHAVIOURS, write_tasks
+from harness.trajectories import ground_truth_steps
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ import pytest
 
 from fcenv.data import load_tasks
 from fcenv.env import FunctionCallingEnv
-from tests.trajectories import ground_truth_steps
+from harness.trajectories import ground_truth_steps
 
 CATEGORIES = ["multi_turn_base", "multi_turn_miss_func", "multi_turn_miss_param", "multi_turn_long_context"]
 

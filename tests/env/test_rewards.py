@@ -20,9 +20,9 @@ from fcenv.bundled import BUNDLED
 from fcenv.data import load_tasks
 from fcenv.env import FunctionCallingEnv
 from fcenv.rewards import INVALID_CAP, ShapedReward, bfcl_reward, get_reward_fn
-from tests.trajectories import ground_truth_steps
+from harness.trajectories import ground_truth_steps
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TINY_EVAL = BUNDLED["tiny_eval"]
 SINGLE_TURN = ["simple_python", "simple_java", "simple_javascript", "multiple", "parallel", "parallel_multiple",
                "live_simple", "live_multiple", "live_parallel", "live_parallel_multiple"]

@@ -1,7 +1,7 @@
 """Training data in the formats people train on (issue 24): converted into tasks fcenv's
 checkers judge as BFCL does, checked against BFCL's test set, read from any source.
 
-The samples (tests/source_samples.py) are written in each set's own record layout. For every
+The samples (tests/support/source_samples.py) are written in each set's own record layout. For every
 format: the sample converts, the answer the source recorded passes through ``env.step`` with
 the full reward and a wrong one fails, and a bad record is reported with its file, line and
 field and left out.
@@ -24,9 +24,9 @@ from fcenv.data import DatasetError, load_tasks
 from fcenv.sources import SOURCE_FORMATS, Dialogue, Turn, register_format
 from fcenv.sources.report import convert_source
 from handlers import Call
-from tests.source_samples import FORMATS, OPENAI, XLAM
+from tests.support.source_samples import FORMATS, OPENAI, XLAM
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(autouse=True)
@@ -351,7 +351,7 @@ def test_the_xlam_like_generator_converts_to_the_tiny_functions(tmp_path):
 def test_the_trainer_takes_a_source_mixed_with_a_bfcl_test_file_and_warns(tiny_model, bfcl_dir, tmp_path):
     """`--dataset_path` takes a mix of a source and a BFCL file; the run trains on the mix's
     converted file (named after it), and says that a part of it is BFCL's test set."""
-    from tests.test_train_cli import SCRIPT, tiny_flags
+    from tests.support.runs import SCRIPT, tiny_flags
 
     source = write_jsonl(tmp_path / "xlam.jsonl", XLAM)
     test_file = bfcl_dir / "BFCL_v4_simple_python.json"

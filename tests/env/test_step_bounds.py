@@ -17,8 +17,8 @@ from fcenv.prompts import MessageRenderer
 from fcenv.tool_formats import TemplateRenderer, get_tool_format
 from handlers import Call
 from handlers.base import MAX_STEP_CALLS
-from tests.generators_fc import fc_turns
-from tests.trajectories import ground_truth_steps
+from harness.generators_fc import fc_turns
+from harness.trajectories import ground_truth_steps
 
 MODES = ("prompting", "hermes", "llama_json", "mistral")
 

@@ -15,7 +15,7 @@ from checkers.multi_turn import TurnRecord
 from checkers.result import CheckResult
 from fcenv.env import FunctionCallingEnv
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 CALENDAR = '''
 class CalendarAPI:

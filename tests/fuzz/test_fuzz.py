@@ -1,4 +1,5 @@
-"""Property-based fuzzing of every decoder and checker (tests/strategies.py makes the inputs).
+"""Property-based fuzzing of every decoder and checker (harness/strategies.py makes the inputs;
+the properties are in harness/fuzz_properties.py).
 
 Properties, on every generated input:
 
@@ -11,7 +12,7 @@ Properties, on every generated input:
 - nothing the text says runs: the tests work in an empty folder that must stay empty.
 
 Inputs are the same on every run (``derandomize``) and no example database is written. The
-example counts add up, with tests/test_fuzz_env.py, to over 100,000 inputs per run; each test
+example counts add up, with test_fuzz_env.py, to over 100,000 inputs per run; each test
 asserts that it ran all of its examples.
 """
 
@@ -21,14 +22,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from checkers import CheckResult, available_checkers, get_checker
+from checkers import available_checkers, get_checker
 from fcenv.multi_turn.trajectory import check_recorded
-from fcenv.tasks import Task
-from handlers import Call, DecodeError, available_handlers, decode, get_handler
-from tests.strategies import (
-    Choices,
+from handlers import DecodeError, available_handlers, decode, get_handler
+from harness.fuzz_properties import (
+    assert_check_result,
+    assert_decoded,
+    multi_turn_case,
+    single_turn_case,
+)
+from harness.strategies import (
     Fuzz,
-    decoded_calls,
     fuzz_for,
     fuzz_settings,
     json_text,
@@ -38,11 +42,8 @@ from tests.strategies import (
     source_text,
     tool_call_text,
 )
-from tests.strategies_multi_turn import multi_turn_result
 
 pytestmark = pytest.mark.slow
-
-DECODE_KINDS = ("decoder_failed", "decoder_wrong_output_format")
 
 
 @pytest.fixture(scope="module")
@@ -74,15 +75,6 @@ def run_examples(strategy: st.SearchStrategy, check, examples: int) -> None:
 
 
 # --------------------------------------------------------------------------- decoders
-
-
-def assert_decoded(result_or_error) -> None:
-    if isinstance(result_or_error, DecodeError):
-        assert result_or_error.kind in DECODE_KINDS
-        return
-    assert type(result_or_error) is list
-    for call in result_or_error:
-        assert isinstance(call, Call) and isinstance(call.name, str) and isinstance(call.arguments, dict)
 
 
 def outcome(decoder, *args):
@@ -118,23 +110,6 @@ def test_decoders_on_any_text(fuzz, empty_cwd):
 # --------------------------------------------------------------------------- checkers
 
 
-def assert_check_result(result, valid_means_all_ones: bool = False) -> None:
-    assert isinstance(result, CheckResult)
-    assert type(result.valid) is bool
-    assert (result.error_type is None) == result.valid, (result.valid, result.error_type)
-    assert isinstance(result.errors, list)
-    facets = dict(result.facets)
-    for name, value in facets.items():
-        assert isinstance(value, (int, float)) and 0.0 <= value <= 1.0, (name, value)
-    if valid_means_all_ones and result.valid:
-        assert all(value == 1.0 for value in facets.values()), facets
-
-
-def single_turn_case(r: Choices, fuzz: Fuzz) -> tuple[Task, list[Call] | DecodeError]:
-    task = r.draw(fuzz.tasks("single_turn"))
-    return task, decoded_calls(r, fuzz, task)
-
-
 def single_turn_checkers_hold(case) -> None:
     task, decoded = case
     for name in available_checkers():
@@ -158,13 +133,6 @@ def test_single_turn_checkers(fuzz, empty_cwd):
 
     run_examples(fuzz.strategy(single_turn_case), holds_and_counts, 16_000)
     assert valid > 1_000  # valid answers are common enough for "valid => facets all 1" to bite
-
-
-def multi_turn_case(r: Choices, fuzz: Fuzz) -> tuple[Task, object]:
-    task = r.draw(fuzz.tasks("multi_turn"))
-    if r.one_in(40):  # not a list of turns: BFCL's inference error
-        return task, r.pick(["error text", None, {"turn": 1}, 3])
-    return task, multi_turn_result(r, fuzz, task)
 
 
 def multi_turn_checker_holds(case) -> None:

@@ -1,4 +1,5 @@
-"""Property-based fuzzing of ``env.step``, single- and multi-turn (inputs: tests/strategies.py).
+"""Property-based fuzzing of ``env.step``, single- and multi-turn (inputs: harness/strategies.py;
+properties: harness/fuzz_properties.py).
 
 Properties of every step: it does not raise; the observation is in the observation space; the
 reward is a finite float in [0, 1] (BFCL's and the shaped reward); terminated and truncated
@@ -11,14 +12,10 @@ Multi-turn steps also keep their work bounded: a step runs at most ``MAX_STEP_CA
 and in native tool-calling (FC) mode a step within a turn renders only its new messages, the
 observation being what rendering the whole chat gives. And the tools may be hostile: episodes
 on a user's backend that exits, raises ``BaseException`` subclasses, returns what cannot be
-printed and holds state ``!=`` cannot compare (tests/hostile_tools.py) keep every property.
+printed and holds state ``!=`` cannot compare (harness/hostile_tools.py) keep every property.
 """
 
 from __future__ import annotations
-
-import math
-from functools import cache
-from pathlib import Path
 
 import pytest
 from hypothesis import given, note
@@ -26,30 +23,21 @@ from hypothesis import strategies as st
 
 from fcenv.env import FunctionCallingEnv
 from handlers.base import MAX_STEP_CALLS
-from tests.strategies import Choices, fuzz_for, fuzz_settings, task_text
-from tests.strategies_multi_turn import episode_texts, in_family
+from harness.fuzz_properties import (
+    FAMILIES,
+    MULTI_TURN,
+    REWARDS,
+    SINGLE_TURN,
+    assert_bounded_rendering,
+    assert_step,
+    env_choices,
+    make_env,
+    make_fc_env,
+)
+from harness.strategies import Choices, fuzz_for, fuzz_settings, task_text
+from harness.strategies_multi_turn import episode_texts, in_family
 
 pytestmark = pytest.mark.slow
-
-# One env per family of single-turn categories, each with both rewards; BFCL's decoder for
-# the category (None), and, for some, the lenient "auto" decoder or JSON tool calls, whose
-# arguments reach the checkers and backends with JSON's types.
-SINGLE_TURN = ("simple_python", "multiple", "parallel", "parallel_multiple", "live_simple", "live_multiple",
-               "live_parallel_multiple", "simple_java", "simple_javascript", "irrelevance", "live_irrelevance",
-               "live_relevance")
-MULTI_TURN = ("multi_turn_base", "multi_turn_miss_func", "multi_turn_miss_param", "multi_turn_long_context")
-REWARDS = ("bfcl", "shaped")
-OTHER_HANDLERS = {"simple_python": ("auto", "json"), "live_multiple": ("auto",), "irrelevance": ("tool_call",),
-                  "multi_turn_base": ("auto", "json"), "multi_turn_long_context": ("auto",)}
-
-
-def env_choices(categories: tuple[str, ...]) -> list[tuple[str, str, str | None]]:
-    return [(c, r, h) for c in categories for r in REWARDS for h in (None, None, None, *OTHER_HANDLERS.get(c, ()))]
-
-
-@cache
-def make_env(bfcl_dir: Path, category: str, reward: str, handler: str | None = None) -> FunctionCallingEnv:
-    return FunctionCallingEnv(bfcl_dir / f"BFCL_v4_{category}.json", reward=reward, handler=handler)
 
 
 @pytest.fixture
@@ -57,43 +45,6 @@ def empty_cwd(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     yield tmp_path
     assert sorted(p.name for p in tmp_path.iterdir()) == []
-
-
-def assert_step(env: FunctionCallingEnv, result) -> tuple[bool, bool]:
-    obs, reward, terminated, truncated, info = result
-    assert env.observation_space.contains(obs)
-    assert type(reward) is float and math.isfinite(reward) and 0.0 <= reward <= 1.0, reward
-    assert type(terminated) is bool and type(truncated) is bool
-    assert type(info["valid"]) is bool
-    assert all(0.0 <= value <= 1.0 for value in info["facets"].values()), info["facets"]
-    assert len(info.get("results", ())) <= MAX_STEP_CALLS  # a step's calls are bounded
-    return terminated, truncated
-
-
-class CountingRenderer:
-    """An env's renderer that records how many messages each rendering it does is given."""
-
-    def __init__(self, inner):
-        self.inner, self.sizes = inner, []
-
-    def __call__(self, messages, *tools):
-        self.sizes.append(len(messages))
-        return self.inner(messages, *tools)
-
-    def extend(self, rendered, messages, start, tools=None):
-        self.sizes.append(len(messages) - start)
-        return self.inner.extend(rendered, messages, start, tools)
-
-
-def assert_bounded_rendering(env: FunctionCallingEnv, counting: CountingRenderer, before: int, result,
-                             whole: bool) -> None:
-    """Within a turn a step renders only its new messages; with ``whole``, the observation is
-    also what rendering the whole chat gives."""
-    episode = env._episode
-    if "turn_valid" not in result[4]:
-        assert counting.sizes == [len(episode.messages) - before], (counting.sizes, len(episode.messages) - before)
-    if whole:
-        assert result[0] == counting.inner(episode.messages, episode.tools)
 
 
 def test_single_turn_steps(bfcl_dir, empty_cwd):
@@ -148,16 +99,6 @@ def test_multi_turn_episodes(bfcl_dir, empty_cwd):
     print(f"multi-turn fuzz: {episodes} episodes, {steps} steps, {finished} run to the end, {valid} valid")
 
 
-FAMILIES = ("hermes", "llama_json", "mistral")
-
-
-@cache
-def make_fc_env(bfcl_dir: Path, category: str, family: str, reward: str) -> tuple[FunctionCallingEnv, CountingRenderer]:
-    env = FunctionCallingEnv(bfcl_dir / f"BFCL_v4_{category}.json", reward=reward, tool_format=family)
-    env.renderer = counting = CountingRenderer(env.renderer)
-    return env, counting
-
-
 def test_fc_multi_turn_episodes_do_bounded_work(bfcl_dir, empty_cwd):
     """Issue 26, class 5: in FC mode, long steps and long chats; every step's work is bounded."""
     fuzz = fuzz_for(bfcl_dir)
@@ -193,7 +134,7 @@ def test_fc_multi_turn_episodes_do_bounded_work(bfcl_dir, empty_cwd):
 
 def test_multi_turn_episodes_on_hostile_tools(bfcl_dir, tmp_path_factory, empty_cwd):
     """Issue 26, class 2: a user's tools that misbehave on the model's input never break a step."""
-    from tests.hostile_tools import write_tasks
+    from harness.hostile_tools import write_tasks
 
     env = FunctionCallingEnv(write_tasks(tmp_path_factory.mktemp("hostile")), reward="shaped")
     fuzz = fuzz_for(bfcl_dir)

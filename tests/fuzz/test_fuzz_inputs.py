@@ -36,7 +36,7 @@ from fcenv.env import FunctionCallingEnv
 from fcenv.episode import EpisodeSettings
 from fcenv.evaluate import evaluate, read_results
 from fcenv.rewards import get_reward_fn
-from tests.strategies import fuzz_settings
+from harness.strategies import fuzz_settings
 
 SIMPLE, MULTI = "BFCL_v4_simple_python.json", "BFCL_v4_multi_turn_base.json"
 ODD_VALUES = [None, 0, -1, 2.5, True, "", "x", [], {}, [[]], {"a": 1}, "cd(folder='x'", [1, "two"],
@@ -176,7 +176,7 @@ def passing_answer(task) -> str:
 
 def play_every_entry(tasks, reported: set[str] = frozenset()) -> int:
     """Plays each entry's ground truth (then prose); the entries whose ground truth passed."""
-    from tests.trajectories import ground_truth_steps
+    from harness.trajectories import ground_truth_steps
 
     env = FunctionCallingEnv(tasks=tasks, reward="shaped")
     passed = 0

@@ -1,4 +1,4 @@
-"""Bugs the fuzzers found (tests/test_fuzz*.py), kept as fixed cases.
+"""Bugs the fuzzers found (tests/fuzz/test_fuzz*.py), kept as fixed cases.
 
 1. A multi-turn step whose call holds an int too long to print (over Python's 4,300-digit
    limit, e.g. ``1<<100000``) crashed ``env.step`` while naming the tool message. BFCL renders
@@ -19,8 +19,8 @@ from fcenv.env import FunctionCallingEnv
 from fcenv.multi_turn.executor import ToolSession, decode_step
 from fcenv.multi_turn.trajectory import check_recorded
 from handlers import Call
-from tests.test_multi_turn_parity import replay
-from tests.trajectories import ground_truth_steps
+from harness.trajectories import ground_truth_steps
+from tests.support.replay import replay
 
 HUGE_STEPS = [
     "[mkdir(dir_name=1<<100000)]",

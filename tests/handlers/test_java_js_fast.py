@@ -20,8 +20,8 @@ from handlers.base import DecodeError
 from handlers.bfcl_text import bracketed
 from handlers.java_fast import read_java_call
 from handlers.javascript_fast import read_javascript_call
-from tests.generators import generate
-from tests.test_handlers_parity import disagreements, report
+from harness.decoder_parity import disagreements, report
+from harness.generators import generate
 
 READERS = {"java": (java, "read_java_call", read_java_call),
            "javascript": (javascript, "read_javascript_call", read_javascript_call)}

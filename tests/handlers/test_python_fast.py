@@ -18,8 +18,8 @@ from handlers.base import DecodeError
 from handlers.bfcl_text import bracketed
 from handlers.python import decode, decode_syntax_tree
 from handlers.python_fast import read_calls
-from tests.generators import generate
-from tests.test_handlers_parity import disagreements, python_texts, report
+from harness.decoder_parity import disagreements, python_texts, report
+from harness.generators import generate
 
 FRAGMENTS = [
     "[", "]", "(", ")", "{", "}", ",", ":", "=", "==", ".", "-", "+", "*", "**", "~", "!", "!=", "$", "?", "`",

@@ -18,8 +18,8 @@ from checkers.ast_checker import calls_from_bfcl
 from checkers.java_values import java_to_value
 from checkers.js_values import js_to_value
 from handlers.base import DecodeError
-from tests.generators import generate
-from tests.oracle import from_jsonable, to_jsonable
+from harness.generators import generate
+from harness.oracle import from_jsonable, to_jsonable
 
 pytestmark = pytest.mark.oracle
 

@@ -2,7 +2,7 @@
 llama_3_1 for Llama's bare JSON, mistral_fc for Mistral), run in the oracle venv.
 
 Single-turn: every single-turn entry, answers in each family's format (correct, mutated,
-and broken formats; tests/generators_fc.py) go through BFCL's inference-time parsing, its
+and broken formats; harness/generators_fc.py) go through BFCL's inference-time parsing, its
 decoder and its checker on one side, and through our env on the other. Multi-turn: perturbed
 trajectories rewritten in each family's format are played through our env, and served to
 BFCL's inference loop for that handler (which builds each prompt from the history, so an
@@ -19,8 +19,8 @@ import pytest
 from fcenv.data import load_tasks
 from fcenv.env import FunctionCallingEnv
 from fcenv.prompts import hinted_functions
-from tests.generators_fc import FAMILIES, fc_turns, single_turn_samples
-from tests.trajectories import ground_truth_steps, perturbed_trajectories
+from harness.generators_fc import FAMILIES, fc_turns, single_turn_samples
+from harness.trajectories import ground_truth_steps, perturbed_trajectories
 
 pytestmark = pytest.mark.oracle
 

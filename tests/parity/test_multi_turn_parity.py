@@ -14,32 +14,11 @@ import random
 import pytest
 
 from fcenv.data import load_tasks
-from fcenv.multi_turn.executor import ToolSession, call_text, decode_step
-from fcenv.multi_turn.trajectory import check_recorded
-from tests.oracle.state import public_state
-from tests.trajectories import ground_truth_steps, perturbed_trajectories
+from harness.trajectories import ground_truth_steps, perturbed_trajectories
+from tests.support.replay import replay
 
 CATEGORIES = ["multi_turn_base", "multi_turn_miss_func", "multi_turn_miss_param", "multi_turn_long_context"]
 PERTURBATIONS_PER_ENTRY = 5
-
-
-def replay(task, turns: list[list[str]]) -> dict:
-    decoded = [[decode_step(text) for text in steps] for steps in turns]
-    verdict = check_recorded(task, decoded)
-    session = ToolSession.for_task(task)
-    results, states = [], []
-    for steps in decoded:
-        for calls in steps:
-            if calls:
-                results.append([session.execute(c) for c in calls])
-        states.append({name: public_state(inst) for name, inst in session.instances.items()})
-    return {
-        "valid": verdict.valid,
-        "error_type": verdict.error_type,
-        "decoded": [[[call_text(c.name, c.arguments) for c in calls] for calls in steps if calls] for steps in decoded],
-        "results": results,
-        "states": states,
-    }
 
 
 def trajectories(bfcl_dir, category):

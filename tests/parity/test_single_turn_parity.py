@@ -12,23 +12,10 @@ import pytest
 
 import handlers
 from checkers import get_checker
-from handlers.base import DecodeError
-from tests.generators import generate
+from harness.decoder_parity import decode_or_error
+from harness.generators import generate
 
 pytestmark = pytest.mark.oracle
-
-
-def _handler(language: str):
-    return handlers.get_handler(language)
-
-
-def _decode(fn, text: str):
-    try:
-        return fn(text)
-    except DecodeError as exc:
-        return exc
-    except Exception as exc:  # hostile text must surface as a decode failure, never escape
-        return DecodeError(f"{type(exc).__name__}: {exc}")
 
 
 def test_text_to_verdict_matches_bfcl(oracle, bfcl_dir):
@@ -38,7 +25,7 @@ def test_text_to_verdict_matches_bfcl(oracle, bfcl_dir):
     for sample in samples:
         language = "python" if sample.task.kind in ("relevance", "irrelevance") else sample.task.language
         if language not in decoders:
-            decoders[language] = _handler(language)
+            decoders[language] = handlers.get_handler(language)
         if decoders[language] is not None:
             usable.append((sample, decoders[language]))
     if not usable:
@@ -50,7 +37,7 @@ def test_text_to_verdict_matches_bfcl(oracle, bfcl_dir):
     for (sample, decoder), reference in zip(usable, answers):
         task = sample.task
         result = get_checker(task.kind if task.kind in ("relevance", "irrelevance") else "ast")(
-            task, _decode(decoder, sample.text))
+            task, decode_or_error(decoder, sample.text))
         checked[task.category] += 1
         if "raised" in reference:
             agree = not result.valid and result.error_type.startswith("checker_error:")

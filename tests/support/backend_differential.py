@@ -11,8 +11,8 @@ import copy
 from typing import Any
 
 from fcenv.multi_turn.executor import ERROR_PREFIX, ToolSession, parse_call_text, result_string
-from tests.oracle import to_jsonable
-from tests.oracle.state import public_state
+from harness.oracle import to_jsonable
+from harness.oracle.state import public_state
 
 
 def parse_call(text: str) -> dict[str, Any]:

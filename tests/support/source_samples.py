@@ -1,5 +1,5 @@
 """Small samples written in the exact record layouts of the tool-calling sets fcenv converts
-(from their dataset cards and published samples), for tests/test_sources.py.
+(from their dataset cards and published samples), for tests/env/test_sources.py.
 
 Each sample is a list of records as the set stores them (JSON strings where the set uses JSON
 strings) and, per record, the tasks it must become: the calls the source recorded, written as a

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from fcenv.backends import FUNC_DOC_FILES
-from tests.backend_harness import parse_call
+from tests.support.backend_differential import parse_call
 
 GROUP_B = ("TicketAPI", "TradingBot", "TravelAPI", "VehicleControlAPI")
 CATEGORIES = (

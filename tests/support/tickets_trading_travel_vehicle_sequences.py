@@ -16,8 +16,12 @@ from collections.abc import Callable
 from typing import Any
 
 from fcenv.backends import backend_class
-from tests.backend_harness import result_string
-from tests.test_backends_b_calls import WEIRD_STRINGS, WEIRD_VALUES, CallGenerator
+from tests.support.backend_differential import result_string
+from tests.support.tickets_trading_travel_vehicle_calls import (
+    WEIRD_STRINGS,
+    WEIRD_VALUES,
+    CallGenerator,
+)
 
 # fmt: off
 DATES = ["2024-09-01", "2024-09-02", "2024-10-27", "2026-11-15", "2026-11-16", "2026-1-5",

@@ -1,5 +1,5 @@
 """Drives fcenv.verl inside verl's own venv (.verl-venv; verl pins an older transformers) and
-prints one JSON report; tests/test_verl.py runs it in a subprocess and checks the report.
+prints one JSON report; tests/doors/test_verl.py runs it in a subprocess and checks the report.
 
 What runs here is what verl runs on the CPU side of a training step: the recipe
 (examples/verl/fcenv_grpo.yaml) composed with verl's defaults by hydra, the agent-loop file and
@@ -9,7 +9,7 @@ The inference server is a transformers model (the tests' tiny model) on the CPU,
 verl's ``generate`` as vLLM's server does (token ids in, token ids and log-probs out); a second
 server replays a trajectory's texts, as a model that wrote them would.
 
-Run: ``.verl-venv/bin/python tests/verl_driver.py --model TINY_MODEL_DIR --bfcl-dir BFCL_DIR``.
+Run: ``.verl-venv/bin/python tests/support/verl_driver.py --model TINY_MODEL_DIR --bfcl-dir BFCL_DIR``.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
