@@ -4,6 +4,7 @@ environment, runs fcenv's commands from another directory on the bundled data.""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import sysconfig
@@ -15,6 +16,9 @@ import pytest
 from algos.tiny.build import TINY_SYSTEM_PROMPT
 
 ROOT = Path(__file__).resolve().parents[2]
+# The installed package's processes run without PYTHONPATH: one naming the checkout (as runs
+# from a git worktree set it) would put the checkout back on their path.
+OUTSIDE = {name: value for name, value in os.environ.items() if name != "PYTHONPATH"}
 
 
 @pytest.fixture(scope="module")
@@ -43,12 +47,13 @@ def installed(tmp_path_factory) -> Path:
 
 
 def run(python: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([str(python), "-m", "fcenv", *args], cwd=cwd, capture_output=True, text=True, timeout=900)
+    return subprocess.run([str(python), "-m", "fcenv", *args], cwd=cwd, capture_output=True, text=True, timeout=900,
+                          env=OUTSIDE)
 
 
 def test_the_installed_package_is_not_the_checkout(installed, tmp_path):
     where = subprocess.run([str(installed), "-c", "import fcenv, algos; print(fcenv.__file__, algos.__file__)"],
-                           cwd=tmp_path, capture_output=True, text=True, check=True).stdout
+                           cwd=tmp_path, capture_output=True, text=True, check=True, env=OUTSIDE).stdout
     assert str(ROOT) not in where and str(installed.parents[1]) in where
 
 
@@ -71,7 +76,7 @@ def test_train_generate_and_evaluate_from_another_directory(installed, tiny_mode
 
 
 def test_the_data_command_names_its_default_folder(installed, tmp_path):
-    shown = run(installed, tmp_path, "data", "--help")
+    shown = run(installed, tmp_path, "data", "bfcl", "--help")
     assert shown.returncode == 0 and "~/.cache/fcenv/bfcl" in shown.stdout
 
 
