@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ["handlers", "checkers", "fcenv", "fcenv/backends", "fcenv/multi_turn", "fcenv/sources", "algos",
+PACKAGES = ["handlers", "checkers", "fcenv", "fcenv/backends", "fcenv/multi_turn", "fcenv/sources", "algos", "harness",
+            "tests/support",
             *sorted(str(p.parent.relative_to(ROOT)) for p in (ROOT / "algos").glob("*/__init__.py"))]
 
 

@@ -3,7 +3,8 @@ the top-level ``harness`` package.
 
 - ``backend_differential``: the same direct method calls on our backends and on BFCL's;
 - ``files_math_social_calls``: perturbed calls for the file system, math, message and twitter
-  backends; ``tickets_trading_travel_vehicle_calls`` and ``..._sequences``: calls and random
+  backends; ``tickets_trading_travel_vehicle_calls`` and
+  ``tickets_trading_travel_vehicle_sequences``: calls and random
   call sequences for the ticket, trading, travel and vehicle backends;
 - ``source_samples``: records in the layouts of other training sets (tests/env/test_sources.py);
 - ``verl_driver``: run in verl's venv by tests/doors/test_verl.py;
