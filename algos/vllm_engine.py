@@ -45,12 +45,14 @@ class VLLMEngine:
 
     ``max_lora_rank``: the largest LoRA rank ``load_adapter`` will be given (None: no
     adapters). ``kv_cache_bytes``: the KV cache's size (on a CPU, memory reserved up front).
-    ``threads``: CPU threads of the engine's process (None: vLLM's choice; on a CPU one core
-    is then kept for its scheduler)."""
+    ``threads``: CPU threads of the engine's process (None: one per core), one by default
+    like the trainer's ``--torch_threads``: on a machine whose cores are busy with other work
+    an engine with more OpenMP threads than free cores waits on its slowest thread at every
+    step (measured on 2 shared cores: 2 threads were several times slower than 1)."""
 
     def __init__(self, model: str | Path, *, max_lora_rank: int | None = None, dtype: str = "float32",
                  max_model_len: int | None = None, kv_cache_bytes: int = 1 << 30, seed: int = 0,
-                 threads: int | None = None, python: str | None = None, enforce_eager: bool = True):
+                 threads: int | None = 1, python: str | None = None, enforce_eager: bool = True):
         model = Path(model)
         if not (model / "config.json").is_file():
             raise EngineError(f"{model}: not a Hugging Face model folder (no config.json)")
@@ -62,7 +64,8 @@ class VLLMEngine:
         self._connection, child = Pipe()
         try:
             self._process = subprocess.Popen([self.python, str(WORKER), str(child.fileno())],
-                                             pass_fds=[child.fileno()], env=_engine_environment(threads))
+                                             pass_fds=[child.fileno()],
+                                             env=_engine_environment(threads, enforce_eager))
         except OSError as error:
             raise EngineError(f"cannot start the vLLM engine with {self.python}: {error}") from None
         finally:
@@ -159,13 +162,16 @@ class VLLMEngine:
                               f"{self._process.returncode} while {what} (its error is printed above)") from None
 
 
-def _engine_environment(threads: int | None) -> dict[str, str]:
-    """The engine process's environment: this one's, with vLLM's logging cut to errors and,
-    with ``threads``, its OpenMP threads bound to that many of the cores this process may use."""
+def _engine_environment(threads: int | None, eager: bool) -> dict[str, str]:
+    """The engine process's environment: this one's, with vLLM's logging cut to errors; with
+    ``threads``, that many OpenMP threads (vLLM binds no threads to cores when it runs
+    in-process, as it does there); ``eager``: nothing compiled, not even the helpers vLLM
+    compiles apart from the model (the log-prob ranks' kernel took 30 s to 3 min to compile at
+    the first request on 2 shared cores)."""
     env = dict(os.environ)
     env.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
     if threads is not None:
-        cores = sorted(os.sched_getaffinity(0))[:threads]
-        env["VLLM_CPU_OMP_THREADS_BIND"] = ",".join(map(str, cores))
-        env["VLLM_CPU_NUM_OF_RESERVED_CPU"] = "0"
+        env["OMP_NUM_THREADS"] = str(threads)
+    if eager:
+        env["TORCHDYNAMO_DISABLE"] = "1"
     return env

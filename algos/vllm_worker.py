@@ -75,6 +75,9 @@ class Worker:
             max_lora_rank=settings["max_lora_rank"] or 16,
             max_loras=1,
             kv_cache_memory_bytes=settings["kv_cache_bytes"],
+            # Whole prompts per step: vLLM rewinds the generator of a row whose prompt was cut
+            # into chunks, which a CPU generator cannot do (per-row seeds then crash the batch).
+            enable_chunked_prefill=False,
             distributed_executor_backend="uni",
             disable_log_stats=True,
         )
@@ -84,8 +87,10 @@ class Worker:
         self.calls = 0
 
     def info(self) -> dict:
+        import torch
+
         config = self.llm.llm_engine.model_config
-        return {"vllm": __import__("vllm").__version__, "vocab_size": config.get_vocab_size(),
+        return {"vllm": __import__("vllm").__version__, "threads": torch.get_num_threads(), "vocab_size": config.get_vocab_size(),
                 "max_model_len": config.max_model_len, "max_lora_rank": self.max_lora_rank}
 
     def load_adapter(self, path: str) -> int:
