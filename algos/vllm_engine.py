@@ -101,15 +101,19 @@ class VLLMEngine:
                                seed=None if seed is None else int(seed), entropy_tokens=int(entropy_tokens))
         return result["actions"], result["logprobs"], result["entropies"]
 
-    def load_adapter(self, path: str | Path) -> None:
+    def load_adapter(self, path: str | Path | None) -> None:
         """The next ``sample`` uses the PEFT LoRA adapter saved in ``path`` (the folder with
-        ``adapter_config.json``), read afresh even when the folder was used before."""
+        ``adapter_config.json``), read afresh even when the folder was used before; None:
+        the base model alone."""
+        if path is None:
+            self.adapter_version = self._request("load_adapter", path=None)
+            return
         path = Path(path)
         config = path / "adapter_config.json"
         if not config.is_file():
             raise EngineError(f"{path}: not a PEFT adapter folder (no adapter_config.json)")
         rank = json.loads(config.read_text()).get("r")
-        if rank is None or self._max_lora_rank is None or rank > self._max_lora_rank:
+        if not isinstance(rank, int) or self._max_lora_rank is None or rank > self._max_lora_rank:
             raise EngineError(f"{config}: field r = {rank}, but the engine was started for LoRA ranks up to "
                               f"{self._max_lora_rank} (max_lora_rank)")
         self.adapter_version = self._request("load_adapter", path=str(path.resolve()))

@@ -90,23 +90,28 @@ class Worker:
         import torch
 
         config = self.llm.llm_engine.model_config
-        return {"vllm": __import__("vllm").__version__, "threads": torch.get_num_threads(), "vocab_size": config.get_vocab_size(),
-                "max_model_len": config.max_model_len, "max_lora_rank": self.max_lora_rank}
+        scheduler = self.llm.llm_engine.vllm_config.scheduler_config
+        return {"vllm": __import__("vllm").__version__, "threads": torch.get_num_threads(),
+                "vocab_size": config.get_vocab_size(), "max_model_len": config.max_model_len,
+                "max_lora_rank": self.max_lora_rank, "max_num_seqs": scheduler.max_num_seqs,
+                "max_num_batched_tokens": scheduler.max_num_batched_tokens}
 
-    def load_adapter(self, path: str) -> int:
-        """The next samples use the PEFT adapter in ``path``, under a new name: vLLM's caches
-        (the adapter's and the KV prefix cache, which is keyed by the adapter's name and path)
-        then cannot serve the previous version's weights."""
+    def load_adapter(self, path: str | None) -> int:
+        """The next samples use the PEFT adapter in ``path`` (None: none), under a new name:
+        vLLM's caches (the adapter's, and the KV prefix cache, which is keyed by the adapter's
+        name and path) then cannot serve the previous version's weights."""
         from vllm.lora.request import LoRARequest
 
-        self.versions += 1
         previous = self.adapter
-        self.adapter = LoRARequest(f"actor-{self.versions}", self.versions, path)
-        if not self.llm.llm_engine.add_lora(self.adapter):
-            raise RuntimeError(f"vLLM could not load the adapter in {path}")
+        self.adapter = None
+        if path is not None:
+            self.versions += 1
+            self.adapter = LoRARequest(f"actor-{self.versions}", self.versions, path)
+            if not self.llm.llm_engine.add_lora(self.adapter):
+                raise RuntimeError(f"vLLM could not load the adapter in {path}")
         if previous is not None:
             self.llm.llm_engine.remove_lora(previous.lora_int_id)
-        return self.versions
+        return self.versions if path is not None else 0
 
     def sample(self, contexts: list[list[int]], max_new_tokens: int, greedy: bool, temperature: float,
                stop_ids: list[int], seed: int | None, entropy_tokens: int) -> dict:

@@ -65,8 +65,8 @@ def tokenizer(model_dir):
 
 
 @pytest.fixture(scope="module")
-def contexts(tokenizer) -> list[list[int]]:
-    """Six prompts of the bundled held-out split, rendered and tokenized as the trainer does."""
+def prompts(tokenizer) -> list[list[int]]:
+    """The bundled held-out split's prompts, rendered and tokenized as the trainer does."""
     import gymnasium as gym
 
     import fcenv
@@ -74,9 +74,14 @@ def contexts(tokenizer) -> list[list[int]]:
 
     env = gym.make(fcenv.ENV_ID, dataset_path=str(TINY_EVAL), renderer=chat_renderer(tokenizer),
                    system_prompt=TINY_SYSTEM_PROMPT)
-    prompts = [env.reset(options={"index": index})[0] for index in range(6)]
+    texts = [env.reset(options={"index": index})[0] for index in range(len(env.unwrapped.tasks))]
     env.close()
-    return [tokenizer(prompt, add_special_tokens=False).input_ids for prompt in prompts]
+    return [tokenizer(text, add_special_tokens=False).input_ids for text in texts]
+
+
+@pytest.fixture(scope="module")
+def contexts(prompts) -> list[list[int]]:
+    return prompts[:6]
 
 
 @pytest.fixture(scope="module")
@@ -149,6 +154,7 @@ def assert_greedy_parity(engine, model, contexts, stop_id, temperature: float = 
 
 
 def test_greedy_tokens_and_logprobs_equal_transformers(engine, base, contexts, tokenizer):
+    engine.load_adapter(None)
     actions = assert_greedy_parity(engine, base, contexts, tokenizer.eos_token_id)
     assert any(action[-1] == tokenizer.eos_token_id for action in actions)
 
@@ -156,6 +162,7 @@ def test_greedy_tokens_and_logprobs_equal_transformers(engine, base, contexts, t
 def test_greedy_logprobs_are_under_the_temperature(engine, base, contexts, tokenizer):
     """Greedy picks the same tokens at any temperature; their log-probs are the tempered
     distribution's, as the trainer's (vLLM alone would report them untempered)."""
+    engine.load_adapter(None)
     assert_greedy_parity(engine, base, contexts[:3], tokenizer.eos_token_id, temperature=0.7)
 
 
@@ -218,3 +225,39 @@ def test_after_an_update_the_engine_samples_with_the_new_adapter(engine, model_d
     for context, action, logp in zip(contexts, after, logps):
         assert action == hf_greedy(model, context, stop)
         assert_close(logp, hf_logprobs(model, context, action)[0])
+
+
+def test_a_batch_beyond_one_steps_token_budget(engine, base, prompts, tokenizer):
+    """Every held-out prompt in one call: vLLM prefills them over several steps. Seeded rows
+    replay, and their log-probs and entropies are still the trainer's."""
+    stop = tokenizer.eos_token_id
+    engine.load_adapter(None)
+    assert sum(map(len, prompts)) > engine.info["max_num_batched_tokens"]
+    sampled = engine.sample(prompts, MAX_NEW_TOKENS, stop_ids=[stop], seed=11, entropy_tokens=3)
+    actions, logps, entropies = sampled
+    assert_well_formed(actions, stop)
+    for row in range(0, len(prompts), 30):
+        reference, reference_entropy = hf_logprobs(base, prompts[row], actions[row], 1.0, min(3, len(actions[row])))
+        assert_close(logps[row], reference)
+        assert abs(entropies[row] - reference_entropy) < TOLERANCE
+    assert engine.sample(prompts, MAX_NEW_TOKENS, stop_ids=[stop], seed=11, entropy_tokens=3) == sampled
+
+
+def test_bad_input_is_named_before_any_heavy_work(engine, tmp_path):
+    with pytest.raises(EngineError, match="not a Hugging Face model folder"):
+        VLLMEngine(tmp_path)
+    with pytest.raises(EngineError, match="not a PEFT adapter folder"):
+        engine.load_adapter(tmp_path)
+    (tmp_path / "adapter_config.json").write_text('{"r": 64}')
+    with pytest.raises(EngineError, match="field r = 64.*ranks up to 8"):
+        engine.load_adapter(tmp_path)
+    with pytest.raises(ValueError, match="temperature must be positive"):
+        engine.sample([[1, 2]], 4, stop_ids=[0], temperature=0.0)
+
+
+def test_an_interpreter_without_vllm_is_a_clear_error(model_dir):
+    """The trainer's own venv has no vLLM (it lives in .vllm-venv): the engine says so."""
+    import sys
+
+    with pytest.raises(EngineError, match=r"did not start: .*No module named 'vllm'"):
+        VLLMEngine(model_dir, python=sys.executable)
