@@ -1,6 +1,7 @@
 """Rollout speed of the two engines: Hugging Face (``Policy.sample``) vs vLLM (``VLLMEngine``).
 
-Run: ``python bench/bench_engines.py [--rounds 5] [--threads 1] [--model tiny]`` (vLLM from
+Run: ``python bench/bench_engines.py [--rounds 5] [--threads 1] [--model tiny]
+[--system_prompt TEXT]`` (vLLM from
 ``.vllm-venv``: ``make vllm``). One run, one model (the embedded tiny default unless
 ``--model`` names a local folder), one batch of prompts: the bundled training split's first
 prompts as the env renders them, ``--rows`` at a time in groups of ``--group_size`` (a group
@@ -48,6 +49,8 @@ def main() -> None:
     parser.add_argument("--max_new_tokens", type=int, default=48)
     parser.add_argument("--threads", type=int, default=1, help="CPU threads of each engine (the trainer's default: 1)")
     parser.add_argument("--lora_r", type=int, default=8)
+    parser.add_argument("--system_prompt", default="",
+                        help="the env's system prompt (default: the tiny model's for it, else BFCL's)")
     args = parser.parse_args()
     if args.rows % args.group_size:
         parser.error("--rows must be a multiple of --group_size")
@@ -58,7 +61,7 @@ def main() -> None:
     from algos.policy import ACTOR, LoraSettings, Policy
     from algos.vllm_engine import VLLMEngine
 
-    loaded = load_model(args.model, torch.device("cpu"))
+    loaded = load_model(args.model, torch.device("cpu"), system_prompt=args.system_prompt)
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     policy = Policy(loaded.base, pad_id=loaded.pad_id, stop_ids=loaded.stop_ids, with_critic=False,
