@@ -96,7 +96,9 @@ class TrainConfig:
     # --- data and env --------------------------------------------------------------------
     dataset_path: str = _flag("", "BFCL question file to train on, or a bundled split's name (default: "
                                   "tiny_train, the bundled single-turn split; the multi-turn one is "
-                                  "multi_turn_train)")
+                                  "multi_turn_train), or a source converted on the fly (JSON Lines, JSON, Parquet "
+                                  "or a save_to_disk folder in xlam, hermes, glaive, toolace, apigen_mt or openai "
+                                  "format), or several mixed: 'a.jsonl:2,b.parquet:1'")
     dataset_name: str = _flag("", "dataset folder in the results path (default: the file's stem)")
     eval_dataset_path: str = _flag("", "held-out question file (default: a bundled split's own held-out "
                                        "split, else a held-out share of --dataset_path)")

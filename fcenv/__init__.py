@@ -9,7 +9,8 @@ prompting prompt and the renderers), ``tool_formats`` (FC mode), ``rewards``, ``
 text spaces), ``backends/`` (the tool classes), ``evaluate`` and ``cli`` (``fcenv evaluate``,
 ``fcenv data``), ``bfcl_data`` (BFCL's data from the bfcl-eval wheel), ``bundled/`` (the tiny
 datasets); the doors into other trainers, ``trl`` (TRL), ``skyrl`` (SkyRL-gym) and ``verl``,
-over ``doors/`` (an episode as messages, tools and ``step(text)``, and as tokens).
+over ``doors/`` (an episode as messages, tools and ``step(text)``, and as tokens); ``sources/``
+(training sets in other formats: converted, checked against BFCL's test set, mixed).
 """
 
 from gymnasium.envs.registration import register, registry

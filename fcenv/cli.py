@@ -3,6 +3,8 @@
     fcenv evaluate --data QUESTIONS... --results RESULTS... --out VERDICTS [--answers A] [--compat bfcl]
                    [--tool_format F]
     fcenv data bfcl [--dest DIR] [--version V] [--wheel FILE]
+    fcenv data convert SOURCE... --out DIR [--format F] [--steps all|calls] [--decontaminate] [--strict]
+    fcenv data check SOURCE... [--format F] [--bfcl_dir DIR]
     fcenv train [training flags]                         (algos: the same as python train_fctncalling.py)
     fcenv generate --data FILE ... --out DIR [--run RUN | --model M [--adapter A] | --endpoint URL]
     fcenv process-rewards --out DIR [--run RUN] ...      (LPR's Monte Carlo process rewards)
@@ -70,15 +72,26 @@ def _evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _data(args: argparse.Namespace) -> int:
+def _data_bfcl(args: argparse.Namespace) -> int:
     from fcenv.bfcl_data import BFCL_VERSION, DEFAULT_DIR, fetch_bfcl
 
-    if args.source != "bfcl":
-        raise SystemExit(f"unknown data source {args.source!r}; only 'bfcl' is known")
     dest = Path(args.dest) if args.dest else DEFAULT_DIR
     files = fetch_bfcl(dest, args.version or BFCL_VERSION, Path(args.wheel) if args.wheel else None)
     print(f"wrote {len(files)} files of bfcl-eval=={args.version or BFCL_VERSION} to {dest}")
     return 0
+
+
+def _data_convert(args: argparse.Namespace) -> int:
+    from fcenv.sources.report import convert_command
+
+    return convert_command(args.sources, Path(args.out), fmt=args.format, steps=args.steps,
+                           decontaminate=args.decontaminate, bfcl_dir=args.bfcl_dir, strict=args.strict)
+
+
+def _data_check(args: argparse.Namespace) -> int:
+    from fcenv.sources.report import check_command
+
+    return check_command(args.sources, fmt=args.format, bfcl_dir=args.bfcl_dir)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -101,12 +114,34 @@ def build_parser() -> argparse.ArgumentParser:
                     help="reward written with each verdict: " + ", ".join(REWARDS.names()))
     ev.set_defaults(command_fn=_evaluate)
 
-    data = commands.add_parser("data", help="fetch datasets")
-    data.add_argument("source", choices=["bfcl"], help="'bfcl': BFCL's data from the bfcl-eval package")
-    data.add_argument("--dest", help="target folder (default: ~/.cache/fcenv/bfcl)")
-    data.add_argument("--version", help="bfcl-eval version")
-    data.add_argument("--wheel", help="use this bfcl-eval wheel instead of downloading one")
-    data.set_defaults(command_fn=_data)
+    data = commands.add_parser("data", help="fetch BFCL's data; convert training sets to fcenv tasks and check them")
+    data_commands = data.add_subparsers(dest="data_command", required=True)
+    bfcl = data_commands.add_parser("bfcl", help="BFCL's data from the bfcl-eval package")
+    bfcl.add_argument("--dest", help="target folder (default: ~/.cache/fcenv/bfcl)")
+    bfcl.add_argument("--version", help="bfcl-eval version")
+    bfcl.add_argument("--wheel", help="use this bfcl-eval wheel instead of downloading one")
+    bfcl.set_defaults(command_fn=_data_bfcl)
+    source_help = ("a JSON Lines, JSON or Parquet file or a `datasets` save_to_disk folder in a source format (xlam, "
+                   "hermes, glaive, toolace, apigen_mt, openai or a registered one), or anything --dataset_path takes")
+    convert = data_commands.add_parser("convert", help="convert tool-calling sets into BFCL question files")
+    convert.add_argument("sources", nargs="+", metavar="SOURCE", help=source_help)
+    convert.add_argument("--out", required=True, help="folder for <name>.json and possible_answer/<name>.json")
+    convert.add_argument("--format", help="the source format (default: recognised from the first record)")
+    convert.add_argument("--steps", choices=["all", "calls"], default="all",
+                         help="tasks from every assistant step (a step without calls judged as irrelevance), or "
+                              "only from the steps that call")
+    convert.add_argument("--decontaminate", action="store_true",
+                         help="drop the tasks that copy BFCL's test questions or function sets")
+    convert.add_argument("--bfcl_dir", help="BFCL's data, for --decontaminate (default: ~/.cache/fcenv/bfcl)")
+    convert.add_argument("--strict", action="store_true", help="fail (status 2, nothing written) if any record is "
+                                                               "left out")
+    convert.set_defaults(command_fn=_data_convert)
+    check = data_commands.add_parser("check", help="list the records a conversion leaves out and the tasks that copy "
+                                                   "BFCL's test set (status 1 when there are any)")
+    check.add_argument("sources", nargs="+", metavar="SOURCE", help=source_help + ", or a BFCL question file")
+    check.add_argument("--format", help="the source format (default: recognised from the first record)")
+    check.add_argument("--bfcl_dir", help="BFCL's data (default: ~/.cache/fcenv/bfcl)")
+    check.set_defaults(command_fn=_data_check)
     # Commands of the layers above (training-side tools such as ``process-rewards``) plug in
     # through the ``fcenv.commands`` entry point group: a function that adds its subparser.
     for entry in entry_points(group="fcenv.commands"):

@@ -27,7 +27,6 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
-from fcenv.bundled import resolve as resolve_bundled
 from fcenv.backends import FUNC_DOC_FILES, known_backends, user_backend
 from fcenv.bfcl_data import DEFAULT_DIR
 from fcenv.multi_turn.executor import ToolSession, parse_call_text
@@ -281,8 +280,13 @@ def load_tasks(
     answers: str | Path | None = None,
     func_doc_dir: str | Path | None = None,
 ) -> list[Task]:
-    """Read, validate and join a dataset; raise ``DatasetError`` listing every problem."""
-    path = resolve_bundled(path)  # a bundled split may be named instead (fcenv.bundled)
+    """Read, validate and join a dataset; raise ``DatasetError`` listing every problem.
+
+    ``path`` may also name a bundled split, a source in another format or a mix of several
+    (converted first, ``fcenv.sources.resolve``)."""
+    from fcenv.sources.resolve import resolve_dataset
+
+    path = resolve_dataset(path)
     file = str(path)
     if not path.exists():
         raise DatasetError([Problem(file, None, None, None, "no such file")])

@@ -21,9 +21,9 @@ import gymnasium as gym
 from gymnasium.error import ResetNeeded
 
 from checkers import CheckResult, get_checker
-from fcenv.bundled import resolve as resolve_bundled
 from fcenv.data import load_tasks
 from fcenv.episode import EpisodeSettings, SingleTurnEpisode, StepOutcome, calls_info
+from fcenv.sources.resolve import resolve_dataset
 from fcenv.prompts import BFCL_SYSTEM_PROMPT, Renderer, get_renderer
 from fcenv.rewards import PROCESS_SHARE, RewardFn, get_reward_fn, pays_per_step, pays_per_turn
 from fcenv.spaces import UnicodeText
@@ -42,7 +42,7 @@ def _load_cached(path: Path, answers: str | None, stamp: tuple[int, int]) -> tup
 
 def _load(path: Path, answers: str | Path | None) -> list[Task]:
     """Tasks are immutable, so the sub-environments of a vector env share one parsed copy."""
-    path = resolve_bundled(path).resolve()
+    path = resolve_dataset(path).resolve()
     stat = path.stat() if path.exists() else None
     if stat is None:
         return load_tasks(path, answers=answers)  # raises the loader's clear error
@@ -70,7 +70,10 @@ class FunctionCallingEnv(gym.Env[str, str]):
 
     Args:
         dataset_path: a BFCL question file (JSON Lines; answers in ``possible_answer/`` beside
-            it) or one JSON file in the prior implementation's format.
+            it) or one JSON file in the prior implementation's format; or a training set in
+            another format (JSON Lines, JSON, Parquet or a ``datasets`` save_to_disk folder),
+            converted on first use, or several mixed, ``"a.jsonl:2,b.parquet:1"``
+            (``fcenv.sources``).
         tasks: already-loaded tasks, instead of ``dataset_path``.
         answers_path: the possible-answer file, when it is not in BFCL's layout.
         handler: the decoder's registered name for every task; None picks BFCL's decoder

@@ -1,8 +1,8 @@
 """The one registry style of every extension point: a name -> entry registry, filled by built-in
 modules and by an entry-point group.
 
-Decoders, checkers, tool formats, rewards, tool backends, advantage estimators, algorithm presets
-and rollout engines are each a ``Registry``. Built-in modules register their entries when
+Decoders, checkers, tool formats, rewards, tool backends, advantage estimators, algorithm presets,
+rollout engines and the formats of training sets (``fcenv.sources``) are each a ``Registry``. Built-in modules register their entries when
 imported (``register(name)`` as a decorator, or ``register(name, entry)``); other packages
 register theirs under the registry's entry-point group (``name = "module:object"``). Both are
 loaded on the first lookup, so creating a registry or importing its package does no work. Every

@@ -1,6 +1,6 @@
 """The docs tell the truth about the code: every package's opening names the modules it holds,
 and README names every built-in entry of every registry (decoders, checkers, tool formats,
-rewards, estimators, presets, rollout engines)."""
+rewards, estimators, presets, rollout engines, source formats)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ["handlers", "checkers", "fcenv", "fcenv/backends", "fcenv/multi_turn", "algos",
+PACKAGES = ["handlers", "checkers", "fcenv", "fcenv/backends", "fcenv/multi_turn", "fcenv/sources", "algos",
             *sorted(str(p.parent.relative_to(ROOT)) for p in (ROOT / "algos").glob("*/__init__.py"))]
 
 
@@ -40,12 +40,14 @@ def registries():
     from algos.rollout.groups import GROUP_REWARDS
     from checkers import available_checkers
     from fcenv.rewards import REWARDS
+    from fcenv.sources import SOURCE_FORMATS
     from fcenv.tool_formats import TOOL_FORMATS
     from handlers import available_handlers
 
     return {"decoders": available_handlers(), "checkers": available_checkers(), "tool formats": TOOL_FORMATS.names(),
             "rewards": REWARDS.names() + GROUP_REWARDS.names(), "estimators": ESTIMATORS.names(),
-            "algorithms": ALGORITHMS.names(), "rollout engines": ENGINES.names()}
+            "algorithms": ALGORITHMS.names(), "rollout engines": ENGINES.names(),
+            "source formats": SOURCE_FORMATS.names()}
 
 
 def test_readme_names_every_built_in_entry_of_every_registry():

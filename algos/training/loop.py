@@ -38,6 +38,7 @@ from algos.training import setup
 from algos.training.distributed import Processes, has_accelerator
 from algos.training.evaluation import HEADLINE, evaluate_heldout
 from algos.training.metrics import explained_variance, explained_variance_sums, means, rollout_stats
+from fcenv.sources.resolve import test_set_warnings
 from algos.training.resume import resume
 
 
@@ -72,6 +73,8 @@ class Runner:
                              critic_fraction=c.critic_fraction).to(device)
 
         # The data and the envs; every task's first context must fit the window.
+        for warning in test_set_warnings(c.dataset_path):
+            self.log(f"warning: {warning}")
         self.envs = [self.make_env(setup.train_path(c)) for _ in range(c.n_rollout_threads)]
         self.data = setup.choose_data(c, lambda path: len(self.make_env(path).unwrapped.tasks))
         self.eval_envs: list = []

@@ -27,7 +27,7 @@ from algos.rollout.codec import TextCodec, chat_of
 from algos.rollout.groups import GROUP_REWARDS
 from algos.store.results import new_run_dir, run_parent, write_args
 from algos.tiny.build import BUNDLED_EVAL, TINY_TRAIN, bundled_train_split
-from fcenv.bundled import resolve as resolve_bundled
+from fcenv.sources.resolve import resolve_dataset
 
 
 @dataclass
@@ -75,8 +75,9 @@ def make_env(config: TrainConfig, loaded: LoadedModel, path: Path) -> gym.Env:
 
 
 def train_path(config: TrainConfig) -> Path:
-    """--dataset_path (a file or a bundled split's name), by default the bundled single-turn split."""
-    return resolve_bundled(config.dataset_path) if config.dataset_path else TINY_TRAIN
+    """--dataset_path (a file or a bundled split's name), by default the bundled single-turn split.
+    A source in another format, or a mix, is its converted BFCL file (fcenv.sources)."""
+    return resolve_dataset(config.dataset_path) if config.dataset_path else TINY_TRAIN
 
 
 def choose_data(config: TrainConfig, count_tasks: Callable[[Path], int]) -> Data:
@@ -84,7 +85,7 @@ def choose_data(config: TrainConfig, count_tasks: Callable[[Path], int]) -> Data
     own held-out split, --eval_dataset_path, or a fixed share of the training file."""
     bundled = bundled_train_split(config.dataset_path)
     training = train_path(config)
-    held_out = (resolve_bundled(config.eval_dataset_path) if config.eval_dataset_path
+    held_out = (resolve_dataset(config.eval_dataset_path) if config.eval_dataset_path
                 else (BUNDLED_EVAL[bundled] if bundled else None))
     count = count_tasks(training)
     if held_out is not None:
