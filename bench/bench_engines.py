@@ -1,20 +1,28 @@
-"""Rollout speed of the two engines: Hugging Face (``Policy.sample``) vs vLLM (``VLLMEngine``).
+"""Rollout speed of the rollout engines (``hf`` against ``vllm``), and one whole training
+iteration with each.
 
-Run: ``python bench/bench_engines.py [--rounds 5] [--threads 1] [--model tiny]
-[--system_prompt TEXT]`` (vLLM from
-``.vllm-venv``: ``make vllm``). One run, one model (the embedded tiny default unless
-``--model`` names a local folder), one batch of prompts: the bundled training split's first
-prompts as the env renders them, ``--rows`` at a time in groups of ``--group_size`` (a group
-repeats its prompt), sampled at temperature 1 with up to ``--max_new_tokens`` tokens, each
-engine with the same LoRA actor (random, non-zero) and the same number of CPU threads. The
-engines take turns, one warm-up batch each first, so both see the same machine load; each
-round's rollout tokens/s is printed, then per engine the median and best rounds and the
-ratio vLLM / HF of the medians.
+Run: ``python bench/bench_engines.py [--rounds 5] [--rows 32] [--group_size 1]
+[--max_new_tokens 48] [--iterations 3] [--compile] [--out bench/results/engines.json]`` (the ``vllm``
+engine from ``.vllm-venv``: ``make vllm``).
+
+1. Rollout tokens/s: one model (the embedded tiny default unless ``--model`` names a local
+   folder), one batch of contexts (the bundled training split's first prompts as the env
+   renders them, ``--rows`` at a time in groups of ``--group_size``, a group repeating its
+   prompt), sampled at temperature 1 with up to ``--max_new_tokens`` tokens by each engine
+   with the same LoRA actor (random, non-zero) and the same number of CPU threads
+   (``--threads``). The engines take turns, one warm-up batch each first, so both see the
+   same machine load; each round's tokens/s is printed, then per engine the median and best
+   rounds and the ratio vllm / hf of the medians.
+2. One whole iteration (play, score, update, sync), samples/s: our GRPO (groups of 4, one
+   epoch, the sampling pass's old log-probs, as ``bench/bench_grpo.py`` runs it) and the
+   default TPPO, each with each engine, 32 actions per iteration, one warm-up iteration, then
+   ``--iterations`` timed iterations per round, the four runners taking turns.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import sys
 import tempfile
@@ -24,20 +32,116 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+ENGINES = ("hf", "vllm")
+# The two trainers of bench/bench_grpo.py: GRPO doing TRL's GRPO's work per sample, and the default TPPO.
+TRAINERS = {
+    "GRPO": ["--algorithm_name", "GRPO", "--group_size", "4", "--ppo_epoch", "1", "--sampling_old_logprobs"],
+    "TPPO": [],
+}
+BATCH = 32
 
-def prompts(loaded, rows: int, group_size: int) -> list[list[int]]:
+
+def contexts_of(loaded, rows: int, group_size: int) -> list[list[int]]:
     import gymnasium as gym
 
     import fcenv
-    from algos.tiny import TINY_TRAIN
+    from algos.tiny.build import TINY_TRAIN
 
     env = gym.make(fcenv.ENV_ID, dataset_path=str(TINY_TRAIN), renderer=loaded.renderer,
                    **({"system_prompt": loaded.system_prompt} if loaded.system_prompt else {}))
-    distinct = rows // group_size
-    texts = [env.reset(options={"index": index})[0] for index in range(distinct)]
+    texts = [env.reset(options={"index": index})[0] for index in range(rows // group_size)]
     env.close()
     encoded = [loaded.tokenizer(text, add_special_tokens=False).input_ids for text in texts]
     return [context for context in encoded for _ in range(group_size)]
+
+
+def rollout_speed(args) -> dict:
+    import torch
+
+    from algos.model.loading import load_model, max_positions
+    from algos.model.policy import LoraSettings, Policy
+    from algos.rollout.engine import EngineSettings, make_engine
+
+    loaded = load_model(args.model, torch.device("cpu"), system_prompt=args.system_prompt)
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
+    policy = Policy(loaded.base, pad_id=loaded.pad_id, stop_ids=loaded.stop_ids, with_critic=False,
+                    actor_lora=LoraSettings(r=args.lora_r, alpha=2 * args.lora_r))
+    with torch.no_grad():
+        for parameter in policy.actor_parameters():
+            parameter.add_(0.05 * torch.randn_like(parameter))
+    contexts = contexts_of(loaded, args.rows, args.group_size)
+    settings = EngineSettings(Path(loaded.path), max_positions(loaded.base), seed=0, compile=args.compile)
+    engines = {name: make_engine(name, policy, settings) for name in ENGINES}
+    generator = torch.Generator().manual_seed(0)
+    try:
+        def run(name: str) -> tuple[int, float]:
+            started = time.perf_counter()
+            actions = engines[name].sample(contexts, args.max_new_tokens, generator=generator).actions
+            return sum(map(len, actions)), time.perf_counter() - started
+
+        for name in ENGINES:  # warm-up (the vllm engine folds the actor in at its first call)
+            run(name)
+        print(f"model {loaded.path.name} ({args.model}), {len(contexts)} rows in groups of {args.group_size}, "
+              f"contexts {min(map(len, contexts))}-{max(map(len, contexts))} tokens, max_new_tokens "
+              f"{args.max_new_tokens}, {args.threads} thread(s), vLLM {engines['vllm'].info['vllm']}"
+              f"{' compiled' if args.compile else ' eager'}", flush=True)
+        speeds: dict[str, list[float]] = {name: [] for name in ENGINES}
+        for round_ in range(args.rounds):
+            line = []
+            for name in ENGINES:
+                tokens, seconds = run(name)
+                speeds[name].append(tokens / seconds)
+                line.append(f"{name} {tokens} tokens {seconds:.2f}s {tokens / seconds:.0f} tok/s")
+            print(f"round {round_ + 1}: " + ", ".join(line), flush=True)
+    finally:
+        for engine in engines.values():
+            engine.close()
+    medians = {name: statistics.median(values) for name, values in speeds.items()}
+    for name, values in speeds.items():
+        print(f"{name:<5} rollout tokens/s: median {medians[name]:.0f}, best {max(values):.0f}")
+    print(f"vllm / hf (medians): {medians['vllm'] / medians['hf']:.2f}x", flush=True)
+    return {"tokens_per_second": speeds, "median": medians, "vllm_over_hf": medians["vllm"] / medians["hf"],
+            "rows": args.rows, "group_size": args.group_size, "max_new_tokens": args.max_new_tokens,
+            "threads": args.threads, "vllm": engines["vllm"].info["vllm"], "compiled": args.compile}
+
+
+def iteration_speed(args) -> dict:
+    from algos.config import parse_config
+    from algos.training.loop import Runner
+
+    rates: dict[str, list[float]] = {}
+    with tempfile.TemporaryDirectory() as results:
+        runners = {}
+        try:
+            for trainer, flags in TRAINERS.items():
+                for engine in ENGINES:
+                    config = parse_config(["--results_dir", results, "--experiment_name", f"{trainer}-{engine}",
+                                           "--n_rollout_threads", str(BATCH), "--num_env_steps", "1000000",
+                                           "--max_new_tokens", str(args.max_new_tokens), "--eval_interval", "0",
+                                           "--save_interval", "1000000", "--no-progress",
+                                           "--torch_threads", str(args.threads), "--rollout_engine", engine, *flags,
+                                           *(["--rollout_compile"] if args.compile else [])])
+                    runner = runners[f"{trainer} {engine}"] = Runner(config, log=lambda message: None)
+                    runner.train_iteration()  # warm-up
+            rates = {name: [] for name in runners}
+            for round_ in range(args.rounds):
+                for name, runner in runners.items():
+                    started, samples = time.perf_counter(), runner.samples
+                    for _ in range(args.iterations):
+                        runner.train_iteration()
+                    rates[name].append((runner.samples - samples) / (time.perf_counter() - started))
+                print(f"round {round_ + 1}: " + ", ".join(f"{name} {values[-1]:.1f}" for name, values in rates.items())
+                      + " samples/s", flush=True)
+        finally:
+            for runner in runners.values():
+                runner.engine.close()
+    medians = {name: statistics.median(values) for name, values in rates.items()}
+    for trainer in TRAINERS:
+        print(f"{trainer}: hf {medians[f'{trainer} hf']:.1f}, vllm {medians[f'{trainer} vllm']:.1f} samples/s "
+              f"(vllm / hf {medians[f'{trainer} vllm'] / medians[f'{trainer} hf']:.2f}x)")
+    return {"samples_per_second": rates, "median": medians, "flags": TRAINERS, "batch": BATCH,
+            "iterations_per_round": args.iterations}
 
 
 def main() -> None:
@@ -51,57 +155,20 @@ def main() -> None:
     parser.add_argument("--lora_r", type=int, default=8)
     parser.add_argument("--system_prompt", default="",
                         help="the env's system prompt (default: the tiny model's for it, else BFCL's)")
+    parser.add_argument("--compile", action="store_true", help="the vllm engine compiles its model "
+                                                                   "(--rollout_compile)")
+    parser.add_argument("--iterations", type=int, default=3, help="timed training iterations per runner per round "
+                                                                 "(0: no training iterations)")
+    parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "engines.json"))
     args = parser.parse_args()
     if args.rows % args.group_size:
         parser.error("--rows must be a multiple of --group_size")
-
-    import torch
-
-    from algos.loading import load_model
-    from algos.policy import ACTOR, LoraSettings, Policy
-    from algos.vllm_engine import VLLMEngine
-
-    loaded = load_model(args.model, torch.device("cpu"), system_prompt=args.system_prompt)
-    torch.set_num_threads(args.threads)
-    torch.manual_seed(0)
-    policy = Policy(loaded.base, pad_id=loaded.pad_id, stop_ids=loaded.stop_ids, with_critic=False,
-                    actor_lora=LoraSettings(r=args.lora_r, alpha=2 * args.lora_r))
-    with torch.no_grad():
-        for parameter in policy.actor_parameters():
-            parameter.add_(0.05 * torch.randn_like(parameter))
-    contexts = prompts(loaded, args.rows, args.group_size)
-    generator = torch.Generator().manual_seed(0)
-
-    with tempfile.TemporaryDirectory() as folder, \
-            VLLMEngine(loaded.path, max_lora_rank=args.lora_r, threads=args.threads) as engine:
-        policy.model.save_pretrained(folder, selected_adapters=[ACTOR])
-        engine.load_adapter(Path(folder) / ACTOR)
-        runs = {
-            "hf": lambda: policy.sample(contexts, args.max_new_tokens, generator=generator)[0],
-            "vllm": lambda: engine.sample(contexts, args.max_new_tokens, stop_ids=loaded.stop_ids,
-                                          seed=int(torch.randint(1 << 30, (1,), generator=generator)))[0],
-        }
-        for run in runs.values():  # warm-up
-            run()
-        print(f"model {loaded.path.name} ({args.model}), {len(contexts)} rows in groups of {args.group_size}, "
-              f"contexts {min(map(len, contexts))}-{max(map(len, contexts))} tokens, max_new_tokens "
-              f"{args.max_new_tokens}, {args.threads} thread(s), vLLM {engine.info['vllm']}")
-        speeds: dict[str, list[float]] = {name: [] for name in runs}
-        for round_ in range(args.rounds):
-            line = []
-            for name, run in runs.items():
-                start = time.perf_counter()
-                actions = run()
-                seconds = time.perf_counter() - start
-                tokens = sum(map(len, actions))
-                speeds[name].append(tokens / seconds)
-                line.append(f"{name} {tokens} tokens {seconds:.2f}s {tokens / seconds:.0f} tok/s")
-            print(f"round {round_ + 1}: " + ", ".join(line))
-    medians = {name: statistics.median(values) for name, values in speeds.items()}
-    for name, values in speeds.items():
-        print(f"{name:<5} rollout tokens/s: median {medians[name]:.0f}, best {max(values):.0f}")
-    print(f"vllm / hf (medians): {medians['vllm'] / medians['hf']:.2f}x")
+    report = {"rollout": rollout_speed(args)}
+    if args.iterations > 0:
+        report["iteration"] = iteration_speed(args)
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(report, indent=2) + "\n")
 
 
-if __name__ == "__main__":  # vLLM's engine is a process of its own
+if __name__ == "__main__":  # the vllm engine is a process of its own
     main()

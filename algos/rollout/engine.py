@@ -59,6 +59,7 @@ class EngineSettings:
     model_path: Path
     context_window: int
     seed: int = 0
+    compile: bool = False  # vllm on a CPU: compile the model rather than run it eagerly
 
 
 ENGINES: Registry[type] = Registry("rollout engine", "algos.rollout", ("hf", "vllm"), "fcenv.rollout_engines")

@@ -140,7 +140,8 @@ class Worker:
         return {"modules": len(deltas), "seconds": time.perf_counter() - started}
 
     def sample(self, contexts: list[list[int]], max_new_tokens: int, greedy: bool, temperature: float,
-               stop_ids: list[int], seeds: list[int] | None, entropy_tokens: int) -> dict:
+               stop_ids: list[int], seed: int | None, entropy_tokens: int) -> dict:
+        import torch
         from vllm import SamplingParams
         from vllm.inputs import TokensPrompt
 
@@ -153,11 +154,15 @@ class Worker:
             SamplingParams(
                 n=1, temperature=0.0 if greedy else temperature, top_p=1.0, top_k=0, min_p=0.0,
                 max_tokens=max_new_tokens, stop_token_ids=list(stop_ids), ignore_eos=True, logprobs=0,
-                detokenize=False, seed=None if seeds is None else seeds[row],
+                detokenize=False,
                 extra_args={EXTRAS: {"key": key, "temperature": temperature, "greedy": greedy,
                                      "entropy_tokens": entropy_tokens}} if extras else None)
             for row, key in enumerate(keys)]
         prompts = [TokensPrompt(prompt_token_ids=list(context)) for context in contexts]
+        if seed is not None:
+            # The batch's random numbers (vLLM's sampler draws from the default generators
+            # of this process); this call's rows are the whole batch, so the seed replays it.
+            torch.manual_seed(seed)
         outputs = self.llm.generate(prompts, params, use_tqdm=False)
         actions, logprobs, entropies = [], [], []
         for key, output in zip(keys, outputs):

@@ -85,7 +85,8 @@ class Runner:
 
         # The rollout engine, sampling with the actor.
         self.engine = make_engine(c.rollout_engine, self.policy,
-                                  EngineSettings(Path(self.loaded.path), self.context_window, c.seed))
+                                  EngineSettings(Path(self.loaded.path), self.context_window, c.seed,
+                                                 compile=c.rollout_compile))
 
         # The update.
         self.actor_optimizer, self.critic_optimizer = make_optimizers(self.policy, c.lr, c.critic_lr)
