@@ -2,7 +2,8 @@
 iteration with each.
 
 Run: ``python bench/bench_engines.py [--rounds 5] [--rows 32] [--group_size 1]
-[--max_new_tokens 48] [--iterations 3] [--compile] [--out bench/results/engines.json]`` (the ``vllm``
+[--max_new_tokens 48] [--iterations 3] [--compile] [--shape qwen2-40m]
+[--out bench/results/engines.json]`` (the ``vllm``
 engine from ``.vllm-venv``: ``make vllm``).
 
 1. Rollout tokens/s: one model (the embedded tiny default unless ``--model`` names a local
@@ -53,6 +54,28 @@ def contexts_of(loaded, rows: int, group_size: int) -> list[list[int]]:
     env.close()
     encoded = [loaded.tokenizer(text, add_special_tokens=False).input_ids for text in texts]
     return [context for context in encoded for _ in range(group_size)]
+
+
+def shaped_model(shape: str, folder: Path) -> Path:
+    """A Qwen2 model of ``shape`` (bench/bench_memory.py's SHAPES) with random weights, saved in
+    ``folder`` with the embedded tiny model's tokenizer and chat template: speed only (its
+    actions seldom stop, so every row runs to --max_new_tokens)."""
+    import torch
+    from transformers import AutoTokenizer, Qwen2Config, Qwen2ForCausalLM
+
+    from algos.model.loading import load_model
+    from bench.bench_memory import SHAPES
+
+    tiny = load_model("tiny", torch.device("cpu"))
+    hidden, inter, layers, heads, kv, vocab = SHAPES[shape]
+    config = Qwen2Config(hidden_size=hidden, intermediate_size=inter, num_hidden_layers=layers,
+                         num_attention_heads=heads, num_key_value_heads=kv, vocab_size=vocab,
+                         max_position_embeddings=1024, tie_word_embeddings=True,
+                         eos_token_id=tiny.stop_ids[0], pad_token_id=tiny.pad_id)
+    torch.manual_seed(0)
+    Qwen2ForCausalLM(config).save_pretrained(folder)
+    AutoTokenizer.from_pretrained(tiny.path).save_pretrained(folder)
+    return folder
 
 
 def rollout_speed(args) -> dict:
@@ -147,6 +170,8 @@ def iteration_speed(args) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default="tiny", help="the embedded tiny default, or a local HF model folder")
+    parser.add_argument("--shape", default="", help="instead of --model: a random-weights Qwen2 shape of "
+                                                    "bench/bench_memory.py (e.g. qwen2-40m), rollouts only")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--rows", type=int, default=32, help="actions per batch (the trainer's --n_rollout_threads)")
     parser.add_argument("--group_size", type=int, default=1)
@@ -163,7 +188,15 @@ def main() -> None:
     args = parser.parse_args()
     if args.rows % args.group_size:
         parser.error("--rows must be a multiple of --group_size")
-    report = {"rollout": rollout_speed(args)}
+    if args.shape and args.iterations:
+        parser.error("--shape measures rollouts only: add --iterations 0")
+    with tempfile.TemporaryDirectory() as folder:
+        if args.shape:
+            from algos.tiny.build import TINY_SYSTEM_PROMPT
+
+            args.model = str(shaped_model(args.shape, Path(folder) / args.shape))
+            args.system_prompt = args.system_prompt or TINY_SYSTEM_PROMPT
+        report = {"model": args.shape or args.model, "rollout": rollout_speed(args)}
     if args.iterations > 0:
         report["iteration"] = iteration_speed(args)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
