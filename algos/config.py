@@ -144,7 +144,7 @@ class TrainConfig:
                                       "it), synced with the actor after every update", choices=engine_names)
     rollout_compile: bool = _flag(False, "--rollout_engine vllm on a CPU: compile the model (torch.compile: "
                                          "minutes at the first start, cached in ~/.cache/vllm for later "
-                                         "ones; about twice the sampling speed) instead of running it "
+                                         "ones; its forward pass takes half the time) instead of running it "
                                          "eagerly. On a GPU it always compiles")
     n_rollout_threads: int = _flag(32, "environments stepped in parallel (per process)")
     episode_length: int = _flag(1, "actions per environment per iteration (episodes always finish)")

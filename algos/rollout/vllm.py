@@ -97,7 +97,7 @@ class VLLMEngine:
             "model": str(model), "dtype": str(dtype).removeprefix("torch."), "seed": settings.seed,
             "max_model_len": settings.context_window, "kv_cache_bytes": kv_cache_bytes,
             # On a CPU nothing is compiled unless asked (a first compile takes minutes on 2 cores,
-            # a cached one most of a minute; the compiled model samples about twice as fast);
+            # a cached one most of a minute; the compiled forward pass takes half the time);
             # on a GPU, vLLM's compiled model and CUDA graphs, and a share of the GPU left to the trainer.
             "enforce_eager": eager, "gpu_memory_utilization": None if on_cpu else 0.3,
         }
