@@ -150,6 +150,10 @@ class TrainConfig:
     rollout_engine: str = _flag("hf", "what samples the rollouts ({choices}): 'hf' in this process with the "
                                       "policy's modules, 'vllm' in a vLLM engine of its own (`make vllm` installs "
                                       "it), synced with the actor after every update", choices=engine_names)
+    rollout_compile: bool = _flag(False, "--rollout_engine vllm on a CPU: compile the model (torch.compile: "
+                                         "minutes at the first start, cached in ~/.cache/vllm for later "
+                                         "ones; its forward pass takes half the time) instead of running it "
+                                         "eagerly. On a GPU it always compiles")
     n_rollout_threads: int = _flag(32, "environments stepped in parallel (per process)")
     episode_length: int = _flag(1, "actions per environment per iteration (episodes always finish)")
     group_size: int = _flag(1, "episodes of the same task per group, played side by side (GRPO and RLOO "

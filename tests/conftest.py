@@ -29,6 +29,11 @@ def pytest_addoption(parser):
         help="fail, rather than skip, fcenv.verl's tests when the verl venv is missing (CI)",
     )
     parser.addoption(
+        "--require-vllm",
+        action="store_true",
+        help="fail, rather than skip, the vllm rollout engine's tests when vLLM is missing (CI)",
+    )
+    parser.addoption(
         "--bfcl-dir",
         default=None,
         help="folder with BFCL's data (default: ../shared/bfcl, else datasets/bfcl, else ~/.cache/fcenv/bfcl)",
@@ -70,6 +75,20 @@ def verl_python(request) -> Path:
         if request.config.getoption("--require-verl"):
             pytest.fail(message)
         pytest.skip(message)
+    return python
+
+
+@pytest.fixture(scope="session")
+def vllm_ready(request) -> str:
+    """The interpreter the vllm engine runs with (.vllm-venv's, `make vllm`), checked to hold vLLM."""
+    from algos.rollout.vllm import default_python, vllm_missing
+
+    python = default_python()
+    missing = vllm_missing(python)
+    if missing:
+        if request.config.getoption("--require-vllm"):
+            pytest.fail(missing)
+        pytest.skip(missing)
     return python
 
 
