@@ -18,6 +18,7 @@ import sys
 from importlib.metadata import entry_points
 from pathlib import Path
 
+from fcenv.arguments import ArgumentParser
 from fcenv.data import DatasetError
 from fcenv.rewards import REWARDS
 from fcenv.tool_formats import available_tool_formats
@@ -95,7 +96,7 @@ def _data_check(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="fcenv", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = ArgumentParser(prog="fcenv", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
 
     ev = commands.add_parser("evaluate", help="score a BFCL result file")
@@ -157,6 +158,9 @@ def main(argv: list[str] | None = None) -> int:
     args.extra = extra  # a command that takes its own flags (``fcenv train``) parses them
     try:
         return args.command_fn(args)
+    except KeyboardInterrupt:  # Ctrl-C: a stop the user asked for, not a failure to trace
+        print(f"\nfcenv {args.command}: interrupted", file=sys.stderr)
+        return 130
     except (DatasetError, UsageError, OSError, RuntimeError) as exc:
         if isinstance(exc, BrokenPipeError):
             return _reader_went_away()
