@@ -72,8 +72,10 @@ class DatasetError(ValueError):
         self.problems = sorted(problems, key=lambda p: (files.index(p.file), p.line or 0))
         shown = "\n".join(f"  {p}" for p in self.problems[:50])
         more = f"\n  ... and {len(self.problems) - 50} more" if len(self.problems) > 50 else ""
-        noun = "problem" if len(self.problems) == 1 else "problems"
-        super().__init__(f"{len(self.problems)} {noun} in the input:\n{shown}{more}")
+        if len(self.problems) == 1:  # one line, as the commands' other errors
+            super().__init__(str(self.problems[0]))
+        else:
+            super().__init__(f"{len(self.problems)} problems in the input:\n{shown}{more}")
 
 
 @dataclass

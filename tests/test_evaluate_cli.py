@@ -75,7 +75,9 @@ def test_auto_decoding_without_compat(bfcl_dir, tmp_path):
     "lines, message",
     [
         (['{"id": "simple_python_0", "result": "[f()]"}', "{not json"], "line 2: invalid JSON"),
-        (['{"id": "nope_3", "result": "x"}'], "entry 'nope_3', field 'id': no entry with this id"),
+        (['{"id": "nope_3", "result": "x"}'], "field 'id': no line answers an entry of"),
+        (['{"id": "simple_python_0", "result": "x"}', '{"id": "nope_3", "result": "x"}'],
+         "entry 'nope_3', field 'id': no entry with this id"),
         (['{"id": "simple_python_0"}'], "entry 'simple_python_0', field 'result': missing"),
         (['{"id": "simple_python_0", "result": [["x"]]}'], "field 'result': a single-turn result must be"),
     ],

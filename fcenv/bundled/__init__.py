@@ -8,6 +8,8 @@ a bundled split can be named instead of a path: ``tiny_train``, ``tiny_eval``,
 
 from __future__ import annotations
 
+import json
+from collections.abc import Collection
 from pathlib import Path
 
 FOLDER = Path(__file__).resolve().parent
@@ -20,3 +22,14 @@ def resolve(path_or_name: str | Path) -> Path:
     if not path.exists() and str(path_or_name) in BUNDLED:
         return BUNDLED[str(path_or_name)]
     return path
+
+
+def split_holding(ids: Collection[str]) -> str | None:
+    """The bundled split whose entries have all these ids, if one does. The splits number their
+    entries from one count (``datasets/tiny``), so an id names one entry of the bundled data."""
+    for name, path in BUNDLED.items():
+        with path.open(encoding="utf-8") as lines:
+            held = {json.loads(line)["id"] for line in lines if line.strip()}
+        if set(ids) <= held:
+            return name
+    return None
