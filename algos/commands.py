@@ -85,4 +85,6 @@ def process_rewards(commands) -> None:
     parser.add_argument("--temperature", type=float, default=1.0, help="without --run: the sampling temperature")
     parser.add_argument("--threads", type=int, default=32, help="environments stepped in parallel")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
+                        help="progress bars over the trajectories and the completions")
     parser.set_defaults(command_fn=_runs("algos.process_rewards"))
