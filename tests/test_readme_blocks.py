@@ -22,16 +22,16 @@ import re
 import shlex
 import subprocess
 import sys
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 FENCE = re.compile(r"(?:^<!-- readme-test: (?P<kinds>[\w, -]+): (?P<why>[^\n]*?) -->\n)?^```(?P<lang>\w*)\n(?P<code>.*?)^```$",
-                   re.S | re.M)
+                   re.DOTALL | re.MULTILINE)
 KINDS = {"parse", "tiny-model", "lpr-pairs"}
 EMBEDDED_BUILD = "build_tiny(dataset_path=MULTI_TURN_TRAIN)"
 
@@ -83,10 +83,9 @@ def test_toml_blocks_are_toml(block):
 def lpr_pairs(folder: Path, model: Path) -> None:
     """lpr/pairs.jsonl as `fcenv process-rewards` writes it, from a result file with a right
     and a wrong answer to four tasks (the tests' tiny model samples no valid answer of its own)."""
+    from algos.tiny.build import TINY_SYSTEM_PROMPT
     from fcenv.bundled import BUNDLED
     from fcenv.data import load_tasks
-
-    from algos.tiny.build import TINY_SYSTEM_PROMPT
 
     lines = []
     for task in load_tasks(BUNDLED["tiny_train"])[:4]:
@@ -106,7 +105,7 @@ def environment() -> dict[str, str]:
 
 
 def expected_prints(code: str) -> list[re.Pattern]:
-    said = re.findall(r"^\s*print\(.*\)\s*# prints: (.*)$", code, re.M)
+    said = re.findall(r"^\s*print\(.*\)\s*# prints: (.*)$", code, re.MULTILINE)
     return [re.compile(".*".join(re.escape(part) for part in text.strip().split("..."))) for text in said]
 
 
@@ -122,7 +121,7 @@ def test_python_block_runs_as_printed(block, request, tmp_path):
     script = tmp_path / "block.py"
     script.write_text(code)
     done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=600,
-                          env=environment())
+                          env=environment(), check=False)
     assert done.returncode == 0, f"{block} failed:\n{done.stderr[-3000:]}"
     printed = [line.strip() for line in done.stdout.splitlines()]
     for pattern in expected_prints(block.code):
@@ -161,7 +160,7 @@ def parse_fcenv(args: list[str]) -> None:
 def parse_script(python: str, script: str, args: list[str]) -> None:
     """A script of ours: it starts, its --help lists every flag the command gives."""
     done = subprocess.run([python, script, "--help"], cwd=ROOT, capture_output=True, text=True, timeout=120,
-                          env=environment())
+                          env=environment(), check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     for flag in (a.split("=")[0] for a in args if a.startswith("--")):
         assert flag in done.stdout, f"{script} has no flag {flag}"
@@ -179,7 +178,7 @@ def parse_command(words: list[str], request) -> None:
     if program == "make":
         makefile = (ROOT / "Makefile").read_text()
         for target in args:
-            assert re.search(rf"^{re.escape(target)}:", makefile, re.M), f"make {target}: no such target"
+            assert re.search(rf"^{re.escape(target)}:", makefile, re.MULTILINE), f"make {target}: no such target"
     elif program == "pip":
         parse_pip(args)
     elif program == "fcenv":

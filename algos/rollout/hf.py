@@ -16,7 +16,14 @@ import torch
 from peft.tuners.lora import LoraLayer
 
 from algos.model.batching import pack
-from algos.model.policy import ACTOR, Policy, kv_cache, run_once_per_context, shared_contexts, with_kv_cache
+from algos.model.policy import (
+    ACTOR,
+    Policy,
+    kv_cache,
+    run_once_per_context,
+    shared_contexts,
+    with_kv_cache,
+)
 from algos.rollout.engine import EngineSettings, Samples, register_engine
 
 
