@@ -18,6 +18,14 @@ from typing import Any
 from fcenv.arguments import ArgumentParser
 
 EMBEDDED_MODEL = "tiny"
+# A resumed run is the same run: flags that decide what is learned, from what and how it is
+# scored cannot change within it.
+RESUME_FIXED = ("algorithm_name", "advantage_estimator", "ratio_level", "critic", "loss_aggregation",
+                "model_name_or_path", "dataset_path", "seed", "n_rollout_threads", "episode_length", "group_size",
+                "lora_r", "lora_alpha", "lora_target_modules", "critic_fraction", "max_new_tokens", "context_window",
+                "temperature", "reward", "efficiency_sigma", "branching", "branch_beta", "branch_threshold",
+                "branch_entropy_tokens", "system_prompt", "tool_format", "hide_function_docs", "env_name",
+                "eval_dataset_path", "eval_fraction", "eval_episodes")
 
 
 class ConfigError(ValueError):

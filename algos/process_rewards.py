@@ -269,25 +269,27 @@ def prefix_value_examples(path: Path, codec: TextCodec, render) -> list[tuple[li
     """(context tokens, Monte Carlo value) of every distinct prefix in a trajectories.jsonl,
     each context rendered and cut exactly as in rollouts. Raises ``ConfigError`` naming the
     file and line of anything unreadable."""
-    from algos.config import ConfigError
+    from algos.input_files import read_prefix_values
 
-    values: dict[str, tuple[list[dict], float]] = {}
-    try:
-        lines = Path(path).read_text().splitlines()
-    except OSError as exc:
-        raise ConfigError(f"--critic_init_values {path}: {exc}") from None
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-            for step in row["steps"]:
-                prefix = row["messages"][: int(step["message_index"])]
-                values.setdefault(json.dumps(prefix, sort_keys=True), (prefix, float(step["value"])))
-        except (ValueError, KeyError, TypeError) as exc:
-            raise ConfigError(f"--critic_init_values {path}, line {number}: not a trajectory of "
-                              f"`fcenv process-rewards` ({type(exc).__name__}: {exc})") from None
-    return [(codec.encode(render(prefix), prefix), value) for prefix, value in values.values()]
+    return [(codec.encode(render(prefix), prefix), value) for prefix, value in read_prefix_values(path)]
+
+
+def _check_files(args: argparse.Namespace) -> None:
+    """The run, the model folder, the question file and the result file the flags name."""
+    from algos.input_files import check_datasets, check_model_folder
+    from algos.tiny.build import TINY_TRAIN
+    from fcenv.env import dataset_tasks
+    from fcenv.evaluate import read_results
+
+    if args.run:
+        saved, _ = open_run(args.run, args.checkpoint)
+        dataset = args.dataset_path or saved["resolved"]["train_path"]
+    else:
+        check_model_folder("--model_name_or_path", args.model_name_or_path)
+        dataset = args.dataset_path or str(TINY_TRAIN)
+    check_datasets([dataset])
+    if args.from_results:
+        read_results(Path(args.from_results), {t.id: t for t in dataset_tasks(dataset)})
 
 
 def _write_jsonl(path: Path, rows: list[dict]) -> None:
@@ -316,6 +318,7 @@ def _command(args: argparse.Namespace) -> int:
     from algos.store.manifest import CheckpointError
 
     try:
+        _check_files(args)  # before the model loads (or the tiny model builds)
         summary = process_rewards(args)
     except (CheckpointError, ConfigError) as exc:
         raise UsageError(str(exc)) from None

@@ -20,6 +20,7 @@ import numpy as np
 import torch
 
 from algos.config import TrainConfig
+from algos.input_files import check_training_files
 from algos.model.loading import load_model
 from algos.model.policy import LoraSettings, Policy
 from algos.ppo.algorithms import resolve
@@ -48,6 +49,7 @@ class Runner:
         from accelerate.utils import set_seed
 
         c = self.config = config
+        check_training_files(config)  # before the model loads or the tiny model builds
         # On a machine without an accelerator, say so: accelerate then treats several
         # processes started by torchrun as CPU data parallel (gloo) instead of ignoring them.
         self.processes = Processes(accelerator or Accelerator(cpu=not has_accelerator()))
