@@ -10,14 +10,40 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 from collections.abc import Callable
 
 from fcenv.tool_formats import available_tool_formats
 
 
+TRAINING_PACKAGES = ("torch", "transformers", "peft", "accelerate")
+
+
+def training_extras_missing() -> str:
+    """What to install when this Python cannot import the training extras' packages (``pip
+    install .`` without ``[train]``), else "": the training commands say it in one line instead
+    of failing to import torch (even their flags need it: the registries' names are torch code)."""
+    missing = [name for name in TRAINING_PACKAGES if importlib.util.find_spec(name) is None]
+    if not missing:
+        return ""
+    return (f"needs the training extras, which are not installed (no {', '.join(missing)}): "
+            f'pip install "fcenv[train]" (pip install torch==2.13.0 first for the CPU build)')
+
+
+def _training_command(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    def checked(args: argparse.Namespace) -> int:
+        from fcenv.cli import UsageError
+
+        if message := training_extras_missing():
+            raise UsageError(message)
+        return run(args)
+
+    return checked
+
+
 def _runs(module: str) -> Callable[[argparse.Namespace], int]:
     """The command function ``_command`` of ``module``, imported when the command runs."""
-    return lambda args: importlib.import_module(module)._command(args)
+    return _training_command(lambda args: importlib.import_module(module)._command(args))
 
 
 def train(commands) -> None:

@@ -11,10 +11,14 @@ from __future__ import annotations
 
 import sys
 
+from algos.commands import training_extras_missing
 from algos.config import parse_config
 
 
 def main(argv: list[str] | None = None, prog: str = "train_fctncalling.py") -> int:
+    if message := training_extras_missing():
+        print(f"{prog}: error: {message}", file=sys.stderr)
+        return 2
     config = parse_config(argv, prog)  # before the heavy imports: flag errors and --help come at once
     from algos.config import ConfigError
     from algos.store.manifest import CheckpointError
@@ -24,12 +28,11 @@ def main(argv: list[str] | None = None, prog: str = "train_fctncalling.py") -> i
     try:
         with warnings_shown_as(prog):
             runner = Runner(config)
-    except ConfigError as exc:  # found once the model and data are known, before any training
+    except (ConfigError, CheckpointError, DatasetError) as exc:
+        # Found before any training (the files the flags name are checked first of all): the
+        # input is the user's to fix, as a flag error is.
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
-    except (CheckpointError, DatasetError) as exc:
-        print(f"{prog}: error: {exc}", file=sys.stderr)
-        return 1
     except KeyboardInterrupt:
         print(f"\n{prog}: interrupted before training started; nothing to resume", file=sys.stderr)
         return INTERRUPTED

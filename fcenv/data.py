@@ -333,7 +333,11 @@ def load_tasks(
     path = resolve_dataset(path)
     file = str(path)
     if not path.exists():
-        raise DatasetError([Problem(file, None, None, None, "no such file")])
+        from fcenv.bundled import close_split_name
+
+        meant = close_split_name(path)
+        hint = f" (did you mean the bundled split {meant}?)" if meant else ""
+        raise DatasetError([Problem(file, None, None, None, f"no such file{hint}")])
     records, problems, is_array = read_records(path)
     validators = _validators()
     file_category = (m.group("category") if (m := _FILE_CATEGORY.match(path.name)) else None)

@@ -8,6 +8,7 @@ a bundled split can be named instead of a path: ``tiny_train``, ``tiny_eval``,
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Collection
 from pathlib import Path
@@ -33,3 +34,12 @@ def split_holding(ids: Collection[str]) -> str | None:
         if set(ids) <= held:
             return name
     return None
+
+
+def close_split_name(path: str | Path) -> str | None:
+    """The bundled split a missing path probably meant (``tiny_evl``: ``tiny_eval``), if any."""
+    name = Path(path).name
+    if Path(name).suffix or name in BUNDLED:
+        return None
+    close = difflib.get_close_matches(name, list(BUNDLED), n=1, cutoff=0.75)
+    return close[0] if close else None
