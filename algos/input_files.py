@@ -37,7 +37,8 @@ TOKENIZER_FILES = {"tokenizer.json", "tokenizer_config.json", "tokenizer.model",
 
 
 def check_model_folder(flag: str, value: str) -> None:
-    """A local Hugging Face checkpoint folder (or the embedded ``tiny``): it holds a config.json."""
+    """A local Hugging Face checkpoint folder (or the embedded ``tiny``): it holds a config.json,
+    a tokenizer and weights."""
     if value in ("", EMBEDDED_MODEL):
         return
     if not Path(value).is_dir():
@@ -102,7 +103,8 @@ def check_resume(config: Any) -> None:
     fixed = [k for k in RESUME_FIXED if k in saved and saved[k] != getattr(config, k)]
     if fixed:
         raise CheckpointError(checkpoint, None, f"--resume: these flags differ from the run's args.json and cannot "
-                                                f"change within a run: {fixed}")
+                                                f"change within a run: {fixed} (leave them out: --resume takes "
+                                                f"the run's own)")
 
 
 def check_training_files(config: Any) -> None:
