@@ -49,7 +49,7 @@ def test_file_valued_flags_are_checked_before_any_model_loads(tmp_path):
     values = tmp_path / "values.jsonl"
     values.write_text('{"messages": [], "steps": [{"message_index": 0, "value": 0.5}]}\n{"messages": "x"}\n')
     results = tmp_path / "results.jsonl"
-    results.write_text('{"id": "simple_python_0", "result": "[f()]"}\n{"id": "nope", "result": "x"}\n')
+    results.write_text('{"id": "simple_python_75", "result": "[f()]"}\n{"id": "nope", "result": "x"}\n')  # tiny_train's first id
     train = ["train_fctncalling.py", "--results_dir", str(tmp_path / "runs"), "--no-progress"]
 
     # training: the values file (LPR), with a model that cannot load and with the tiny model uncached
