@@ -131,7 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     data = commands.add_parser("data", help="fetch BFCL's data; convert training sets to fcenv tasks and check them")
     data_commands = data.add_subparsers(dest="data_command", required=True)
-    bfcl = data_commands.add_parser("bfcl", help="BFCL's data from the bfcl-eval package")
+    bfcl = data_commands.add_parser("bfcl", help="BFCL's data from the bfcl-eval package (into ~/.cache/fcenv/bfcl)")
     bfcl.add_argument("--dest", help="target folder (default: ~/.cache/fcenv/bfcl)")
     bfcl.add_argument("--version", help="bfcl-eval version")
     bfcl.add_argument("--wheel", help="use this bfcl-eval wheel instead of downloading one")
