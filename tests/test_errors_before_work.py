@@ -106,3 +106,24 @@ def test_training_commands_without_the_train_extras_say_what_to_install(tmp_path
     evaluated = run("-m", "fcenv", "evaluate", "--data", "tiny_eval", "--results", str(tmp_path / "none.jsonl"),
                     "--out", str(tmp_path / "v.jsonl"), python=python)
     assert evaluated.returncode == 2 and "none.jsonl" in evaluated.stderr and "needs the training" not in evaluated.stderr
+
+
+def test_flag_errors_are_one_line_and_flags_are_spelt_out(capsys):
+    """Issue 28, part 7: no page of usage before the error, and no abbreviations (a misspelt
+    --num_env_step would otherwise mean --num_env_steps)."""
+    import pytest
+
+    from algos.config import parse_config
+    from fcenv.cli import build_parser
+
+    for parse, argv, expected in (
+        (parse_config, ["--num_env_step", "5"], "train_fctncalling.py: error: unrecognized arguments: --num_env_step 5"),
+        (parse_config, ["--lr", "nan"], "--lr must be positive and finite, not nan"),
+        (build_parser().parse_args, ["evaluate", "--dat", "x", "--results", "r", "--out", "o"],
+         "fcenv evaluate: error: the following arguments are required: --data"),
+    ):
+        with pytest.raises(SystemExit) as caught:
+            parse(argv)
+        err = capsys.readouterr().err
+        assert caught.value.code == 2 and err.count("\n") == 1 and "usage:" not in err, err
+        assert expected in err and "--help` lists the flags" in err, err
