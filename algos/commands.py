@@ -15,7 +15,6 @@ from collections.abc import Callable
 
 from fcenv.tool_formats import available_tool_formats
 
-
 TRAINING_PACKAGES = ("torch", "transformers", "peft", "accelerate")
 
 
