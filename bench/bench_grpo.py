@@ -8,7 +8,7 @@ coefficient. They run in alternating rounds in one process, with the same torch 
 count, so machine load affects both alike. A sample is one completion generated, scored
 and trained on. TRL is a benchmark-only dependency (``pip install trl``).
 
-Run: ``python bench/bench_grpo.py [--rounds 3 --steps 8] [--out bench/results/grpo.json]``.
+Run: ``python -m bench.bench_grpo [--rounds 3 --steps 8] [--out bench/results/grpo.json]``.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from pathlib import Path
 import torch
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 BATCH = 32
 GENERATIONS = 4  # GRPO's group size: 8 prompts x 4 completions per step

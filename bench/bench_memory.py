@@ -8,7 +8,7 @@ default Qwen2-0.5B's shape) and the same batch, and reports its peak resident me
   adapters off); sample, score actor / reference / critic, actor backward, critic backward.
 
 On a GPU the peak is ``torch.cuda.max_memory_allocated``. Run:
-``python bench/bench_memory.py [--shape qwen2-0.5b|small] [--out bench/results/memory.json]``.
+``python -m bench.bench_memory [--shape qwen2-0.5b|small] [--out bench/results/memory.json]``.
 """
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     results = {}
     for setting in ("actor", "full"):
-        out = subprocess.run([sys.executable, __file__, "--worker", setting, "--shape", args.shape,
+        out = subprocess.run([sys.executable, "-m", "bench.bench_memory", "--worker", setting, "--shape", args.shape,
                               "--batch", str(args.batch), "--context", str(args.context),
                               "--new_tokens", str(args.new_tokens)],
                              capture_output=True, text=True, check=True, cwd=ROOT)

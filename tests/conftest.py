@@ -51,7 +51,7 @@ def bfcl_dir(request) -> Path:
 
 @pytest.fixture(scope="session")
 def oracle(request):
-    from tests.oracle import Oracle
+    from harness.oracle import Oracle
 
     python = Path(request.config.getoption("--oracle-python"))
     if not python.exists():
@@ -75,11 +75,11 @@ def verl_python(request) -> Path:
 
 @pytest.fixture(scope="session")
 def tiny_model(tmp_path_factory) -> Path:
-    """The folder of the tests' tiny model (tests/tiny_test_model.py), built once per session."""
+    """The folder of the tests' tiny model (harness/tiny_test_model.py), built once per session."""
     import torch
 
     from algos.tiny.build import build_tiny
-    from tests.tiny_test_model import TEST_SPEC
+    from harness.tiny_test_model import TEST_SPEC
 
     torch.set_num_threads(1)  # as the trainer runs; two test workers on two cores would oversubscribe
     return build_tiny(tmp_path_factory.getbasetemp() / "tiny-cache", TEST_SPEC, log=lambda message: None)

@@ -39,7 +39,7 @@ BUILD_THREADS = 2
 # Llama, not Qwen2: transformers 5's AutoTokenizer replaces the pipeline of a "qwen2" checkpoint
 # with Qwen2's own (its pre-tokenizer regex), which silently tokenizes our texts differently;
 # for "llama" it loads the saved tokenizer.json as it is, so the saved model loads the
-# standard way (tests/test_tiny_model.py checks it).
+# standard way (tests/algos/test_tiny_model.py checks it).
 
 # The tiny model's prompt leaves out the JSON function docs (there is no "{functions}"):
 # at ~100 tokens per function they would be four fifths of every context, and a model of a
