@@ -14,7 +14,7 @@ import pytest
 pytest.importorskip("peft")
 from algos.tiny.build import TINY_SYSTEM_PROMPT, TINY_TRAIN, build_tiny
 from fcenv.data import load_tasks
-from tests.tiny_test_model import TEST_SPEC
+from harness.tiny_test_model import TEST_SPEC
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -157,13 +157,14 @@ def parse_fcenv(args: list[str]) -> None:
         build_parser().parse_args(args)
 
 
-def parse_script(python: str, script: str, args: list[str]) -> None:
-    """A script of ours: it starts, its --help lists every flag the command gives."""
-    done = subprocess.run([python, script, "--help"], cwd=ROOT, capture_output=True, text=True, timeout=120,
+def parse_script(python: str, script: list[str], args: list[str]) -> None:
+    """A script of ours (a file, or ``-m`` and a module): it starts, its --help lists every flag
+    the command gives."""
+    done = subprocess.run([python, *script, "--help"], cwd=ROOT, capture_output=True, text=True, timeout=120,
                           env=environment(), check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     for flag in (a.split("=")[0] for a in args if a.startswith("--")):
-        assert flag in done.stdout, f"{script} has no flag {flag}"
+        assert flag in done.stdout, f"{shlex.join(script)} has no flag {flag}"
 
 
 def parse_pip(args: list[str]) -> None:
@@ -194,7 +195,9 @@ def parse_command(words: list[str], request) -> None:
     elif program == "python" and args and args[0].endswith(".py"):
         # verl's scripts run in verl's venv (verl pins an older transformers)
         python = request.getfixturevalue("verl_python") if args[0].startswith("examples/verl/") else sys.executable
-        parse_script(str(python), args[0], args[1:])
+        parse_script(str(python), args[:1], args[1:])
+    elif program == "python" and args[:1] == ["-m"] and args[1].startswith(("bench.", "harness.")):
+        parse_script(sys.executable, args[:2], args[2:])
     else:
         raise AssertionError(f"no rule to parse {shlex.join(words)}: add one to tests/test_readme_blocks.py")
 
