@@ -52,12 +52,13 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/pip install --quiet -e ".[test]"
 	touch $@
 
-# The reference checker, installed without its ~25 vendor SDKs (bfcl_reference.md section 8.3).
+# The reference checker, installed without its ~25 vendor SDKs (bfcl_reference.md section 8.3);
+# --no-warn-conflicts: pip would list those SDKs as missing, which they are on purpose.
 $(ORACLE)/.installed:
 	$(call fresh_venv,$(ORACLE))
 	$(ORACLE)/bin/pip install --quiet --upgrade pip
 	$(ORACLE)/bin/pip install --quiet --no-deps bfcl-eval==$(BFCL_EVAL)
-	$(ORACLE)/bin/pip install --quiet tree_sitter==0.21.3 tree-sitter-java==0.21.0 \
+	$(ORACLE)/bin/pip install --quiet --no-warn-conflicts tree_sitter==0.21.3 tree-sitter-java==0.21.0 \
 		tree-sitter-javascript==0.21.4 filelock==3.20.0 tenacity mpmath==1.3.0
 	touch $@
 

@@ -43,7 +43,7 @@ def fastest(fn, repeats: int) -> tuple[float, object]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=3000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--bfcl_dir", type=Path, default=DEFAULT_DIR)

@@ -175,7 +175,7 @@ def plot(runs: dict, algorithms: list[str], path: Path, title: str, window: int)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--name", default="credit_single_turn", help="output file stem in --out_dir")
     parser.add_argument("--title", default="Credit assignment on the single-turn default")
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])

@@ -39,7 +39,7 @@ def one_pass(texts: list[str], language: str) -> tuple[float, int]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__)
     parser.add_argument("--bfcl-dir", default=str(ROOT.parent / "shared" / "bfcl"))
     parser.add_argument("--oracle-python", default=str(ROOT / ".oracle-venv" / "bin" / "python"))
     parser.add_argument("--repeat", type=int, default=5)

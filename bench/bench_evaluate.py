@@ -38,7 +38,7 @@ def run(*args: str) -> float:
 def main(argv: list[str] | None = None) -> int:
     from fcenv.bfcl_data import DEFAULT_DIR
 
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--bfcl", type=Path, default=DEFAULT_DIR)
     parser.add_argument("--per-entry", type=int, default=5)
     parser.add_argument("--repeat", type=int, default=3)

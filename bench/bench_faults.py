@@ -185,7 +185,7 @@ def run_trial(number: int, mode: str, model: Path, reference: Path, work: Path, 
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n")[0])
     parser.add_argument("--trials", type=int, default=12, help="kill-and-resume trials (half of each kind)")
     parser.add_argument("--iterations", type=int, default=6, help="iterations of every run")
     parser.add_argument("--seed", type=int, default=0, help="seed of the kill moments")

@@ -82,7 +82,8 @@ def grown_chat(bfcl_dir: Path, mode: str, turns: int) -> tuple[int, int, float, 
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--calls", type=int, default=200_000)
     parser.add_argument("--turns", type=int, default=4)
     parser.add_argument("--bfcl-dir", type=Path, default=None)

@@ -182,7 +182,7 @@ def multi_turn_checker(rec: Recorder, case) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--inputs", type=int, default=sum(GROUPS.values()), help="generated inputs in all")
     parser.add_argument("--bfcl-dir", type=Path, default=None)
     parser.add_argument("--only", default="", help="run only the input groups whose name contains this")

@@ -86,7 +86,7 @@ def timed(fn, device: torch.device) -> tuple[float, object]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--shape", choices=sorted(SHAPES), default="qwen2-0.5b")
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--context", type=int, default=512)

@@ -41,7 +41,7 @@ def dataset_path(name: str) -> Path:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--num-envs", type=int, default=64)
     parser.add_argument("--steps", type=int, default=10_000, help="vector steps")
     parser.add_argument("--warmup", type=int, default=1_000, help="vector steps before throughput and memory count")

@@ -77,7 +77,7 @@ def measure(setting: str, shape: str, batch: int, context: int, new_tokens: int)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--shape", choices=sorted(SHAPES), default="qwen2-0.5b")
     parser.add_argument("--batch", type=int, default=2)
     parser.add_argument("--context", type=int, default=128)

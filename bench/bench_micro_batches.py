@@ -42,7 +42,7 @@ def timed_run(flags: list[str], budget: int, iterations: int, results: Path) -> 
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--iterations", type=int, default=8)
     parser.add_argument("--passes", type=int, default=2)
     args = parser.parse_args(argv)

@@ -42,7 +42,7 @@ def bfcl_dir() -> Path:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--per-entry", type=int, default=2, help="perturbed trajectories per entry")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--oracle-python", default=str(ROOT / ".oracle-venv" / "bin" / "python"))

@@ -50,7 +50,7 @@ def measure(flags: list[str], source: str, iterations: int) -> dict[str, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--iterations", type=int, default=5)
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "old_logprobs.json"))

@@ -104,7 +104,7 @@ def agilerl_round(steps: int, seed: int) -> tuple[float, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--steps", type=int, default=4, help="timed updates per side per round")
     parser.add_argument("--threads", type=int, default=1)

@@ -63,7 +63,7 @@ def plot(report: list[dict], path: Path, title: str) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     parser.add_argument("--samples", type=int, default=4, help="sampled answers per held-out task (client)")
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "train.json"))

@@ -80,7 +80,7 @@ def run_folder(run_dir: Path, adapter_home: Path) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("run_dir", type=Path, help="a single-turn run of train_fctncalling.py")
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     parser.add_argument("--samples", type=int, default=4, help="sampled answers per held-out task (client)")

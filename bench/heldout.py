@@ -99,7 +99,7 @@ def _max_positions(resolved: dict) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("run_dir", type=Path)
     parser.add_argument("--data", type=Path, default=None,
                         help="question file, all of its tasks (default: the run's held-out tasks)")

@@ -118,8 +118,9 @@ class Runner:
             self.run_dir = Path(self.processes.broadcast(
                 str(setup.create_run_dir(c, self.loaded, self.data, self.context_window, self.processes.world))
                 if self.is_main else None))
-            setup.warm_up_critic(c, self.policy, critic_examples, self.log)
-            setup.warm_up_actor(c, self.loaded, self.policy, self.codec, self.data, self.log)
+            shown = self.is_main and c.progress
+            setup.warm_up_critic(c, self.policy, critic_examples, self.log, progress=shown)
+            setup.warm_up_actor(c, self.loaded, self.policy, self.codec, self.data, self.log, progress=shown)
 
     def _start_engine(self):
         """The rollout engine, sampling with the actor (an engine of its own process folds the

@@ -77,7 +77,9 @@ def test_auto_decoding_without_compat(bfcl_dir, tmp_path):
     "lines, message",
     [
         (['{"id": "simple_python_0", "result": "[f()]"}', "{not json"], "line 2: invalid JSON"),
-        (['{"id": "nope_3", "result": "x"}'], "entry 'nope_3', field 'id': no entry with this id"),
+        (['{"id": "nope_3", "result": "x"}'], "field 'id': no line answers an entry of"),
+        (['{"id": "simple_python_0", "result": "x"}', '{"id": "nope_3", "result": "x"}'],
+         "entry 'nope_3', field 'id': no entry with this id"),
         (['{"id": "simple_python_0"}'], "entry 'simple_python_0', field 'result': missing"),
         (['{"id": "simple_python_0", "result": [["x"]]}'], "field 'result': a single-turn result must be"),
     ],
@@ -243,7 +245,8 @@ def test_a_result_file_that_leaves_entries_unanswered_is_refused_unless_partial(
         # Several files in one run: the one that leaves entries out is named, the whole one is not.
         proc = run("evaluate", "--data", str(irrelevance), str(simple), "--results", abstained, one_of_three,
                    "--out", str(out), *flags)
-        assert proc.returncode == 2 and "1 problem in the input" in proc.stderr and abstained not in proc.stderr
+        assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and abstained not in proc.stderr  # one problem: one line
+        assert f"{one_of_three}: answers 1 of the 3 entries" in proc.stderr
         assert not out.exists()
         proc = run("evaluate", "--data", str(simple), "--results", one_of_three, "--out", str(out), "--partial", *flags)
         assert proc.returncode == 0, proc.stderr

@@ -23,6 +23,8 @@ def run(*args: str) -> subprocess.CompletedProcess:
 def unloadable_model(folder: Path) -> Path:
     folder.mkdir()
     (folder / "config.json").write_text(json.dumps({"model_type": "no-such-architecture"}))
+    (folder / "tokenizer.json").write_text("{}")
+    (folder / "model.safetensors").write_bytes(b"")
     return folder
 
 
@@ -47,7 +49,7 @@ def test_file_valued_flags_are_checked_before_any_model_loads(tmp_path):
     values = tmp_path / "values.jsonl"
     values.write_text('{"messages": [], "steps": [{"message_index": 0, "value": 0.5}]}\n{"messages": "x"}\n')
     results = tmp_path / "results.jsonl"
-    results.write_text('{"id": "simple_python_0", "result": "[f()]"}\n{"id": "nope", "result": "x"}\n')
+    results.write_text('{"id": "simple_python_75", "result": "[f()]"}\n{"id": "nope", "result": "x"}\n')  # tiny_train's first id
     train = ["train_fctncalling.py", "--results_dir", str(tmp_path / "runs"), "--no-progress"]
 
     # training: the values file (LPR), with a model that cannot load and with the tiny model uncached
@@ -55,11 +57,11 @@ def test_file_valued_flags_are_checked_before_any_model_loads(tmp_path):
         assert_refused(run(*train, *model_flags, "--critic_init_values", str(values)), 2,
                        f"--critic_init_values {values}, line 2: not a trajectory of `fcenv process-rewards`")
         # the question files, training and held-out
-        assert_refused(run(*train, *model_flags, "--eval_dataset_path", str(questions)), 1,
+        assert_refused(run(*train, *model_flags, "--eval_dataset_path", str(questions)), 2,
                        f"{questions}, line 1, entry 'simple_python_0', field 'question'")
     assert_refused(run(*train, "--model_name_or_path", str(tmp_path / "nowhere")), 2,
                    f"--model_name_or_path {tmp_path / 'nowhere'}: no such folder")
-    assert_refused(run(*train, "--cache_dir", str(cache), "--resume", str(tmp_path)), 1,
+    assert_refused(run(*train, "--cache_dir", str(cache), "--resume", str(tmp_path)), 2,
                    f"checkpoint {tmp_path}: no complete checkpoint in this run folder")
     assert not (tmp_path / "runs").exists()
 

@@ -182,7 +182,7 @@ async def tool_report(bfcl_dir: Path) -> dict:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(allow_abbrev=False)
     parser.add_argument("--model", required=True)
     parser.add_argument("--bfcl-dir", required=True, type=Path)
     args = parser.parse_args()
