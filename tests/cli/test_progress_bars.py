@@ -16,7 +16,7 @@ from algos.tiny.build import TINY_SYSTEM_PROMPT, TINY_TRAIN, build_tiny
 from fcenv.data import load_tasks
 from harness.tiny_test_model import TEST_SPEC
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_tiny_build_shows_its_pretraining_steps(tmp_path, capfd):

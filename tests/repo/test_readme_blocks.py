@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 import tomllib
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 FENCE = re.compile(r"(?:^<!-- readme-test: (?P<kinds>[\w, -]+): (?P<why>[^\n]*?) -->\n)?^```(?P<lang>\w*)\n(?P<code>.*?)^```$",
                    re.DOTALL | re.MULTILINE)
@@ -199,7 +199,7 @@ def parse_command(words: list[str], request) -> None:
     elif program == "python" and args[:1] == ["-m"] and args[1].startswith(("bench.", "harness.")):
         parse_script(sys.executable, args[:2], args[2:])
     else:
-        raise AssertionError(f"no rule to parse {shlex.join(words)}: add one to tests/test_readme_blocks.py")
+        raise AssertionError(f"no rule to parse {shlex.join(words)}: add one to tests/repo/test_readme_blocks.py")
 
 
 @pytest.mark.parametrize("block", of("bash"), ids=str)

@@ -22,7 +22,7 @@ from algos.store.results import read_metrics
 from algos.tiny.build import TINY_SYSTEM_PROMPT
 from algos.training.loop import Runner
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 THREADS = 2
 
 

@@ -13,7 +13,7 @@ import pytest
 from fcenv.bundled import BUNDLED, split_holding
 from fcenv.data import load_tasks
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PAIRS = [("tiny_train", "tiny_eval"), ("multi_turn_train", "multi_turn_eval")]
 
 
