@@ -53,7 +53,7 @@ def records(count: int = COUNT, seed: int = SEED) -> list[dict]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("xlam_like.jsonl"))
     parser.add_argument("--count", type=int, default=COUNT)
     args = parser.parse_args()
