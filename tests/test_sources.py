@@ -337,6 +337,11 @@ def _without_enums(functions: list[dict]) -> list[dict]:
         for doc in functions]
 
 
+def _rules(task) -> tuple:
+    """What decides a verdict besides the docs and answers: BFCL's checker picks by these."""
+    return task.kind, task.language, "parallel" in task.category, "multiple" in task.category
+
+
 def _answers(task) -> tuple[str, ...]:
     """The task's own answer, the same calls in reverse order, and one with an argument left out."""
     calls = [Call(name, {k: v[0] for k, v in arguments.items()}) for c in task.ground_truth for name, arguments in c.items()]
@@ -360,10 +365,9 @@ def test_the_xlam_like_generator_rewrites_tiny_train_and_converts_back_to_it(tmp
     converted, bundled = load_tasks(out), load_tasks("tiny_train")
     assert len(converted) == len(bundled) == 900
     ours, theirs = gym.make(fcenv.ENV_ID, dataset_path=str(out)), gym.make(fcenv.ENV_ID, dataset_path="tiny_train")
-    rules = lambda task: (task.kind, task.language, "parallel" in task.category, "multiple" in task.category)  # noqa: E731
     for task, original in zip(converted, bundled):
         assert task.question == original.question and task.ground_truth == original.ground_truth
-        assert task.functions == _without_enums(original.functions) and rules(task) == rules(original)
+        assert task.functions == _without_enums(original.functions) and _rules(task) == _rules(original)
         for text in _answers(task):
             assert verdict(ours, task.id, text) == verdict(theirs, original.id, text), (task.id, text)
     assert verdict(ours, converted[0].id, _answers(converted[0])[2])[0] is False  # a dropped argument fails
