@@ -39,6 +39,7 @@ import torch
 
 from algos.model.loading import load_model, max_positions
 from algos.model.policy import LoraSettings, Policy
+from algos.progress import progress_bar
 from algos.rollout.codec import TextCodec
 from algos.rollout.hf import HFEngine
 from algos.rollout.play import play
@@ -117,12 +118,16 @@ def sampler_from_flags(args: argparse.Namespace) -> Sampler:
     return Sampler(policy, codec, envs, max_new_tokens, generator, dataset, held_out)
 
 
-def _play(sampler: Sampler, starts: Sequence[int | tuple[int, dict]]) -> list[tuple[int, bool, list[str]]]:
-    """Play one episode from each start; per start (in order): (start number, verdict, texts)."""
+def _play(sampler: Sampler, starts: Sequence[int | tuple[int, dict]], progress: str = "") -> list[tuple[int, bool, list[str]]]:
+    """Play one episode from each start; per start (in order): (start number, verdict, texts).
+    ``progress``: the description of a bar over the episodes (none when empty)."""
     jobs = deque(enumerate(starts))
     started: dict[int, deque] = defaultdict(deque)
+    bar = progress_bar(len(starts), progress, unit="episode")
 
     def next_task(thread: int):
+        if started[thread]:  # the thread asks again: its last episode is over
+            bar.update(1)
         if not jobs:
             return None
         number, start = jobs.popleft()
@@ -131,6 +136,8 @@ def _play(sampler: Sampler, starts: Sequence[int | tuple[int, dict]]) -> list[tu
 
     rollout: Rollout = play(sampler.envs, HFEngine(sampler.policy), sampler.codec, next_task,
                             max_new_tokens=sampler.max_new_tokens, generator=sampler.generator)
+    bar.update(len(starts) - bar.n)
+    bar.close()
     out = []
     for episode in rollout.episodes:  # a thread's episodes end in the order they started
         actions = [rollout.actions[i] for i in episode.action_indices]
@@ -160,7 +167,8 @@ def replay(env: gym.Env, trajectory: Trajectory) -> Replayed:
                     info["messages"], valid)
 
 
-def monte_carlo_values(sampler: Sampler, replayed: list[Replayed], completions: int) -> dict[tuple[int, str], float]:
+def monte_carlo_values(sampler: Sampler, replayed: list[Replayed], completions: int,
+                       progress: bool = False) -> dict[tuple[int, str], float]:
     """The share of ``completions`` continuations that end valid, per distinct state."""
     states: dict[tuple[int, str], int | tuple[int, dict]] = {}
     for r in replayed:
@@ -168,7 +176,8 @@ def monte_carlo_values(sampler: Sampler, replayed: list[Replayed], completions: 
         for key, snapshot in zip(r.state_keys, r.snapshots):
             states.setdefault((index, key), index if snapshot is None else (index, snapshot))
     order = list(states)
-    results = _play(sampler, [states[key] for key in order for _ in range(completions)])
+    results = _play(sampler, [states[key] for key in order for _ in range(completions)],
+                    progress="Monte Carlo completions" if progress else "")
     valid = np.array([v for _, v, _ in results], dtype=float).reshape(len(order), completions)
     return {key: float(share) for key, share in zip(order, valid.mean(1))}
 
@@ -235,11 +244,12 @@ def process_rewards(args: argparse.Namespace) -> dict[str, Any]:
         trajectories = trajectories_from_results(Path(args.from_results), sampler.dataset_path)
     else:
         chosen = training_tasks(sampler, args.tasks, args.seed)
-        played = _play(sampler, [i for i in chosen for _ in range(args.trajectories)])
+        played = _play(sampler, [i for i in chosen for _ in range(args.trajectories)],
+                       progress="trajectories" if args.progress else "")
         starts = [i for i in chosen for _ in range(args.trajectories)]
         trajectories = [Trajectory(starts[number], texts) for number, _, texts in played]
     replayed = [replay(sampler.envs[0], t) for t in trajectories]
-    values = monte_carlo_values(sampler, replayed, args.completions)
+    values = monte_carlo_values(sampler, replayed, args.completions, progress=args.progress)
     steps = [step_records(r, values) for r in replayed]
     pairs = preference_pairs(replayed, steps, args.margin)
     out = Path(args.out)
@@ -259,25 +269,27 @@ def prefix_value_examples(path: Path, codec: TextCodec, render) -> list[tuple[li
     """(context tokens, Monte Carlo value) of every distinct prefix in a trajectories.jsonl,
     each context rendered and cut exactly as in rollouts. Raises ``ConfigError`` naming the
     file and line of anything unreadable."""
-    from algos.config import ConfigError
+    from algos.input_files import read_prefix_values
 
-    values: dict[str, tuple[list[dict], float]] = {}
-    try:
-        lines = Path(path).read_text().splitlines()
-    except OSError as exc:
-        raise ConfigError(f"--critic_init_values {path}: {exc}") from None
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-            for step in row["steps"]:
-                prefix = row["messages"][: int(step["message_index"])]
-                values.setdefault(json.dumps(prefix, sort_keys=True), (prefix, float(step["value"])))
-        except (ValueError, KeyError, TypeError) as exc:
-            raise ConfigError(f"--critic_init_values {path}, line {number}: not a trajectory of "
-                              f"`fcenv process-rewards` ({type(exc).__name__}: {exc})") from None
-    return [(codec.encode(render(prefix), prefix), value) for prefix, value in values.values()]
+    return [(codec.encode(render(prefix), prefix), value) for prefix, value in read_prefix_values(path)]
+
+
+def _check_files(args: argparse.Namespace) -> None:
+    """The run, the model folder, the question file and the result file the flags name."""
+    from algos.input_files import check_datasets, check_model_folder
+    from algos.tiny.build import TINY_TRAIN
+    from fcenv.env import dataset_tasks
+    from fcenv.evaluate import read_results
+
+    if args.run:
+        saved, _ = open_run(args.run, args.checkpoint)
+        dataset = args.dataset_path or saved["resolved"]["train_path"]
+    else:
+        check_model_folder("--model_name_or_path", args.model_name_or_path)
+        dataset = args.dataset_path or str(TINY_TRAIN)
+    check_datasets([dataset])
+    if args.from_results:
+        read_results(Path(args.from_results), {t.id: t for t in dataset_tasks(dataset)})
 
 
 def _write_jsonl(path: Path, rows: list[dict]) -> None:
@@ -306,6 +318,7 @@ def _command(args: argparse.Namespace) -> int:
     from algos.store.manifest import CheckpointError
 
     try:
+        _check_files(args)  # before the model loads (or the tiny model builds)
         summary = process_rewards(args)
     except (CheckpointError, ConfigError) as exc:
         raise UsageError(str(exc)) from None

@@ -12,7 +12,7 @@ taken as many actions as the run (``num_env_steps``). Its adapter becomes the la
 a run folder laid out like ours, whose first checkpoint is the run's start, and
 ``bench/heldout.py`` measures both, greedy and sampled, on the run's held-out tasks.
 
-Run: ``python bench/bench_trl_multi_turn.py RUN_DIR [--seeds 1 2 3] [--out FILE]`` with RUN_DIR a
+Run: ``python -m bench.bench_trl_multi_turn RUN_DIR [--seeds 1 2 3] [--out FILE]`` with RUN_DIR a
 run of ``python train_fctncalling.py --dataset_path multi_turn_train --algorithm_name GRPO
 --group_size 4``.
 """
@@ -27,11 +27,10 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from bench.bench_grpo import BATCH, GENERATIONS
+from bench.bench_trl_heldout import run_folder
 
-from bench.bench_grpo import BATCH, GENERATIONS  # noqa: E402
-from bench.bench_trl_heldout import run_folder  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def train_trl(run_dir: Path, seed: int, out: Path) -> dict:
@@ -85,7 +84,7 @@ def train_trl(run_dir: Path, seed: int, out: Path) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("run_dir", type=Path, help="a multi-turn run of train_fctncalling.py")
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     parser.add_argument("--samples", type=int, default=4, help="sampled answers per held-out task (client)")
@@ -97,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
             folder = run_folder(args.run_dir, Path(home))
             trained = train_trl(args.run_dir, seed, folder / "checkpoints" / "iter_999999" / "actor")
             measured = Path(home) / "heldout.json"
-            subprocess.run([sys.executable, str(ROOT / "bench" / "heldout.py"), str(folder), "--samples",
+            subprocess.run([sys.executable, "-m", "bench.heldout", str(folder), "--samples",
                             str(args.samples), "--out", str(measured)], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
             start, end = json.loads(measured.read_text())["reports"]
         report.append({"seed": seed, **trained, "start": start, "end": end})

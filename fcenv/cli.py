@@ -1,7 +1,7 @@
 """The ``fcenv`` command (also ``python -m fcenv``).
 
     fcenv evaluate --data QUESTIONS... --results RESULTS... --out VERDICTS [--answers A] [--compat bfcl]
-                   [--tool_format F]
+                   [--tool_format F] [--partial]
     fcenv data bfcl [--dest DIR] [--version V] [--wheel FILE]
     fcenv data convert SOURCE... --out DIR [--format F] [--steps all|calls] [--decontaminate] [--strict]
     fcenv data check SOURCE... [--format F] [--bfcl_dir DIR]
@@ -18,7 +18,8 @@ import sys
 from importlib.metadata import entry_points
 from pathlib import Path
 
-from fcenv.data import DatasetError
+from fcenv.arguments import ArgumentParser
+from fcenv.data import DatasetError, warnings_shown_as
 from fcenv.rewards import REWARDS
 from fcenv.tool_formats import available_tool_formats
 from handlers import available_handlers
@@ -31,7 +32,7 @@ class UsageError(Exception):
 def _evaluate(args: argparse.Namespace) -> int:
     from fcenv.data import load_tasks
     from fcenv.episode import EpisodeSettings
-    from fcenv.evaluate import accuracy_table, evaluate, read_results, write_verdicts
+    from fcenv.evaluate import accuracy_table, evaluate, read_results, unanswered, unanswered_problem, write_verdicts
     from fcenv.rewards import get_reward_fn
     from fcenv.tool_formats import get_tool_format
 
@@ -50,12 +51,21 @@ def _evaluate(args: argparse.Namespace) -> int:
     if args.answers and len(args.data) > 1:
         raise UsageError("--answers names the possible answers of one question file: give one --data with it")
     # Every file is read and checked before any verdict is computed.
-    pairs, by_id = [], {}
+    pairs, by_id, partial, missing = [], {}, [], []
     for data, results in zip(args.data, args.results):
         tasks = load_tasks(data, answers=args.answers)
         file_ids = {t.id: t for t in tasks}
-        pairs.append((tasks, read_results(Path(results), file_ids)))
+        lines = read_results(Path(results), file_ids)
+        pairs.append((tasks, lines))
         by_id.update(file_ids)
+        # A result file must answer every entry of its question file, as BFCL's runner
+        # demands: a crashed or cut generation run must not score as a smaller, whole one.
+        unanswered_ids = unanswered(tasks, lines)
+        if unanswered_ids:
+            missing.append(unanswered_problem(results, Path(data).name, len(tasks), unanswered_ids))
+            partial.append(f"{results}: {len(tasks) - len(unanswered_ids)} of {len(tasks)} entries answered")
+    if missing and not args.partial:
+        raise DatasetError(missing)
     # --compat bfcl: BFCL's own decoder per category, nothing else. --handler: that decoder.
     # Neither: lenient, an answer passes if BFCL's decoder or the "auto" one (which also reads
     # JSON, <tool_call> blocks and calls among prose) makes it pass.
@@ -68,6 +78,8 @@ def _evaluate(args: argparse.Namespace) -> int:
     verdicts = write_verdicts(Path(args.out), (verdict for tasks, lines in pairs
                                                for verdict in evaluate(tasks, lines, settings, reward_fn, lenient)))
     print(accuracy_table(verdicts, by_id))
+    if partial:
+        print("\n--partial: accuracy over the entries answered only; " + "; ".join(partial))
     print(f"\n{len(verdicts)} verdicts written to {args.out}")
     return 0
 
@@ -95,7 +107,7 @@ def _data_check(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="fcenv", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = ArgumentParser(prog="fcenv", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
 
     ev = commands.add_parser("evaluate", help="score a BFCL result file")
@@ -112,11 +124,14 @@ def build_parser() -> argparse.ArgumentParser:
                          + ", ".join(available_tool_formats()))
     ev.add_argument("--reward", choices=REWARDS.names(), default="bfcl", metavar="REWARD",
                     help="reward written with each verdict: " + ", ".join(REWARDS.names()))
+    ev.add_argument("--partial", action="store_true",
+                    help="score a deliberate subset: entries with no result line are left out instead of refused "
+                         "(BFCL's --partial-eval)")
     ev.set_defaults(command_fn=_evaluate)
 
     data = commands.add_parser("data", help="fetch BFCL's data; convert training sets to fcenv tasks and check them")
     data_commands = data.add_subparsers(dest="data_command", required=True)
-    bfcl = data_commands.add_parser("bfcl", help="BFCL's data from the bfcl-eval package")
+    bfcl = data_commands.add_parser("bfcl", help="BFCL's data from the bfcl-eval package (into ~/.cache/fcenv/bfcl)")
     bfcl.add_argument("--dest", help="target folder (default: ~/.cache/fcenv/bfcl)")
     bfcl.add_argument("--version", help="bfcl-eval version")
     bfcl.add_argument("--wheel", help="use this bfcl-eval wheel instead of downloading one")
@@ -156,7 +171,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     args.extra = extra  # a command that takes its own flags (``fcenv train``) parses them
     try:
-        return args.command_fn(args)
+        with warnings_shown_as(f"fcenv {args.command}"):
+            return args.command_fn(args)
+    except KeyboardInterrupt:  # Ctrl-C: a stop the user asked for, not a failure to trace
+        print(f"\nfcenv {args.command}: interrupted", file=sys.stderr)
+        return 130
     except (DatasetError, UsageError, OSError, RuntimeError) as exc:
         if isinstance(exc, BrokenPipeError):
             return _reader_went_away()

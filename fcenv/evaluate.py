@@ -53,11 +53,44 @@ def read_results(path: Path, tasks: dict[str, Task]) -> list[ResultLine]:
                 problems.append(Problem(file, record.line, entry_id, "result", issue))
             else:
                 lines.append(ResultLine(record.line, entry_id, value["result"]))
+    unknown = [p.entry_id for p in problems if p.field == "id" and p.entry_id is not None]
+    if unknown and len(unknown) == len(records):
+        raise DatasetError([_answers_another_file(file, unknown, tasks)])
     if problems:
         raise DatasetError(problems)
     if not lines:
         raise DatasetError([Problem(file, None, None, None, "the result file holds no lines")])
     return lines
+
+
+def _answers_another_file(file: str, ids: list[str], tasks: dict[str, Task]) -> Problem:
+    """A result file none of whose ids is an entry of the question file answers another one
+    (the other bundled split, another BFCL version's file): one line that says so, not one
+    per line, and no verdicts (it would score 0% against the wrong questions)."""
+    from fcenv.bundled import split_holding
+
+    questions = next(iter(tasks.values())).source if tasks else "the question file"
+    shown = ", ".join(repr(i) for i in ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
+    split = split_holding(ids)
+    other = f"the bundled split {split}'s entries (--data {split})" if split else "another question file"
+    return Problem(file, None, None, "id", f"no line answers an entry of {questions} (no entry with the ids "
+                                           f"{shown}): the results answer {other}")
+
+
+def unanswered(tasks: Iterable[Task], lines: list[ResultLine]) -> list[str]:
+    """Ids of the question file's entries that no result line answers, in the file's order.
+    BFCL's runner refuses such a file unless told ``--partial-eval``: scoring only the lines
+    present would report a crashed or truncated generation run's accuracy as if it were whole."""
+    answered = {line.id for line in lines}
+    return [task.id for task in tasks if task.id not in answered]
+
+
+def unanswered_problem(results: str, questions: str, total: int, missing: list[str], shown: int = 5) -> Problem:
+    """The refusal of a result file that leaves entries unanswered, naming the first few."""
+    names = ", ".join(repr(i) for i in missing[:shown]) + (f" and {len(missing) - shown} more" if len(missing) > shown else "")
+    return Problem(results, None, None, None,
+                   f"answers {total - len(missing)} of the {total} entries of {questions}; {len(missing)} have no "
+                   f"result line: {names} (--partial scores only the entries answered)")
 
 
 def _result_shape_problem(result: Any, task: Task) -> str | None:

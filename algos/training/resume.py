@@ -1,7 +1,7 @@
 """Continuing a run from a checkpoint (``--resume``): what may change, and what is restored.
 
 A resumed run is the same run: the flags that decide what is learned, from what and how it is
-scored cannot change. Others (more --num_env_steps, another --lr) may; the change is written into
+scored cannot change (``algos.config.RESUME_FIXED``). Others (more --num_env_steps, another --lr) may; the change is written into
 args.json ("resumes") and said. The last group only places or shows the run.
 """
 
@@ -12,16 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from algos.config import TrainConfig, to_dict
+from algos.config import RESUME_FIXED, TrainConfig, to_dict
 from algos.store import checkpoint as ckpt
 from algos.store.results import truncate_metrics, write_args
 
-FIXED = ("algorithm_name", "advantage_estimator", "ratio_level", "critic", "loss_aggregation",
-         "model_name_or_path", "dataset_path", "seed", "n_rollout_threads", "episode_length", "group_size",
-         "lora_r", "lora_alpha", "lora_target_modules", "critic_fraction", "max_new_tokens", "context_window", "temperature",
-         "reward", "efficiency_sigma", "branching", "branch_beta", "branch_threshold", "branch_entropy_tokens",
-         "system_prompt", "tool_format", "hide_function_docs", "env_name", "eval_dataset_path", "eval_fraction",
-         "eval_episodes")
 IRRELEVANT = ("resume", "results_dir", "experiment_name", "dataset_name", "cache_dir", "progress", "world_size")
 
 
@@ -45,10 +39,11 @@ def resume(path: str, config: TrainConfig, policy, actor_optimizer, critic_optim
     except (OSError, ValueError) as exc:
         raise ckpt.CheckpointError(checkpoint, None, f"its run's args.json cannot be read ({exc})") from None
     saved.setdefault("critic_fraction", 1.0)  # runs from before the flag: a critic on every layer
-    fixed = [k for k in FIXED if k in saved and saved[k] != getattr(config, k)]
+    fixed = [k for k in RESUME_FIXED if k in saved and saved[k] != getattr(config, k)]
     if fixed:
         raise ckpt.CheckpointError(checkpoint, None, f"--resume: these flags differ from the run's "
-                                                     f"args.json and cannot change within a run: {fixed}")
+                                                     f"args.json and cannot change within a run: {fixed} "
+                                                     f"(leave them out: --resume takes the run's own)")
     state = ckpt.load_model_state(checkpoint, policy, actor_optimizer, critic_optimizer)
     iteration, samples = int(state["iteration"]), int(state["samples"])
     now = to_dict(config)
@@ -59,6 +54,8 @@ def resume(path: str, config: TrainConfig, policy, actor_optimizer, critic_optim
         write_args(run_dir, {**saved, **{k: now[k] for k in changed}, "resumes": history})
         log("resumed with changed flags (recorded in args.json): "
             + ", ".join(f"--{k} {c['from']} -> {c['to']}" for k, c in changed.items()))
+    elif is_main:
+        log(f"resuming with the run's own flags ({run_dir / 'args.json'})")
     rng = ckpt.load_rng(checkpoint, rank)
     if is_main:
         ckpt.set_aside_later(checkpoint, log)

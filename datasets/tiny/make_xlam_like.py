@@ -72,7 +72,7 @@ def records(count: int, seed: int = SEED) -> list[dict]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("xlam_like.jsonl"))
     parser.add_argument("--draw", type=int, metavar="N",
                         help="N new questions from tiny's templates instead of tiny_train's tasks")

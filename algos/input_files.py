@@ -1,0 +1,128 @@
+"""The files the commands' flags name, read and checked before anything heavy starts (a model
+loads, the tiny model builds): a bad file is refused at once, naming the flag, the file, and
+the line and field where there is one, as the other flags are.
+
+``check_training_files`` raises what the trainer would have raised later (``DatasetError``,
+``ConfigError``, ``CheckpointError``), so the commands report it as before, only sooner. The
+commands read the files again where they use them (question files from the env's cache, so
+they are parsed once).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from algos.config import EMBEDDED_MODEL, RESUME_FIXED, ConfigError
+
+
+def check_datasets(paths: list[str], answers: str | None = None) -> None:
+    """Question files (or bundled split names) the loader refuses: one ``DatasetError`` with
+    every problem of every file."""
+    from fcenv.data import DatasetError
+    from fcenv.env import dataset_tasks
+
+    problems = []
+    for path in dict.fromkeys(paths):
+        try:
+            dataset_tasks(path, answers)
+        except DatasetError as exc:
+            problems += exc.problems
+    if problems:
+        raise DatasetError(problems)
+
+
+TOKENIZER_FILES = {"tokenizer.json", "tokenizer_config.json", "tokenizer.model", "vocab.json", "spiece.model"}
+
+
+def check_model_folder(flag: str, value: str) -> None:
+    """A local Hugging Face checkpoint folder (or the embedded ``tiny``): it holds a config.json,
+    a tokenizer and weights."""
+    if value in ("", EMBEDDED_MODEL):
+        return
+    if not Path(value).is_dir():
+        raise ConfigError(f"{flag} {value}: no such folder (a local Hugging Face checkpoint folder, or "
+                          f"'{EMBEDDED_MODEL}')")
+    if not (Path(value) / "config.json").is_file():
+        raise ConfigError(f"{flag} {value}: not a Hugging Face checkpoint folder (it has no config.json)")
+    names = [p.name for p in Path(value).iterdir()]
+    # Without them transformers fails deep in its loading code (a tokenizer it tries to convert
+    # with sentencepiece, weights it cannot find): the folder is named here instead.
+    if not set(names) & TOKENIZER_FILES:
+        raise ConfigError(f"{flag} {value}: a checkpoint folder without its tokenizer (none of "
+                          f"{', '.join(sorted(TOKENIZER_FILES))}); save it with tokenizer.save_pretrained")
+    if not any(name.endswith((".safetensors", ".bin", ".safetensors.index.json")) for name in names):
+        raise ConfigError(f"{flag} {value}: a checkpoint folder without weights (no *.safetensors or "
+                          f"pytorch_model*.bin); save it with model.save_pretrained")
+
+
+def read_prefix_values(path: str | Path, flag: str = "--critic_init_values") -> list[tuple[list[dict], float]]:
+    """The distinct (chat prefix, Monte Carlo value) pairs of a ``trajectories.jsonl`` written by
+    ``fcenv process-rewards``. Raises ``ConfigError`` naming the file and line of anything
+    unreadable."""
+    values: dict[str, tuple[list[dict], float]] = {}
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{flag} {path}: {exc}") from None
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            messages = row["messages"]
+            if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
+                raise TypeError("'messages' is not a list of messages")
+            for step in row["steps"]:
+                prefix = messages[: int(step["message_index"])]
+                value = float(step["value"])
+                if not 0.0 <= value <= 1.0:
+                    raise ValueError(f"a value of {value} (a Monte Carlo value is a share of valid completions)")
+                values.setdefault(json.dumps(prefix, sort_keys=True), (prefix, value))
+        except (ValueError, KeyError, TypeError, RecursionError) as exc:
+            raise ConfigError(f"{flag} {path}, line {number}: not a trajectory of `fcenv process-rewards` "
+                              f"({type(exc).__name__}: {exc})") from None
+    if not values:
+        raise ConfigError(f"{flag} {path}: holds no trajectory steps")
+    return list(values.values())
+
+
+def check_resume(config: Any) -> None:
+    """``--resume``: a complete, intact checkpoint of a run whose args.json can be read and
+    whose fixed flags are the ones given (``CheckpointError`` otherwise)."""
+    from algos.store.checkpoint import find_resume_checkpoint, run_dir_of
+    from algos.store.manifest import CheckpointError
+
+    checkpoint = find_resume_checkpoint(config.resume, log=lambda message: None)
+    try:
+        saved = json.loads((run_dir_of(checkpoint) / "args.json").read_text())
+    except (OSError, ValueError) as exc:
+        raise CheckpointError(checkpoint, None, f"its run's args.json cannot be read ({exc})") from None
+    saved.setdefault("critic_fraction", 1.0)  # runs from before the flag: a critic on every layer
+    fixed = [k for k in RESUME_FIXED if k in saved and saved[k] != getattr(config, k)]
+    if fixed:
+        raise CheckpointError(checkpoint, None, f"--resume: these flags differ from the run's args.json and cannot "
+                                                f"change within a run: {fixed} (leave them out: --resume takes "
+                                                f"the run's own)")
+
+
+def check_training_files(config: Any) -> None:
+    """Every file-valued flag of ``train_fctncalling.py`` / ``fcenv train``."""
+    from fcenv.data import DatasetError
+
+    wrong = []  # both question files' problems at once, each under its flag
+    for flag in ("--dataset_path", "--eval_dataset_path"):
+        value = getattr(config, flag.removeprefix("--"))
+        try:
+            if value:
+                check_datasets([value])
+        except DatasetError as exc:
+            wrong.append(f"{flag} {value}: {exc}")
+    if wrong:
+        raise ConfigError("\n".join(wrong))
+    check_model_folder("--model_name_or_path", config.model_name_or_path)
+    if config.critic_init_values:
+        read_prefix_values(config.critic_init_values)
+    if config.resume:
+        check_resume(config)
