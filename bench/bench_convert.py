@@ -1,8 +1,8 @@
 """How fast training sets convert, and how fast they are checked against BFCL's test set.
 
-Converts records in xLAM's layout (``datasets/tiny/make_xlam_like.py``) with
-``fcenv.sources.convert.convert_records`` (read, map the schema, build the answers, and judge
-the source's own answer through the decoder and checker, per task), then builds the index of
+Converts records in xLAM's layout (new questions drawn by ``datasets/tiny/make_xlam_like.py``)
+with ``fcenv.sources.convert.convert_records`` (read, map the schema, build the answers, and
+judge the source's own answer through the decoder and checker, per task), then builds the index of
 BFCL's test questions and looks every converted task up in it. Each timing is the fastest of
 ``--repeats`` passes.
 

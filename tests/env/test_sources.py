@@ -22,6 +22,7 @@ import fcenv
 import fcenv.sources.resolve as resolve
 from fcenv.data import DatasetError, load_tasks
 from fcenv.sources import SOURCE_FORMATS, Dialogue, Turn, register_format
+from fcenv.sources.convert import calls_text
 from fcenv.sources.report import convert_source
 from handlers import Call
 from tests.support.source_samples import FORMATS, OPENAI, XLAM
@@ -330,14 +331,54 @@ def test_convert_misuse_exits_2_in_one_line(tmp_path):
     assert not (tmp_path / "o").exists()
 
 
-def test_the_xlam_like_generator_converts_to_the_tiny_functions(tmp_path):
-    """datasets/tiny/make_xlam_like.py writes xLAM's layout on the bundled functions, none of
-    tiny_eval's questions among them: converted, every task is judged on the same docs."""
+def _without_enums(functions: list[dict]) -> list[dict]:
+    return [{**doc, "parameters": {**doc["parameters"], "properties": {
+        name: {k: v for k, v in spec.items() if k != "enum"} for name, spec in doc["parameters"]["properties"].items()}}}
+        for doc in functions]
+
+
+def _rules(task) -> tuple:
+    """What decides a verdict besides the docs and answers: BFCL's checker picks by these."""
+    return task.kind, task.language, "parallel" in task.category, "multiple" in task.category
+
+
+def _answers(task) -> tuple[str, ...]:
+    """The task's own answer, the same calls in reverse order, and one with an argument left out."""
+    calls = [Call(name, {k: v[0] for k, v in arguments.items()}) for c in task.ground_truth for name, arguments in c.items()]
+    first = calls[0]
+    dropped = Call(first.name, dict(list(first.arguments.items())[:-1]))
+    return calls_text(calls), calls_text(calls[::-1]), calls_text([dropped, *calls[1:]])
+
+
+def test_the_xlam_like_generator_rewrites_tiny_train_and_converts_back_to_it(tmp_path):
+    """datasets/tiny/make_xlam_like.py writes tiny_train's tasks in xLAM's layout; converted
+    (here on the fly, as --dataset_path does), they are tiny_train's tasks again: the same
+    questions in the same order, answers and docs (less the enums xLAM's layout cannot hold), and
+    the same verdicts and rewards for right, reordered and wrong answers. Training on the
+    converted file is then training on the bundled split (BENCHMARKS.md, "Training on converted data")."""
     out = tmp_path / "xlam_like.jsonl"
-    subprocess.run([sys.executable, str(ROOT / "datasets" / "tiny" / "make_xlam_like.py"), "--out", str(out),
-                    "--count", "60"], check=True, capture_output=True)
+    subprocess.run([sys.executable, str(ROOT / "datasets" / "tiny" / "make_xlam_like.py"), "--out", str(out)],
+                   check=True, capture_output=True)
     first = json.loads(out.read_text().splitlines()[0])
     assert sorted(first) == ["answers", "id", "query", "tools"] and isinstance(first["tools"], str)
+    assert json.loads(first["tools"])[0]["parameters"]  # parameters by name, xLAM's way
+    converted, bundled = load_tasks(out), load_tasks("tiny_train")
+    assert len(converted) == len(bundled) == 900
+    ours, theirs = gym.make(fcenv.ENV_ID, dataset_path=str(out)), gym.make(fcenv.ENV_ID, dataset_path="tiny_train")
+    for task, original in zip(converted, bundled):
+        assert task.question == original.question and task.ground_truth == original.ground_truth
+        assert task.functions == _without_enums(original.functions) and _rules(task) == _rules(original)
+        for text in _answers(task):
+            assert verdict(ours, task.id, text) == verdict(theirs, original.id, text), (task.id, text)
+    assert verdict(ours, converted[0].id, _answers(converted[0])[2])[0] is False  # a dropped argument fails
+
+
+def test_the_xlam_like_generator_draws_new_questions_none_held_out(tmp_path):
+    """--draw N: N new questions from tiny's templates, none of them a question of tiny_eval,
+    every task judged on the bundled functions' types."""
+    out = tmp_path / "xlam_like.jsonl"
+    subprocess.run([sys.executable, str(ROOT / "datasets" / "tiny" / "make_xlam_like.py"), "--out", str(out),
+                    "--draw", "60"], check=True, capture_output=True)
     tasks = load_tasks(out)
     held_out = {t.question[0][0]["content"] for t in load_tasks("tiny_eval")}
     assert len(tasks) == 60 and not held_out & {t.question[0][0]["content"] for t in tasks}
