@@ -105,6 +105,8 @@ def vllm_section(policy: Policy, base_dir: Path, contexts: list[list[int]], args
     (a warm-up round first, medians of ``--repeats``), and its log-prob gap to the trainer."""
     seconds: dict[str, list[float]] = {k: [] for k in ("rollout", "update", "sync", "iteration")}
     with VLLMEngine(policy, EngineSettings(base_dir, args.context + args.new_tokens, seed=0)) as engine:
+        # vLLM refuses the policy's out-of-vocabulary stop id; with none, every action has full length too.
+        engine.stop_ids = []
         for repeat in range(args.repeats + 1):
             rollout, samples = timed(partial(engine.sample, contexts, args.new_tokens, generator=generator), device)
             update = timed(partial(update_fn, samples.actions, samples.logprobs, repeat), device)[0]
