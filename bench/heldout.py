@@ -166,12 +166,12 @@ def measure(run_dir: Path, checkpoint: Path, data: Path, indices: list[int], arg
     def make_env():
         return gym.make(fcenv.ENV_ID, dataset_path=str(data), reward=reward, **rendering)
 
-    count = len(indices)
-    torch.manual_seed(args.seed)
-    report = {"checkpoint": checkpoint.name, "tasks": count}
     if client is None:
         tokenizer, model = load_actor(run_dir, checkpoint)
         env = make_env()
+    count = len(indices)
+    torch.manual_seed(args.seed)  # after loading: PEFT draws a fresh adapter's weights before reading the saved ones
+    report = {"checkpoint": checkpoint.name, "tasks": count}
     for mode, greedy, repeats in (("greedy", True, 1), ("sampled", False, args.samples)):
         if client is None:
             outcomes = [play(env, index, model, tokenizer, greedy=greedy, max_new_tokens=args.max_new_tokens,
