@@ -319,7 +319,7 @@ def first_entries(data: Path, count: int, folder: Path) -> Path:
 def test_generate_answers_greedy_with_vllm_as_with_hf(trained_run, tmp_path):
     """`fcenv generate --run` with either engine: the same greedy answers (float32), one
     engine serving both question files."""
-    files = (TINY_EVAL, first_entries(MULTI_TURN_EVAL, 12, tmp_path / "data"))
+    files = (first_entries(TINY_EVAL, 60, tmp_path / "data"), first_entries(MULTI_TURN_EVAL, 12, tmp_path / "data"))
     for engine in ("hf", "vllm"):
         done = command("-m", "fcenv", "generate", "--run", str(trained_run), "--data", *map(str, files), "--out",
                        str(tmp_path / engine), "--greedy", "--max_new_tokens", "24", "--no-progress",
@@ -346,7 +346,7 @@ def test_the_held_out_client_scores_greedy_answers_from_vllm_as_from_generate(tr
     """bench/heldout.py --engine vllm (vLLM's LLM with the checkpoint's actor as a LoRARequest)
     against plain transformers generate: the same greedy verdicts and rewards, start and end,
     single-turn and multi-turn (played step by step)."""
-    for data, limit in ((TINY_EVAL, "40"), (MULTI_TURN_EVAL, "8")):
+    for data, limit in ((TINY_EVAL, "30"), (MULTI_TURN_EVAL, "8")):
         reports = {}
         for engine in ("hf", "vllm"):
             out = tmp_path / f"{data.stem}_{engine}.json"
