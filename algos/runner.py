@@ -143,7 +143,7 @@ class Runner:
         else:
             # Read before the run folder exists: a bad file leaves nothing behind.
             critic_examples = (prefix_value_examples(Path(config.critic_init_values), self.codec,
-                                                     self.envs[0].unwrapped.renderer)
+                                                     self.envs[0].unwrapped.renderer, bool(config.tool_format))
                                if config.critic_init_values else [])
             self.run_dir = self._new_run_dir()
             self._warm_up(critic_examples)
