@@ -3,19 +3,21 @@
 #   make train-fc   the same task in native tool calling (BFCL's FC mode): $(FC_FLAGS)
 #   make test    runs the test suite, BFCL parity tests included
 # Both create what they need first: .venv (the package with its test extras, CPU torch) and,
-# for the tests, .oracle-venv (BFCL's reference checker, kept apart from our package) and
-# BFCL's data in $(BFCL_DATA) (fetched from the bfcl-eval wheel; fcenv's default data folder).
+# for the tests, .oracle-venv (BFCL's reference checker, kept apart from our package),
+# .verl-venv (verl and our package: verl pins an older transformers) and BFCL's data in
+# $(BFCL_DATA) (fetched from the bfcl-eval wheel; fcenv's default data folder).
 
 PYTHON ?= python3
 VENV ?= .venv
 ORACLE ?= .oracle-venv
+VERL ?= .verl-venv
 BFCL_EVAL ?= 2026.3.23
 BFCL_DATA ?= $(HOME)/.cache/fcenv/bfcl
 PYTEST_ARGS ?=
 
 BIN := $(VENV)/bin
 
-.PHONY: train train-fc test venv oracle data bench clean
+.PHONY: train train-fc test venv oracle verl data bench clean
 
 train: $(VENV)/.installed
 	$(BIN)/python train_fctncalling.py
@@ -29,8 +31,9 @@ FC_FLAGS = --dataset_path $(FC_DATA) --tool_format $(FC_FORMAT) --algorithm_name
 train-fc: $(VENV)/.installed
 	$(BIN)/python train_fctncalling.py $(FC_FLAGS)
 
-test: $(VENV)/.installed $(ORACLE)/.installed $(BFCL_DATA)/long_context.json
-	$(BIN)/python -m pytest -n 2 --require-oracle --oracle-python=$(ORACLE)/bin/python $(PYTEST_ARGS)
+test: $(VENV)/.installed $(ORACLE)/.installed $(VERL)/.installed $(BFCL_DATA)/long_context.json
+	$(BIN)/python -m pytest -n 2 --require-oracle --oracle-python=$(ORACLE)/bin/python \
+		--require-verl --verl-python=$(VERL)/bin/python $(PYTEST_ARGS)
 
 bench: $(VENV)/.installed $(ORACLE)/.installed $(BFCL_DATA)/long_context.json
 	$(BIN)/pip install --quiet -e ".[bench]"
@@ -38,6 +41,7 @@ bench: $(VENV)/.installed $(ORACLE)/.installed $(BFCL_DATA)/long_context.json
 
 venv: $(VENV)/.installed
 oracle: $(ORACLE)/.installed
+verl: $(VERL)/.installed
 data: $(BFCL_DATA)/long_context.json
 
 # A venv is reused only when its interpreter runs; a dangling link or a half-built venv left by
@@ -63,8 +67,16 @@ $(ORACLE)/.installed:
 		tree-sitter-javascript==0.21.4 filelock==3.20.0 tenacity mpmath==1.3.0
 	touch $@
 
+# verl and this package (fcenv.verl), for the door's tests, which run in it from a subprocess.
+$(VERL)/.installed: pyproject.toml
+	$(call fresh_venv,$(VERL))
+	$(VERL)/bin/pip install --quiet --upgrade pip
+	$(VERL)/bin/pip install --quiet torch==2.13.0
+	$(VERL)/bin/pip install --quiet -e ".[verl]"
+	touch $@
+
 $(BFCL_DATA)/long_context.json: $(VENV)/.installed
 	$(BIN)/python -m fcenv data bfcl --version $(BFCL_EVAL) --dest $(BFCL_DATA)
 
 clean:
-	rm -rf $(VENV) $(ORACLE)
+	rm -rf $(VENV) $(ORACLE) $(VERL)

@@ -1,7 +1,15 @@
-"""PPO trainers for fcenv: token-level PPO with BAD (TPPO) and action-level PPO (APPO).
+"""fcenv's trainers: reinforcement learning for an LLM agent on ``FunctionCallingEnv``.
 
-Modules: ``advantages`` (pure math), ``policy`` (one base model with LoRA adapters "actor"
-and "critic" and a value head), ``rollout``, ``buffer``, ``losses``, ``trainer``,
-``checkpoint``, ``tiny`` (the embedded default model) and ``config`` (command-line flags).
-Nothing heavy is imported here, so ``import algos`` stays cheap.
+The folders follow the data: ``rollout/`` plays episodes (the env steps, an engine samples),
+``ppo/`` turns a played rollout into an update (scoring, advantage estimators, losses, the PPO
+update, the algorithm presets), ``model/`` holds the policy (one frozen base, LoRA adapters
+"actor" and "critic", a value head) and how it is loaded, ``training/`` is the run (set-up, the
+loop, evaluation, resuming, several processes), ``store/`` what a run writes (results folder,
+checkpoints), ``tiny/`` the embedded default model built offline.
+
+Entry points: ``train`` (``fcenv train`` = ``python train_fctncalling.py``, flags in
+``config``), ``generate`` (``fcenv generate``), ``process_rewards`` (``fcenv process-rewards``,
+LPR) and ``commands`` (their parsers); ``input_files`` reads every file their flags name before
+anything heavy starts. ``advantages`` is contract C4's import path for the BAD
+and GAE math. Nothing heavy is imported here, so ``import algos`` stays cheap.
 """

@@ -12,6 +12,8 @@ import argparse
 import importlib
 from collections.abc import Callable
 
+from fcenv.tool_formats import available_tool_formats
+
 
 def _runs(module: str) -> Callable[[argparse.Namespace], int]:
     """The command function ``_command`` of ``module``, imported when the command runs."""
@@ -44,8 +46,9 @@ def generate(commands) -> None:
     parser.add_argument("--endpoint", default="", help="an OpenAI-compatible server's base URL (…/v1) to ask instead")
     parser.add_argument("--system_prompt", default="", help="system prompt template with '{functions}' (default: "
                                                             "BFCL's, or the tiny model's own)")
-    parser.add_argument("--tool_format", default="", choices=["", "hermes", "llama_json", "mistral"],
-                        help="native tool calling (BFCL's FC mode) in this family's format (default: prompting)")
+    parser.add_argument("--tool_format", default="", choices=["", *available_tool_formats()], metavar="FORMAT",
+                        help="native tool calling (BFCL's FC mode) in this family's format: "
+                             f"{', '.join(available_tool_formats())} (default: prompting)")
     parser.add_argument("--n", type=int, default=1, help="answers per entry (one result file each)")
     parser.add_argument("--greedy", action="store_true", help="greedy decoding instead of sampling")
     parser.add_argument("--temperature", type=float, default=1.0)

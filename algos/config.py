@@ -15,10 +15,63 @@ from pathlib import Path
 from typing import Any
 
 EMBEDDED_MODEL = "tiny"
+# A resumed run is the same run: flags that decide what is learned, from what and how it is
+# scored cannot change within it.
+RESUME_FIXED = ("algorithm_name", "advantage_estimator", "ratio_level", "critic", "loss_aggregation",
+                "model_name_or_path", "dataset_path", "seed", "n_rollout_threads", "episode_length", "group_size",
+                "lora_r", "lora_alpha", "lora_target_modules", "critic_fraction", "max_new_tokens", "context_window",
+                "temperature", "reward", "efficiency_sigma", "branching", "branch_beta", "branch_threshold",
+                "branch_entropy_tokens", "system_prompt", "tool_format", "hide_function_docs", "env_name",
+                "eval_dataset_path", "eval_fraction", "eval_episodes")
 
 
 class ConfigError(ValueError):
     """A setting that cannot work, found once the model and data are known (before training)."""
+
+
+# Names a flag may take, read from the registries when the parser is built: an estimator, reward or
+# tool format a package registers is accepted like a built-in one.
+def algorithm_names() -> list[str]:
+    from algos.ppo.algorithms import ALGORITHMS
+
+    return ALGORITHMS.names()
+
+
+def estimator_names() -> list[str]:
+    from algos.ppo.estimators import ESTIMATORS
+
+    return ESTIMATORS.names()
+
+
+def ratio_levels() -> list[str]:
+    from algos.ppo.algorithms import RATIO_LEVELS
+
+    return list(RATIO_LEVELS)
+
+
+def loss_aggregations() -> list[str]:
+    from algos.ppo.algorithms import LOSS_AGGREGATIONS
+
+    return list(LOSS_AGGREGATIONS)
+
+
+def reward_names() -> list[str]:
+    from algos.rollout.groups import GROUP_REWARDS
+    from fcenv.rewards import REWARDS
+
+    return sorted({*REWARDS.names(), *GROUP_REWARDS.names()})
+
+
+def engine_names() -> list[str]:
+    from algos.rollout.engine import ENGINES
+
+    return ENGINES.names()
+
+
+def tool_format_names() -> list[str]:
+    from fcenv.tool_formats import TOOL_FORMATS
+
+    return TOOL_FORMATS.names()
 
 
 def _flag(default: Any, help: str, **extra: Any) -> Any:
@@ -32,45 +85,47 @@ class TrainConfig:
     # --- run ---------------------------------------------------------------------------
     seed: int = _flag(1, "seed of everything random in the run")
     env_name: str = _flag("fcenv/FunctionCalling-v0", "Gymnasium id of the environment")
-    algorithm_name: str = _flag("TPPO", "a preset: TPPO (token-level PPO with BAD), APPO (action-level "
-                                        "PPO with GAE), TurnPPO (one value per BFCL turn), GRPO, DrGRPO or RLOO "
-                                        "(critic-free, group-relative; set --group_size); the four flags below "
-                                        "change its choices",
-                                choices=["TPPO", "APPO", "TurnPPO", "GRPO", "DrGRPO", "RLOO"])
-    advantage_estimator: str = _flag("", "advantage estimator (default: the preset's): bad, action_gae, "
-                                         "turn_gae, grpo, drgrpo or rloo")
-    ratio_level: str = _flag("", "level of the PPO ratio (default: the preset's): token, action or turn")
+    algorithm_name: str = _flag("TPPO", "a preset ({choices}): TPPO is token-level PPO with BAD, APPO action-level "
+                                        "PPO with GAE, TurnPPO one value per BFCL turn, GRPO, DrGRPO and RLOO are "
+                                        "critic-free and group-relative (set --group_size); the four flags below "
+                                        "change its choices", choices=algorithm_names)
+    advantage_estimator: str = _flag("", "advantage estimator (default: the preset's): {choices}",
+                                     choices=estimator_names)
+    ratio_level: str = _flag("", "level of the PPO ratio (default: the preset's): {choices}", choices=ratio_levels)
     critic: str = _flag("auto", "train a critic: auto (when the estimator needs one), on or off",
                         choices=["auto", "on", "off"])
     loss_aggregation: str = _flag("", "how token terms are averaged (default: the preset's): token_mean (over "
                                       "the minibatch's tokens), sequence_mean (per action, then over actions) or "
-                                      "constant (sum over actions x --max_new_tokens, Dr.GRPO)")
+                                      "constant (sum over actions x --max_new_tokens, Dr.GRPO)",
+                                  choices=loss_aggregations)
     experiment_name: str = _flag("default", "first folder of the results path")
     results_dir: str = _flag("results", "root of the results layout")
     resume: str = _flag("", "a run folder or one of its checkpoints to continue from")
     # --- data and env --------------------------------------------------------------------
     dataset_path: str = _flag("", "BFCL question file to train on, or a bundled split's name (default: "
                                   "tiny_train, the bundled single-turn split; the multi-turn one is "
-                                  "multi_turn_train)")
+                                  "multi_turn_train), or a source converted on the fly (JSON Lines, JSON, Parquet "
+                                  "or a save_to_disk folder in xlam, hermes, glaive, toolace, apigen_mt or openai "
+                                  "format), or several mixed: 'a.jsonl:2,b.parquet:1'")
     dataset_name: str = _flag("", "dataset folder in the results path (default: the file's stem)")
     eval_dataset_path: str = _flag("", "held-out question file (default: a bundled split's own held-out "
                                        "split, else a held-out share of --dataset_path)")
     eval_fraction: float = _flag(0.1, "share of --dataset_path held out when there is no eval file")
-    reward: str = _flag("shaped", "reward: 'shaped' (weighted facets), 'bfcl' (1 if valid), 'steps' "
+    reward: str = _flag("shaped", "reward ({choices}): 'shaped' (weighted facets), 'bfcl' (1 if valid), 'steps' "
                                   "(multi-turn steps paid as they happen, StepTool) or 'efficiency' (ET-Agent: "
                                   "valid x call-count and length factors against the group, -1 for a broken "
-                                  "format; needs --group_size)",
-                        choices=["shaped", "bfcl", "steps", "efficiency"])
+                                  "format; needs --group_size), or one a package registers",
+                        choices=reward_names)
     efficiency_sigma: float = _flag(1.0, "temperature of --reward efficiency's factors at the start; it decays "
                                          "linearly to 0 (plain verdicts) by --num_env_steps")
     system_prompt: str = _flag("", "system prompt template with '{functions}' (default: the short "
                                    "prompt for the tiny model, BFCL's prompt otherwise)")
-    tool_format: str = _flag("", "native tool calling (BFCL's FC mode) in a model family's format: 'hermes' "
-                                 "(<tool_call> blocks, Qwen), 'llama_json' (bare JSON, Llama 3.x) or 'mistral' "
-                                 "([TOOL_CALLS]); the tools go through the tokenizer's chat template (the "
-                                 "family's template from fcenv/chat_templates when it has none that renders "
-                                 "tools); no system prompt. Default: BFCL's prompting format",
-                             choices=["", "hermes", "llama_json", "mistral"])
+    tool_format: str = _flag("", "native tool calling (BFCL's FC mode) in a model family's format ({choices}): "
+                                 "'hermes' (<tool_call> blocks, Qwen), 'llama_json' (bare JSON, Llama 3.x), "
+                                 "'mistral' ([TOOL_CALLS]) or one a package registers; the tools go through the "
+                                 "tokenizer's chat template (the family's template from fcenv/chat_templates when "
+                                 "it has none that renders tools); no system prompt. Default: BFCL's prompting "
+                                 "format", choices=tool_format_names)
     hide_function_docs: bool = _flag(False, "allow a --system_prompt without '{functions}' on data that has "
                                             "functions (the model learns its functions from the data)")
     # --- model -------------------------------------------------------------------------
@@ -92,6 +147,9 @@ class TrainConfig:
     max_new_tokens: int = _flag(48, "most tokens of one action")
     temperature: float = _flag(1.0, "sampling temperature, also used for every log-prob")
     # --- rollout -----------------------------------------------------------------------
+    rollout_engine: str = _flag("hf", "what samples the rollouts ({choices}): 'hf' in this process with the "
+                                      "policy's modules, 'vllm' in a vLLM engine of its own (`make vllm` installs "
+                                      "it), synced with the actor after every update", choices=engine_names)
     n_rollout_threads: int = _flag(32, "environments stepped in parallel (per process)")
     episode_length: int = _flag(1, "actions per environment per iteration (episodes always finish)")
     group_size: int = _flag(1, "episodes of the same task per group, played side by side (GRPO and RLOO "
@@ -150,20 +208,28 @@ class TrainConfig:
 def build_parser(prog: str = "train_fctncalling.py") -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=prog,
-        description="Train a function-calling policy with token-level (TPPO) or action-level (APPO) PPO.",
+        description="Train a function-calling policy with reinforcement learning on fcenv's BFCL environment: "
+                    "PPO at the token, action or turn level (TPPO, APPO, TurnPPO) or the group-relative GRPO, "
+                    "Dr.GRPO and RLOO, with LoRA adapters on a frozen base.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     for spec in dataclasses.fields(TrainConfig):
         default = spec.default if spec.default is not dataclasses.MISSING else spec.default_factory()
         extra = {k: v for k, v in spec.metadata.items() if k != "help"}
+        help = spec.metadata["help"]
+        if callable(extra.get("choices")):
+            # The empty default ("the preset's", "prompting") is always allowed.
+            names = extra["choices"]()
+            extra["choices"] = ["", *names] if default == "" else names
+            help = help.replace("{choices}", ", ".join(names))
+            extra.setdefault("metavar", spec.name.upper())
         name = f"--{spec.name}"
         if isinstance(default, bool):
-            parser.add_argument(name, action=argparse.BooleanOptionalAction, default=default,
-                                help=spec.metadata["help"])
+            parser.add_argument(name, action=argparse.BooleanOptionalAction, default=default, help=help)
         elif isinstance(default, list):
-            parser.add_argument(name, default=default, help=spec.metadata["help"], **extra)
+            parser.add_argument(name, default=default, help=help, **extra)
         else:
-            parser.add_argument(name, type=type(default), default=default, help=spec.metadata["help"], **extra)
+            parser.add_argument(name, type=type(default), default=default, help=help, **extra)
     return parser
 
 
@@ -177,8 +243,8 @@ def parse_config(argv: list[str] | None = None, prog: str = "train_fctncalling.p
 
 
 def validate(config: TrainConfig) -> list[str]:
-    from algos.algorithms import resolve
-    from algos.estimators import get_estimator
+    from algos.ppo.algorithms import resolve
+    from algos.ppo.estimators import get_estimator
 
     problems = []
     algorithm = None
@@ -251,8 +317,9 @@ def validate(config: TrainConfig) -> list[str]:
 def _is_function_calling_env(env_id: str) -> bool:
     """The trainer speaks to FunctionCallingEnv (its tasks, renderer and verdicts); an id a
     user registered for it with other defaults is fine."""
-    import fcenv  # noqa: F401  (registers fcenv's id)
     from gymnasium.envs.registration import registry
+
+    import fcenv  # noqa: F401  (registers fcenv's id)
 
     spec = registry.get(env_id)
     return spec is not None and spec.entry_point == "fcenv.env:FunctionCallingEnv"

@@ -17,12 +17,23 @@ With ``--tool_format`` (BFCL's FC mode) the tools go through the model's chat te
 answers are read in the family's format (score them with ``fcenv evaluate --tool_format``);
 an endpoint gets the tools in the request, and calls it returns parsed are written back in the
 family's format.
+
+An endpoint's reply that holds no readable answer for one chat (no ``choices[0].message``, a
+message that is not an object, content of another shape than text or a list of text parts, a
+tool call whose arguments are not JSON, a 400 for that request) is that entry's failed
+answer, recorded as BFCL records a failed inference (``"Error during inference: ..."``, which
+scores as a failure), and the run goes on; the failures are counted at the end. A failing
+server (no connection, a 5xx or 429 after ``ATTEMPTS`` tries, another 4xx) ends the run with
+exit status 2. Answers are appended to ``<name>.partial`` as they finish, so none is lost when
+a run ends early; a finished run writes ``<name>`` in the file's order and removes it.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Sequence
@@ -33,7 +44,15 @@ from typing import Any
 import gymnasium as gym
 import torch
 
-Respond = Callable[[list[list[dict]]], list[str]]  # chats -> one answer each
+ATTEMPTS = 3  # tries of one request while the server answers 5xx or 429, or cannot be reached
+
+
+class BadReply(Exception):
+    """A server's reply that holds no readable answer for one chat: that entry's failed answer."""
+
+
+# chats -> one answer each: the text, or the BadReply that stands for it
+Respond = Callable[[list[list[dict]]], list["str | BadReply"]]
 
 
 @dataclass
@@ -41,13 +60,15 @@ class Answer:
     entry: int  # position in the question file
     sample: int
     turns: list[list[str]]  # the step texts of each turn
+    failure: str = ""  # why no answer could be had (a bad reply), recorded instead of the turns
 
 
 def play_entries(envs: Sequence[gym.Env], jobs: list[tuple[int, int]], respond: Respond,
-                 progress: Callable[[int], None] = lambda done: None) -> list[Answer]:
+                 finished: Callable[[Answer], None] = lambda answer: None) -> list[Answer]:
     """Play ``(entry, sample)`` jobs on the envs in lockstep, asking ``respond`` for every live
-    env's next answer at once. In FC mode each chat carries its tools (``.tools``)."""
-    from algos.rollout import chat_of
+    env's next answer at once, and handing each answer to ``finished`` as it ends. In FC mode
+    each chat carries its tools (``.tools``). A ``BadReply`` ends its entry as a failure."""
+    from algos.rollout.codec import chat_of
 
     pending = list(reversed(jobs))
     live: dict[int, tuple[Answer, list[dict]]] = {}
@@ -62,6 +83,12 @@ def play_entries(envs: Sequence[gym.Env], jobs: list[tuple[int, int]], respond: 
         texts = respond([live[s][1] for s in slots])
         for slot, text in zip(slots, texts):
             answer, _ = live[slot]
+            if isinstance(text, BadReply):
+                answer.failure = str(text)
+                done.append(answer)
+                del live[slot]
+                finished(answer)
+                continue
             _, _, terminated, truncated, info = envs[slot].step(text)
             turn = int(info.get("turn", 0))
             while len(answer.turns) <= turn:
@@ -70,7 +97,7 @@ def play_entries(envs: Sequence[gym.Env], jobs: list[tuple[int, int]], respond: 
             if terminated or truncated:
                 done.append(answer)
                 del live[slot]
-                progress(len(done))
+                finished(answer)
             else:
                 live[slot] = (answer, chat_of(info))
     return done
@@ -78,9 +105,9 @@ def play_entries(envs: Sequence[gym.Env], jobs: list[tuple[int, int]], respond: 
 
 def load_local(args: argparse.Namespace):
     """The local checkpoint (and adapter) as fcenv's policy, and its loaded parts."""
-    from algos.checkpoint import load_adapter_weights
-    from algos.loading import load_model
-    from algos.policy import LoraSettings, Policy
+    from algos.model.loading import load_model
+    from algos.model.policy import LoraSettings, Policy
+    from algos.store.checkpoint import load_adapter_weights
 
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     loaded = load_model(args.model, device, system_prompt=args.system_prompt, dataset_path=args.data[0],
@@ -97,24 +124,26 @@ def load_local(args: argparse.Namespace):
 
 def local_responder(args: argparse.Namespace, loaded, policy, render: Callable[..., str]) -> Respond:
     """Batched sampling with fcenv's policy, each chat rendered as the env renders it."""
-    from algos.loading import max_positions
-    from algos.rollout import TextCodec
+    from algos.model.loading import max_positions
+    from algos.rollout.codec import TextCodec
+    from algos.rollout.hf import HFEngine
 
     window = args.context_window or max_positions(loaded.base)
     codec = TextCodec(loaded.tokenizer, window - args.max_new_tokens, render=render)
     generator = torch.Generator(device=policy.device)
     generator.manual_seed(args.seed)
+    engine = HFEngine(policy)
 
     def respond(chats: list[list[dict]]) -> list[str]:
         contexts = [codec.encode(codec.render_chat(chat), chat) for chat in chats]
-        actions, _ = policy.sample(contexts, args.max_new_tokens, generator=generator, greedy=args.greedy)
+        actions = engine.sample(contexts, args.max_new_tokens, generator=generator, greedy=args.greedy).actions
         return [codec.decode(a) for a in actions]
 
     return respond
 
 
 def _adapter_settings(folder: Path):
-    from algos.policy import LoraSettings
+    from algos.model.policy import LoraSettings
 
     try:
         config = json.loads((folder / "adapter_config.json").read_text())
@@ -137,24 +166,78 @@ def endpoint_responder(args: argparse.Namespace) -> Respond:
 
         tool_format = get_tool_format(args.tool_format)
 
-    def ask(chat: list[dict]) -> str:
+    def ask(chat: list[dict]) -> str | BadReply:
         body = {"model": args.model, "messages": chat, "max_tokens": args.max_new_tokens,
                 "temperature": 0.0 if args.greedy else args.temperature, "seed": args.seed}
         if tool_format is not None:
             body["messages"], body["tools"] = api_messages(chat), [{"type": "function", "function": t} for t in chat.tools]
-        request = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST",
-                                         headers={"Content-Type": "application/json"})
         try:
-            with urllib.request.urlopen(request, timeout=args.timeout) as response:
-                reply = json.loads(response.read())
-            message = reply["choices"][0]["message"]
-            if tool_format is not None and message.get("tool_calls"):
-                return written_calls(tool_format, message["tool_calls"])
-            return message.get("content") or ""
-        except (urllib.error.URLError, OSError, ValueError, KeyError, IndexError, TypeError) as exc:
-            raise RuntimeError(f"--endpoint {url}: {type(exc).__name__}: {exc}") from None
+            return reply_text(post(url, body, args.timeout), tool_format)
+        except BadReply as bad:
+            return bad
 
     return lambda chats: [ask(chat) for chat in chats]
+
+
+def post(url: str, body: dict, timeout: float) -> Any:
+    """The server's JSON reply to one request. Raises ``BadReply`` where this request alone
+    failed, ``RuntimeError`` (a clean exit) where the server does."""
+    data = json.dumps(body).encode()
+    for attempt in range(1, ATTEMPTS + 1):
+        request = urllib.request.Request(url, data=data, method="POST", headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
+                raw = response.read()
+            break
+        except urllib.error.HTTPError as exc:
+            if exc.code in (400, 413, 422):  # this request refused (a chat too long, ...): this entry fails
+                raise BadReply(f"HTTP {exc.code} {exc.reason}: {_error_text(exc)}") from None
+            failure = f"HTTP {exc.code} {exc.reason}: {_error_text(exc)}"
+            if exc.code < 500 and exc.code != 429:  # a wrong URL, model or key: no request will do better
+                raise RuntimeError(f"--endpoint {url}: {failure}") from None
+        except (urllib.error.URLError, OSError) as exc:  # no connection, a timeout
+            failure = f"{type(exc).__name__}: {getattr(exc, 'reason', exc)}"
+        if attempt == ATTEMPTS:
+            raise RuntimeError(f"--endpoint {url}: {failure} ({ATTEMPTS} tries)") from None
+        time.sleep(attempt)
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        raise BadReply(f"the reply is not JSON: {exc}") from None
+
+
+def _error_text(error: urllib.error.HTTPError) -> str:
+    try:
+        return error.read(300).decode("utf-8", "replace").strip()
+    except (OSError, ValueError):
+        return ""
+
+
+def reply_text(reply: Any, tool_format) -> str:
+    """The answer a chat-completions reply holds: the family's text for the tool calls it
+    returns parsed (FC mode), else its content. Raises ``BadReply`` when it holds none."""
+    try:
+        message = reply["choices"][0]["message"]
+    except (TypeError, KeyError, IndexError):
+        raise BadReply("the reply has no choices[0].message") from None
+    if not isinstance(message, dict):
+        raise BadReply(f"choices[0].message is a {type(message).__name__}, not an object")
+    if tool_format is not None and message.get("tool_calls"):
+        return written_calls(tool_format, message["tool_calls"])
+    return content_text(message.get("content"))
+
+
+def content_text(content: Any) -> str:
+    """A message's content: text, or OpenAI's list of parts, whose text parts are joined."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list) and all(isinstance(part, dict) for part in content):
+        texts = [part.get("text") for part in content if part.get("type") == "text"]
+        if all(isinstance(text, str) for text in texts):
+            return "".join(texts)
+    raise BadReply(f"the message's content is neither text nor a list of text parts: {json.dumps(content)[:200]}")
 
 
 def api_messages(chat: list[dict]) -> list[dict]:
@@ -169,19 +252,36 @@ def api_messages(chat: list[dict]) -> list[dict]:
     return out
 
 
-def written_calls(tool_format, tool_calls: list[dict]) -> str:
+def written_calls(tool_format, tool_calls: Any) -> str:
     """A server's parsed tool calls, written back as the family's text, which the env reads as
-    BFCL's handler would have read the model's own text."""
+    BFCL's handler would have read the model's own text. ``BadReply`` for calls that are not
+    ``{"function": {"name", "arguments"}}`` with a string name and an object (or its JSON) as
+    arguments."""
     from handlers import Call
 
+    if not isinstance(tool_calls, list):
+        raise BadReply(f"tool_calls is a {type(tool_calls).__name__}, not a list")
     calls = []
     for call in tool_calls:
-        arguments = call["function"].get("arguments") or "{}"
-        calls.append(Call(call["function"]["name"], json.loads(arguments) if isinstance(arguments, str) else arguments))
+        function = call.get("function") if isinstance(call, dict) else None
+        name = function.get("name") if isinstance(function, dict) else None
+        if not isinstance(name, str):
+            raise BadReply(f"a tool call without a function name: {json.dumps(call)[:200]}")
+        arguments = function.get("arguments") or "{}"
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments)
+            except (ValueError, RecursionError):
+                raise BadReply(f"the arguments of the tool call {name!r} are not JSON: {arguments[:200]!r}") from None
+        if not isinstance(arguments, dict):
+            raise BadReply(f"the arguments of the tool call {name!r} are not an object")
+        calls.append(Call(name, arguments))
     return tool_format.write(calls)
 
 
 def result_line(task_id: str, answer: Answer, multi_turn: bool) -> dict[str, Any]:
+    if answer.failure:  # as BFCL records a failed inference; it scores as a failure
+        return {"id": task_id, "result": f"Error during inference: {answer.failure}"}
     return {"id": task_id, "result": answer.turns if multi_turn else answer.turns[0][0]}
 
 
@@ -206,15 +306,35 @@ def generate(args: argparse.Namespace) -> list[Path]:
             respond = local_responder(args, loaded, policy, envs[0].unwrapped.renderer)
         tasks = envs[0].unwrapped.tasks
         jobs = [(entry, sample) for entry in range(len(tasks)) for sample in range(args.n)]
-        with tqdm(total=len(jobs), desc=Path(data).stem, unit="answer", disable=not args.progress) as bar:
-            answers = play_entries(envs, jobs, respond, progress=lambda done: bar.update(1))
-        for sample in range(args.n):
-            name = f"{Path(data).stem}_result.json" if args.n == 1 else f"{Path(data).stem}_result_sample{sample}.json"
+        names = [f"{Path(data).stem}_result.json" if args.n == 1 else f"{Path(data).stem}_result_sample{k}.json"
+                 for k in range(args.n)]
+        partials = [(out / (name + ".partial")).open("w", encoding="utf-8") for name in names]
+
+        def keep(answer: Answer) -> None:  # as soon as it is finished: a run that ends early loses none
+            line = result_line(tasks[answer.entry].id, answer, tasks[answer.entry].is_multi_turn)
+            partials[answer.sample].write(json.dumps(line) + "\n")
+            partials[answer.sample].flush()
+            bar.update(1)
+
+        try:
+            with tqdm(total=len(jobs), desc=Path(data).stem, unit="answer", disable=not args.progress) as bar:
+                answers = play_entries(envs, jobs, respond, keep)
+        except RuntimeError as exc:
+            raise RuntimeError(f"{exc}; the answers finished so far are in "
+                               f"{', '.join(f.name for f in partials)}") from None
+        finally:
+            for handle in partials:
+                handle.close()
+        failed = [a for a in answers if a.failure]
+        if failed:
+            print(f"fcenv generate: {len(failed)} of {len(answers)} answers to {data} failed, recorded as "
+                  f"\"Error during inference: ...\"; the first: entry {tasks[failed[0].entry].id!r}: "
+                  f"{failed[0].failure}", file=sys.stderr)
+        for sample, name in enumerate(names):
             mine = sorted((a for a in answers if a.sample == sample), key=lambda a: a.entry)
             lines = [result_line(tasks[a.entry].id, a, tasks[a.entry].is_multi_turn) for a in mine]
-            partial = out / (name + ".partial")
-            partial.write_text("".join(json.dumps(line) + "\n" for line in lines))
-            partial.replace(out / name)
+            (out / (name + ".partial")).write_text("".join(json.dumps(line) + "\n" for line in lines))
+            (out / (name + ".partial")).replace(out / name)
             written.append(out / name)
     return written
 
@@ -245,8 +365,18 @@ def _command(args: argparse.Namespace) -> int:
     if args.run:
         _take_run(args)
     from algos.config import ConfigError
-    from algos.manifest import CheckpointError
+    from algos.input_files import check_datasets, check_model_folder
+    from algos.store.manifest import CheckpointError
 
+    # Every file the flags name, read before the model loads (or the tiny model builds).
+    check_datasets(args.data)
+    try:
+        if not args.endpoint:
+            check_model_folder("--model", args.model)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+    if args.adapter:
+        _adapter_settings(Path(args.adapter))
     try:
         written = generate(args)
     except (ConfigError, CheckpointError) as exc:
@@ -258,8 +388,8 @@ def _command(args: argparse.Namespace) -> int:
 
 def _take_run(args: argparse.Namespace) -> None:
     """--run: the run's base, adapter, prompt and window, unless given."""
-    from algos.checkpoint import open_run
     from algos.config import ConfigError
+    from algos.store.checkpoint import open_run
     from fcenv.cli import UsageError
 
     try:

@@ -37,10 +37,13 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from algos.checkpoint import load_actor_weights, open_run
-from algos.loading import load_model, max_positions
-from algos.policy import LoraSettings, Policy
-from algos.rollout import Rollout, TextCodec, ToolChat, play
+from algos.model.loading import load_model, max_positions
+from algos.model.policy import LoraSettings, Policy
+from algos.rollout.codec import TextCodec
+from algos.rollout.hf import HFEngine
+from algos.rollout.play import play
+from algos.rollout.records import Rollout
+from algos.store.checkpoint import load_actor_weights, open_run
 from fcenv.bundled import resolve as resolve_bundled
 
 
@@ -101,7 +104,7 @@ def sampler_from_flags(args: argparse.Namespace) -> Sampler:
         tool_format = args.tool_format
         loaded = load_model(args.model_name_or_path, device, system_prompt=args.system_prompt,
                             dataset_path=args.dataset_path, tool_format=tool_format)
-        from algos.tiny import TINY_TRAIN
+        from algos.tiny.build import TINY_TRAIN
 
         # The trainer's adapter, so that a run started from these values has the same shape.
         defaults = TrainConfig()
@@ -139,7 +142,7 @@ def _play(sampler: Sampler, starts: Sequence[int | tuple[int, dict]]) -> list[tu
         started[thread].append(number)
         return start
 
-    rollout: Rollout = play(sampler.envs, sampler.policy, sampler.codec, next_task,
+    rollout: Rollout = play(sampler.envs, HFEngine(sampler.policy), sampler.codec, next_task,
                             max_new_tokens=sampler.max_new_tokens, generator=sampler.generator)
     out = []
     for episode in rollout.episodes:  # a thread's episodes end in the order they started
@@ -274,34 +277,31 @@ def prefix_value_examples(path: Path, codec: TextCodec, render, with_tools: bool
     trajectories' tools through the template, ``render(messages, tools)``). Raises
     ``ConfigError`` naming the file and line of anything unreadable, or of trajectories
     sampled in the other mode."""
-    from algos.config import ConfigError
+    from algos.input_files import read_prefix_values
 
-    values: dict[str, tuple[list[dict], float]] = {}
-    try:
-        lines = Path(path).read_text().splitlines()
-    except OSError as exc:
-        raise ConfigError(f"--critic_init_values {path}: {exc}") from None
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-            tools = row.get("tools")
-            prefixes = [(row["messages"][: int(step["message_index"])], float(step["value"])) for step in row["steps"]]
-        except (ValueError, KeyError, TypeError) as exc:
-            raise ConfigError(f"--critic_init_values {path}, line {number}: not a trajectory of "
-                              f"`fcenv process-rewards` ({type(exc).__name__}: {exc})") from None
-        if (tools is not None) != with_tools:
-            sampled, run = ("FC mode (with tools)", "prompting mode") if tools is not None else \
-                ("prompting mode", "FC mode (--tool_format)")
-            raise ConfigError(f"--critic_init_values {path}, line {number}: sampled in {sampled}, "
-                              f"but this run trains in {run}")
-        for prefix, value in prefixes:
-            chat = prefix if tools is None else ToolChat(prefix, tools)
-            values.setdefault(json.dumps([prefix, tools], sort_keys=True), (chat, value))
-    rendered = [(render(list(chat)) if not with_tools else render(list(chat), chat.tools), chat, value)
-                for chat, value in values.values()]
-    return [(codec.encode(text, chat), value) for text, chat, value in rendered]
+    def rendered(chat: list[dict]) -> str:
+        return render(list(chat)) if not with_tools else render(list(chat), chat.tools)
+
+    return [(codec.encode(rendered(chat), chat), value)
+            for chat, value in read_prefix_values(path, with_tools=with_tools)]
+
+
+def _check_files(args: argparse.Namespace) -> None:
+    """The run, the model folder, the question file and the result file the flags name."""
+    from algos.input_files import check_datasets, check_model_folder
+    from algos.tiny.build import TINY_TRAIN
+    from fcenv.env import dataset_tasks
+    from fcenv.evaluate import read_results
+
+    if args.run:
+        saved, _ = open_run(args.run, args.checkpoint)
+        dataset = args.dataset_path or saved["resolved"]["train_path"]
+    else:
+        check_model_folder("--model_name_or_path", args.model_name_or_path)
+        dataset = args.dataset_path or str(TINY_TRAIN)
+    check_datasets([dataset])
+    if args.from_results:
+        read_results(Path(args.from_results), {t.id: t for t in dataset_tasks(dataset)})
 
 
 def _write_jsonl(path: Path, rows: list[dict]) -> None:
@@ -337,9 +337,10 @@ def _command(args: argparse.Namespace) -> int:
         if args.system_prompt:
             raise UsageError("--tool_format renders the tools through the chat template: leave --system_prompt out")
     from algos.config import ConfigError
-    from algos.manifest import CheckpointError
+    from algos.store.manifest import CheckpointError
 
     try:
+        _check_files(args)  # before the model loads (or the tiny model builds)
         summary = process_rewards(args)
     except (CheckpointError, ConfigError) as exc:
         raise UsageError(str(exc)) from None

@@ -17,12 +17,13 @@ from algos.config import parse_config
 def main(argv: list[str] | None = None, prog: str = "train_fctncalling.py") -> int:
     config = parse_config(argv, prog)  # before the heavy imports: flag errors and --help come at once
     from algos.config import ConfigError
-    from algos.manifest import CheckpointError
-    from algos.runner import Runner
-    from fcenv.data import DatasetError
+    from algos.store.manifest import CheckpointError
+    from algos.training.loop import Runner
+    from fcenv.data import DatasetError, warnings_shown_as
 
     try:
-        runner = Runner(config)
+        with warnings_shown_as(prog):
+            runner = Runner(config)
     except ConfigError as exc:  # found once the model and data are known, before any training
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2

@@ -36,7 +36,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from algos.results import read_metrics  # noqa: E402
+from algos.store.results import read_metrics  # noqa: E402
 
 ALGORITHMS = ("TPPO", "APPO", "TurnPPO")
 COLORS = {"TPPO": "tab:blue", "APPO": "tab:orange", "TurnPPO": "tab:green", "GRPO": "tab:red", "RLOO": "tab:purple",

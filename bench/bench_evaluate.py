@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     question = lambda category: str(args.bfcl / f"BFCL_v4_{category}.json")  # noqa: E731
     help_seconds = best("evaluate", "--help")
     one_seconds = best("evaluate", "--data", question(first), "--results", str(one_line), "--out",
-                       str(work / "one.jsonl"), "--compat", "bfcl")
+                       str(work / "one.jsonl"), "--compat", "bfcl", "--partial")
     print(f"start-up: `fcenv evaluate --help` {help_seconds:.2f} s; one line of {first} {one_seconds:.2f} s")
     total_seconds = total_outputs = 0
     print("| category | outputs | wall s (fresh process) |\n|---|---|---|")

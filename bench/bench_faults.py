@@ -44,12 +44,12 @@ sys.path.insert(0, str(ROOT))
 
 import torch
 
-from algos import checkpoint as ckpt
 from algos.config import parse_config
-from algos.loading import load_model
-from algos.policy import LoraSettings, Policy
-from algos.tiny import DEFAULT_CACHE_DIR, TINY_SYSTEM_PROMPT, build_tiny
-from algos.trainer import make_optimizers
+from algos.model.loading import load_model
+from algos.model.policy import LoraSettings, Policy
+from algos.ppo.update import make_optimizers
+from algos.store import checkpoint as ckpt
+from algos.tiny.build import DEFAULT_CACHE_DIR, TINY_SYSTEM_PROMPT, build_tiny
 from tests.fault_harness import (
     Training,
     checkpoint_tensors,

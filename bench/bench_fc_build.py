@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import fcenv  # noqa: E402  (registers the env id)
-from algos.tiny import BUNDLED_EVAL, DEFAULT_CACHE_DIR, TinySpec, build_tiny, bundled_train_split, tiny_spec  # noqa: E402
+from algos.tiny.build import BUNDLED_EVAL, DEFAULT_CACHE_DIR, TinySpec, build_tiny, bundled_train_split, tiny_spec  # noqa: E402
 from bench.heldout import answer  # noqa: E402
 
 

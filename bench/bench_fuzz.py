@@ -10,7 +10,11 @@ scales every group alike, and the default is the tests' own count) and feeds the
 - every single-turn checker on decoded calls for single-turn tasks, the multi-turn checker
   on recorded trajectories;
 - ``env.step`` of single-turn envs (one per category family, both rewards) and of
-  multi-turn episodes (several fuzzed steps each, often to the end).
+  multi-turn episodes (several fuzzed steps each, often to the end, sometimes with a step of
+  very many calls); of FC multi-turn episodes (the three families' formats), where a step
+  must also render only its new messages within a turn; and of multi-turn episodes on a
+  user's hostile tool backend (tests/hostile_tools.py: tools that exit, raise
+  ``BaseException`` subclasses, hold state ``!=`` cannot compare).
 
 Each call is timed alone. Prints, per target: calls, exceptions (anything but a
 ``DecodeError`` from a decoder), property violations (the tests' assertions: a wrong return
@@ -37,12 +41,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from fcenv.bfcl_data import DEFAULT_DIR as BFCL_DEFAULT_DIR  # noqa: E402
-
 from hypothesis import given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from checkers import available_checkers, get_checker  # noqa: E402
+from fcenv.bfcl_data import DEFAULT_DIR as BFCL_DEFAULT_DIR  # noqa: E402
 from fcenv.multi_turn.trajectory import check_recorded  # noqa: E402
 from handlers import DecodeError, available_handlers, decode, get_handler  # noqa: E402
 from tests.strategies import (  # noqa: E402
@@ -57,14 +60,24 @@ from tests.strategies import (  # noqa: E402
     task_text,
     tool_call_text,
 )
-from tests.strategies_multi_turn import episode_texts  # noqa: E402
+from tests.strategies_multi_turn import episode_texts, in_family  # noqa: E402
 from tests.test_fuzz import assert_check_result, assert_decoded, multi_turn_case, single_turn_case  # noqa: E402
-from tests.test_fuzz_env import MULTI_TURN, SINGLE_TURN, assert_step, env_choices, make_env  # noqa: E402
+from tests.test_fuzz_env import (  # noqa: E402
+    FAMILIES,
+    MULTI_TURN,
+    REWARDS,
+    SINGLE_TURN,
+    assert_bounded_rendering,
+    assert_step,
+    env_choices,
+    make_env,
+    make_fc_env,
+)
 
 # Examples per group in the test suite; --inputs scales them.
 GROUPS = {"python text": 20_000, "java/javascript text": 12_000, "json/tool_call text": 12_000, "any text": 20_000,
           "single-turn checker cases": 16_000, "multi-turn checker cases": 2_000, "single-turn env steps": 16_000,
-          "multi-turn episodes": 2_500}
+          "multi-turn episodes": 2_500, "FC multi-turn episodes": 600, "hostile-tool episodes": 600}
 
 
 SLOW_SECONDS = 0.05  # a slowest call above this, timed again, has its input printed
@@ -204,6 +217,39 @@ def main() -> int:
             if result is None or result[2] or result[3]:
                 break
 
+    def fc_multi_turn_env(data) -> None:
+        r = Choices(data.draw)
+        category, family, reward = r.draw(fc_envs)
+        env, counting = make_fc_env(bfcl_dir, category, family, reward)
+        rec.call("env.reset FC multi-turn", env.reset, options={"index": r.number(0, len(env.tasks) - 1)})
+        whole = r.one_in(4)
+        for text in (in_family(r, family, t) for t in episode_texts(r, fuzz, env.task)):
+            before = len(env._episode.messages)
+            counting.sizes.clear()
+            result = env_step(env, text, "env.step FC multi-turn")
+            episode_steps[0] += 1
+            if result is None:
+                break
+            rec.check("env.step FC multi-turn", assert_bounded_rendering, env, counting, before, result, whole,
+                      example=text[:300])
+            if result[2] or result[3]:
+                break
+
+    def hostile_tool_env(data) -> None:
+        r = Choices(data.draw)
+        rec.call("env.reset hostile tools", hostile.reset, options={"index": r.number(0, len(hostile.tasks) - 1)})
+        for text in episode_texts(r, fuzz, hostile.task):
+            result = env_step(hostile, text, "env.step hostile tools")
+            episode_steps[0] += 1
+            if result is None or result[2] or result[3]:
+                break
+
+    from fcenv.env import FunctionCallingEnv
+    from tests.hostile_tools import write_tasks
+
+    hostile_data = tempfile.TemporaryDirectory(prefix="hostile-tools-")  # removed when the bench ends
+    hostile = FunctionCallingEnv(write_tasks(Path(hostile_data.name)), reward="shaped")
+    fc_envs = st.sampled_from([(c, f, r) for c in MULTI_TURN for f in FAMILIES for r in REWARDS])
     single_envs = st.sampled_from(env_choices(SINGLE_TURN))
     multi_envs = st.sampled_from(env_choices(MULTI_TURN))
     groups = {
@@ -216,6 +262,8 @@ def main() -> int:
         "multi-turn checker cases": (fuzz.strategy(multi_turn_case), lambda c: multi_turn_checker(rec, c)),
         "single-turn env steps": (st.data(), single_turn_env),
         "multi-turn episodes": (st.data(), multi_turn_env),
+        "FC multi-turn episodes": (st.data(), fc_multi_turn_env),
+        "hostile-tool episodes": (st.data(), hostile_tool_env),
     }
     home = os.getcwd()
     with tempfile.TemporaryDirectory() as folder:

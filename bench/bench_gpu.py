@@ -36,10 +36,13 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from algos.buffer import compute_advantages, score_rollout  # noqa: E402
-from algos.policy import LoraSettings, Policy  # noqa: E402
-from algos.rollout import ActionRecord, EpisodeRecord, Rollout  # noqa: E402
-from algos.trainer import PPOSettings, PPOTrainer, make_optimizers  # noqa: E402
+from algos.config import TrainConfig  # noqa: E402
+from algos.model.policy import LoraSettings, Policy  # noqa: E402
+from algos.ppo.algorithms import resolve  # noqa: E402
+from algos.ppo.buffer import compute_advantages, score_rollout  # noqa: E402
+from algos.ppo.update import PPOSettings, PPOTrainer, make_optimizers  # noqa: E402
+from algos.rollout.hf import HFEngine  # noqa: E402
+from algos.rollout.records import ActionRecord, EpisodeRecord, Rollout  # noqa: E402
 from bench.bench_memory import SHAPES  # noqa: E402
 
 # Dense bf16 peak (TFLOP/s) by device name; anything else needs --peak_tflops.
@@ -111,7 +114,9 @@ def main(argv: list[str] | None = None) -> int:
     # (HF generate gets the same from min_new_tokens).
     policy = Policy(base, pad_id=0, stop_ids=[vocab], actor_lora=lora).to(device)
     actor_opt, critic_opt = make_optimizers(policy, 1e-5, 1e-5)
-    trainer = PPOTrainer(policy, PPOSettings(ratio="token", ppo_epoch=1), actor_opt, critic_opt)
+    trainer = PPOTrainer(policy, PPOSettings.from_config(TrainConfig(ppo_epoch=1), resolve("TPPO")),
+                         actor_opt, critic_opt)
+    engine = HFEngine(policy)
     generator = torch.Generator(device=device).manual_seed(0)
     contexts = torch.randint(2, vocab, (args.batch, args.context), generator=generator, device=device).tolist()
     # --group G: G samples of each prompt, as group algorithms draw them (prefilled once each).
@@ -121,7 +126,8 @@ def main(argv: list[str] | None = None) -> int:
     ids = torch.tensor(contexts, device=device)
 
     def rollout_fn():
-        return policy.sample(contexts, args.new_tokens, generator=generator)
+        samples = engine.sample(contexts, args.new_tokens, generator=generator)
+        return samples.actions, samples.logprobs
 
     def generate_fn():
         with policy.model.disable_adapter():

@@ -56,7 +56,7 @@ OURS = {
 def ours_round(steps: int, seed: int, flags: list[str]) -> float:
     """Samples per second of our trainer over ``steps`` iterations (after one warm-up)."""
     from algos.config import parse_config
-    from algos.runner import Runner
+    from algos.training.loop import Runner
 
     with tempfile.TemporaryDirectory() as results:
         config = parse_config(["--results_dir", results, "--n_rollout_threads", str(BATCH), "--num_env_steps",
@@ -77,9 +77,9 @@ def trl_round(steps: int, seed: int) -> float:
     from transformers import TrainerCallback
     from trl import GRPOConfig, GRPOTrainer
 
-    from algos.loading import load_model
-    from algos.policy import LoraSettings
-    from algos.tiny import TINY_TRAIN
+    from algos.model.loading import load_model
+    from algos.model.policy import LoraSettings
+    from algos.tiny.build import TINY_TRAIN
     from fcenv.trl import VerdictReward, prompt_dataset
 
     loaded = load_model("tiny", torch.device("cpu"))

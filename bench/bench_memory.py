@@ -43,8 +43,9 @@ def measure(setting: str, shape: str, batch: int, context: int, new_tokens: int)
     import torch
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
-    from algos.batching import pack
-    from algos.policy import LoraSettings, Policy
+    from algos.model.batching import pack
+    from algos.model.policy import LoraSettings, Policy
+    from algos.rollout.hf import HFEngine
 
     torch.manual_seed(0)
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
@@ -61,7 +62,7 @@ def measure(setting: str, shape: str, batch: int, context: int, new_tokens: int)
     started = time.perf_counter()
     # The same sampling and scoring code for both; "actor" just has no critic side.
     policy = Policy(base, pad_id=0, stop_ids=[1], actor_lora=lora, with_critic=setting == "full").to(device)
-    actions, _ = policy.sample(contexts, new_tokens, generator=generator)
+    actions = HFEngine(policy).sample(contexts, new_tokens, generator=generator).actions
     tokens = pack(contexts, actions, 0, device)
     if setting == "full":
         with torch.no_grad():

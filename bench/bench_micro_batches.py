@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from algos.results import read_metrics  # noqa: E402
+from algos.store.results import read_metrics  # noqa: E402
 
 DEFAULTS = {"single-turn": [], "multi-turn": ["--dataset_path", "multi_turn_train"]}
 

@@ -23,9 +23,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from fcenv.bfcl_data import DEFAULT_DIR as BFCL_DEFAULT_DIR  # noqa: E402
-
 from bench.side_by_side import fastest_passes  # noqa: E402
+from fcenv.bfcl_data import DEFAULT_DIR as BFCL_DEFAULT_DIR  # noqa: E402
 from fcenv.data import load_tasks  # noqa: E402
 from fcenv.env import FunctionCallingEnv  # noqa: E402
 from fcenv.episode import EpisodeSettings  # noqa: E402

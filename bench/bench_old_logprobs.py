@@ -25,10 +25,10 @@ SOURCES = {"rescored": "rescore", "sampling pass": "sampling", "update's first p
 
 def measure(flags: list[str], source: str, iterations: int) -> dict[str, float]:
     """Seconds per iteration and per scoring step (the median over ``iterations``)."""
-    from algos.buffer import score_rollout
     from algos.config import parse_config
-    from algos.rollout import play
-    from algos.runner import Runner
+    from algos.ppo.buffer import score_rollout
+    from algos.rollout.play import play
+    from algos.training.loop import Runner
 
     with tempfile.TemporaryDirectory() as results:
         extra = ["--sampling_old_logprobs"] if source == "sampling" else []
@@ -42,7 +42,7 @@ def measure(flags: list[str], source: str, iterations: int) -> dict[str, float]:
             runner.train_iteration()
             iteration.append(time.perf_counter() - started)
             c = runner.config
-            rollout = play(runner.envs, runner.policy, runner.codec, runner._task_source(),
+            rollout = play(runner.envs, runner.engine, runner.codec, runner._task_source(),
                            max_new_tokens=c.max_new_tokens, actions_per_env=1, generator=runner.sampling)
             started = time.perf_counter()
             score_rollout(runner.policy, rollout, c.micro_batch_tokens, with_reference=c.kl_coef != 0, old_from=source)

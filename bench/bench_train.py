@@ -26,7 +26,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from algos.results import read_metrics  # noqa: E402
+from algos.store.results import read_metrics  # noqa: E402
 
 
 def curves(run_dir: Path) -> dict[str, list[float]]:

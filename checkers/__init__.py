@@ -7,6 +7,11 @@ other packages add theirs through the ``fcenv.checkers`` entry-point group.
 A checker declares the facets it produces with their default weights in the shaped reward
 (``register_checker(name, facets={...})``), next to the code that computes them;
 ``facet_weights()`` merges every checker's declarations.
+
+Modules: ``result`` (``CheckResult``), ``ast_checker`` (BFCL's AST checker, with its rules in
+``_bfcl_rules`` and the Java and JavaScript value converters ``java_values`` and ``js_values``,
+which scan text in linear time with ``_scan``), ``relevance`` (relevance and irrelevance) and
+``multi_turn`` (a turn's state and response checks).
 """
 
 from __future__ import annotations

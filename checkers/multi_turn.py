@@ -28,6 +28,7 @@ A checker of your own for multi-turn entries is a function ``(task, TurnRecord) 
 
 from __future__ import annotations
 
+import pickle
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -74,10 +75,30 @@ def state_mismatches(model_states: dict[str, dict[str, Any]],
     """The first class whose public state differs, with the differing attributes."""
     for name, expected in truth_states.items():
         actual = model_states.get(name, {})
-        differences = {k: {"model": actual.get(k), "ground_truth": v} for k, v in expected.items() if actual.get(k) != v}
+        differences = {k: {"model": actual.get(k), "ground_truth": v} for k, v in expected.items()
+                       if differs(actual.get(k), v)}
         if differences:
             return [{"class": name, "differences": differences}]
     return []
+
+
+def differs(model: Any, truth: Any) -> bool:
+    """BFCL's ``model != truth``, made total for the state of users' backends: where ``!=``
+    gives no truth value (numpy arrays) or raises, the two are compared by their pickled
+    bytes, and what cannot be pickled differs. Built-in backends hold plain data, whose
+    ``!=`` always answers: their verdicts are BFCL's."""
+    try:
+        return bool(model != truth)
+    except KeyboardInterrupt:
+        raise
+    except BaseException:  # noqa: BLE001  a user's __ne__ / __bool__ is the tool's code
+        pass
+    try:
+        return pickle.dumps(model) != pickle.dumps(truth)
+    except KeyboardInterrupt:
+        raise
+    except BaseException:  # noqa: BLE001
+        return True
 
 
 def missing_results(model_results: list[str], truth_results: list[str]) -> list[str]:
@@ -135,12 +156,17 @@ def _turn_facets(record: TurnRecord, *, state: bool, response: bool) -> dict[str
 
 
 def _printed(error: Any) -> str:
-    """An error as text; a state difference holding an int too long to print (over Python's
-    4,300 digits) is described instead, so a verdict never fails on the model's state."""
+    """An error as text; a state difference that cannot be printed (an int over Python's
+    4,300 digits, a user's object whose ``repr`` fails) is described instead, so a verdict
+    never fails on the model's state."""
     try:
         return str(error)
     except ValueError:
         return f"<a {type(error).__name__} holding an int too long to print>"
+    except KeyboardInterrupt:
+        raise
+    except BaseException:  # noqa: BLE001  a user's __repr__ is the tool's code
+        return f"<a {type(error).__name__} holding a value that cannot be printed>"
 
 
 def _share(flags) -> float:

@@ -2,6 +2,16 @@
 
 Importing the package registers ``fcenv/FunctionCalling-v0``; the environment module itself
 is only imported when an environment is made.
+
+Modules: ``data`` (BFCL files to ``tasks``, checked at load; ``answerable``: can a ground truth
+pass at all?), ``env`` (``FunctionCallingEnv``; ``chat_view``: the messages a step hands out),
+``episode`` (single-turn episodes; multi-turn ones in ``multi_turn/``), ``prompts`` (BFCL's
+prompting prompt and the renderers), ``tool_formats`` (FC mode), ``rewards``, ``spaces`` (the
+text spaces), ``backends/`` (the tool classes), ``evaluate`` and ``cli`` (``fcenv evaluate``,
+``fcenv data``), ``bfcl_data`` (BFCL's data from the bfcl-eval wheel), ``bundled/`` (the tiny
+datasets); the doors into other trainers, ``trl`` (TRL), ``skyrl`` (SkyRL-gym) and ``verl``,
+over ``doors/`` (an episode as messages, tools and ``step(text)``, and as tokens); ``sources/``
+(training sets in other formats: converted, checked against BFCL's test set, mixed).
 """
 
 from gymnasium.envs.registration import register, registry

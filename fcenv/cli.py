@@ -1,8 +1,10 @@
 """The ``fcenv`` command (also ``python -m fcenv``).
 
     fcenv evaluate --data QUESTIONS... --results RESULTS... --out VERDICTS [--answers A] [--compat bfcl]
-                   [--tool_format F]
+                   [--tool_format F] [--partial]
     fcenv data bfcl [--dest DIR] [--version V] [--wheel FILE]
+    fcenv data convert SOURCE... --out DIR [--format F] [--steps all|calls] [--decontaminate] [--strict]
+    fcenv data check SOURCE... [--format F] [--bfcl_dir DIR]
     fcenv train [training flags]                         (algos: the same as python train_fctncalling.py)
     fcenv generate --data FILE ... --out DIR [--run RUN | --model M [--adapter A] | --endpoint URL]
     fcenv process-rewards --out DIR [--run RUN] ...      (LPR's Monte Carlo process rewards)
@@ -16,7 +18,10 @@ import sys
 from importlib.metadata import entry_points
 from pathlib import Path
 
-from fcenv.data import DatasetError
+from fcenv.data import DatasetError, warnings_shown_as
+from fcenv.rewards import REWARDS
+from fcenv.tool_formats import available_tool_formats
+from handlers import available_handlers
 
 
 class UsageError(Exception):
@@ -26,7 +31,7 @@ class UsageError(Exception):
 def _evaluate(args: argparse.Namespace) -> int:
     from fcenv.data import load_tasks
     from fcenv.episode import EpisodeSettings
-    from fcenv.evaluate import accuracy_table, evaluate, read_results, write_verdicts
+    from fcenv.evaluate import accuracy_table, evaluate, read_results, unanswered, unanswered_problem, write_verdicts
     from fcenv.rewards import get_reward_fn
     from fcenv.tool_formats import get_tool_format
 
@@ -45,12 +50,21 @@ def _evaluate(args: argparse.Namespace) -> int:
     if args.answers and len(args.data) > 1:
         raise UsageError("--answers names the possible answers of one question file: give one --data with it")
     # Every file is read and checked before any verdict is computed.
-    pairs, by_id = [], {}
+    pairs, by_id, partial, missing = [], {}, [], []
     for data, results in zip(args.data, args.results):
         tasks = load_tasks(data, answers=args.answers)
         file_ids = {t.id: t for t in tasks}
-        pairs.append((tasks, read_results(Path(results), file_ids)))
+        lines = read_results(Path(results), file_ids)
+        pairs.append((tasks, lines))
         by_id.update(file_ids)
+        # A result file must answer every entry of its question file, as BFCL's runner
+        # demands: a crashed or cut generation run must not score as a smaller, whole one.
+        unanswered_ids = unanswered(tasks, lines)
+        if unanswered_ids:
+            missing.append(unanswered_problem(results, Path(data).name, len(tasks), unanswered_ids))
+            partial.append(f"{results}: {len(tasks) - len(unanswered_ids)} of {len(tasks)} entries answered")
+    if missing and not args.partial:
+        raise DatasetError(missing)
     # --compat bfcl: BFCL's own decoder per category, nothing else. --handler: that decoder.
     # Neither: lenient, an answer passes if BFCL's decoder or the "auto" one (which also reads
     # JSON, <tool_call> blocks and calls among prose) makes it pass.
@@ -63,19 +77,32 @@ def _evaluate(args: argparse.Namespace) -> int:
     verdicts = write_verdicts(Path(args.out), (verdict for tasks, lines in pairs
                                                for verdict in evaluate(tasks, lines, settings, reward_fn, lenient)))
     print(accuracy_table(verdicts, by_id))
+    if partial:
+        print("\n--partial: accuracy over the entries answered only; " + "; ".join(partial))
     print(f"\n{len(verdicts)} verdicts written to {args.out}")
     return 0
 
 
-def _data(args: argparse.Namespace) -> int:
+def _data_bfcl(args: argparse.Namespace) -> int:
     from fcenv.bfcl_data import BFCL_VERSION, DEFAULT_DIR, fetch_bfcl
 
-    if args.source != "bfcl":
-        raise SystemExit(f"unknown data source {args.source!r}; only 'bfcl' is known")
     dest = Path(args.dest) if args.dest else DEFAULT_DIR
     files = fetch_bfcl(dest, args.version or BFCL_VERSION, Path(args.wheel) if args.wheel else None)
     print(f"wrote {len(files)} files of bfcl-eval=={args.version or BFCL_VERSION} to {dest}")
     return 0
+
+
+def _data_convert(args: argparse.Namespace) -> int:
+    from fcenv.sources.report import convert_command
+
+    return convert_command(args.sources, Path(args.out), fmt=args.format, steps=args.steps,
+                           decontaminate=args.decontaminate, bfcl_dir=args.bfcl_dir, strict=args.strict)
+
+
+def _data_check(args: argparse.Namespace) -> int:
+    from fcenv.sources.report import check_command
+
+    return check_command(args.sources, fmt=args.format, bfcl_dir=args.bfcl_dir)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -89,18 +116,46 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--out", required=True, help="where to write one verdict per result line (all files, in order)")
     ev.add_argument("--answers", help="possible-answer file, if not at possible_answer/<name> beside --data")
     ev.add_argument("--compat", choices=["bfcl"], help="decode exactly as BFCL does, for BFCL's verdicts")
-    ev.add_argument("--handler", help="decoder to use for every entry (see handlers.available_handlers())")
-    ev.add_argument("--tool_format", choices=["hermes", "llama_json", "mistral"],
-                    help="answers of a native tool-calling model (BFCL's FC mode), in this family's format")
-    ev.add_argument("--reward", choices=["bfcl", "shaped"], default="bfcl", help="reward written with each verdict")
+    ev.add_argument("--handler", metavar="DECODER", help="decoder to use for every entry: "
+                    + ", ".join(available_handlers()))
+    ev.add_argument("--tool_format", choices=available_tool_formats(), metavar="FORMAT",
+                    help="answers of a native tool-calling model (BFCL's FC mode), in this family's format: "
+                         + ", ".join(available_tool_formats()))
+    ev.add_argument("--reward", choices=REWARDS.names(), default="bfcl", metavar="REWARD",
+                    help="reward written with each verdict: " + ", ".join(REWARDS.names()))
+    ev.add_argument("--partial", action="store_true",
+                    help="score a deliberate subset: entries with no result line are left out instead of refused "
+                         "(BFCL's --partial-eval)")
     ev.set_defaults(command_fn=_evaluate)
 
-    data = commands.add_parser("data", help="fetch datasets")
-    data.add_argument("source", choices=["bfcl"], help="'bfcl': BFCL's data from the bfcl-eval package")
-    data.add_argument("--dest", help="target folder (default: ~/.cache/fcenv/bfcl)")
-    data.add_argument("--version", help="bfcl-eval version")
-    data.add_argument("--wheel", help="use this bfcl-eval wheel instead of downloading one")
-    data.set_defaults(command_fn=_data)
+    data = commands.add_parser("data", help="fetch BFCL's data; convert training sets to fcenv tasks and check them")
+    data_commands = data.add_subparsers(dest="data_command", required=True)
+    bfcl = data_commands.add_parser("bfcl", help="BFCL's data from the bfcl-eval package")
+    bfcl.add_argument("--dest", help="target folder (default: ~/.cache/fcenv/bfcl)")
+    bfcl.add_argument("--version", help="bfcl-eval version")
+    bfcl.add_argument("--wheel", help="use this bfcl-eval wheel instead of downloading one")
+    bfcl.set_defaults(command_fn=_data_bfcl)
+    source_help = ("a JSON Lines, JSON or Parquet file or a `datasets` save_to_disk folder in a source format (xlam, "
+                   "hermes, glaive, toolace, apigen_mt, openai or a registered one), or anything --dataset_path takes")
+    convert = data_commands.add_parser("convert", help="convert tool-calling sets into BFCL question files")
+    convert.add_argument("sources", nargs="+", metavar="SOURCE", help=source_help)
+    convert.add_argument("--out", required=True, help="folder for <name>.json and possible_answer/<name>.json")
+    convert.add_argument("--format", help="the source format (default: recognised from the first record)")
+    convert.add_argument("--steps", choices=["all", "calls"], default="all",
+                         help="tasks from every assistant step (a step without calls judged as irrelevance), or "
+                              "only from the steps that call")
+    convert.add_argument("--decontaminate", action="store_true",
+                         help="drop the tasks that copy BFCL's test questions or function sets")
+    convert.add_argument("--bfcl_dir", help="BFCL's data, for --decontaminate (default: ~/.cache/fcenv/bfcl)")
+    convert.add_argument("--strict", action="store_true", help="fail (status 2, nothing written) if any record is "
+                                                               "left out")
+    convert.set_defaults(command_fn=_data_convert)
+    check = data_commands.add_parser("check", help="list the records a conversion leaves out and the tasks that copy "
+                                                   "BFCL's test set (status 1 when there are any)")
+    check.add_argument("sources", nargs="+", metavar="SOURCE", help=source_help + ", or a BFCL question file")
+    check.add_argument("--format", help="the source format (default: recognised from the first record)")
+    check.add_argument("--bfcl_dir", help="BFCL's data (default: ~/.cache/fcenv/bfcl)")
+    check.set_defaults(command_fn=_data_check)
     # Commands of the layers above (training-side tools such as ``process-rewards``) plug in
     # through the ``fcenv.commands`` entry point group: a function that adds its subparser.
     for entry in entry_points(group="fcenv.commands"):
@@ -115,7 +170,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     args.extra = extra  # a command that takes its own flags (``fcenv train``) parses them
     try:
-        return args.command_fn(args)
+        with warnings_shown_as(f"fcenv {args.command}"):
+            return args.command_fn(args)
     except (DatasetError, UsageError, OSError, RuntimeError) as exc:
         if isinstance(exc, BrokenPipeError):
             return _reader_went_away()

@@ -18,7 +18,10 @@ import ast
 import copy
 import json
 import re
+import sys
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -27,7 +30,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
-from fcenv.bundled import resolve as resolve_bundled
+from fcenv import answerable
 from fcenv.backends import FUNC_DOC_FILES, known_backends, user_backend
 from fcenv.bfcl_data import DEFAULT_DIR
 from fcenv.multi_turn.executor import ToolSession, parse_call_text
@@ -62,6 +65,30 @@ class Problem:
         if self.field:
             where.append(f"field '{self.field}'")
         return ", ".join(where) + f": {self.message}"
+
+
+class DatasetWarning(UserWarning):
+    """Something in a file that loads but that its user should know: an entry no answer can
+    pass in BFCL's own data (``fcenv.answerable``), a held-out function no class has.
+    ``warnings.simplefilter("error", DatasetWarning)`` makes loading stop at the first one."""
+
+
+@contextmanager
+def warnings_shown_as(prog: str) -> Iterator[None]:
+    """Within it, a ``DatasetWarning`` is printed as one line, ``<prog>: warning: <message>``
+    (the commands' own voice), every time; other warnings as Python prints them."""
+    shown = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, DatasetWarning):
+            print(f"{prog}: warning: {message}", file=file or sys.stderr)
+        else:
+            shown(message, category, filename, lineno, file, line)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", DatasetWarning)
+        warnings.showwarning = show
+        yield
 
 
 class DatasetError(ValueError):
@@ -270,9 +297,23 @@ def _unusable_scenario(involved: list[str], config: dict[str, Any], long_context
     for name in involved:
         try:
             ToolSession([name], config, long_context=long_context)
-        except Exception as exc:  # a backend's own code, the built-in ones or a user's
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # noqa: BLE001  a backend's own code (SystemExit too), the built-in ones or a user's
             return f"initial_config.{name}", f"the {name} backend cannot start from it: {type(exc).__name__}: {exc}"
     return None
+
+
+def _answerable(findings: list[answerable.Unanswerable], file: str, line: int | None, entry_id: str,
+                problems: list[Problem]) -> bool:
+    """False when a finding refuses the entry (added to ``problems``); the others are reported."""
+    for finding in findings:
+        problem = Problem(file, line, entry_id, finding.field, f"no answer can pass: {finding.message}")
+        if finding.refused:
+            problems.append(problem)
+        else:
+            warnings.warn(str(problem), DatasetWarning, stacklevel=4)
+    return not any(finding.refused for finding in findings)
 
 
 def load_tasks(
@@ -281,8 +322,13 @@ def load_tasks(
     answers: str | Path | None = None,
     func_doc_dir: str | Path | None = None,
 ) -> list[Task]:
-    """Read, validate and join a dataset; raise ``DatasetError`` listing every problem."""
-    path = resolve_bundled(path)  # a bundled split may be named instead (fcenv.bundled)
+    """Read, validate and join a dataset; raise ``DatasetError`` listing every problem.
+
+    ``path`` may also name a bundled split, a source in another format or a mix of several
+    (converted first, ``fcenv.sources.resolve``)."""
+    from fcenv.sources.resolve import resolve_dataset
+
+    path = resolve_dataset(path)
     file = str(path)
     if not path.exists():
         raise DatasetError([Problem(file, None, None, None, "no such file")])
@@ -425,9 +471,12 @@ def _build_task(record, entry_id, value, answer_map, answer_file, doc_dir, file,
             absent = sorted(set(names) - {f["name"] for f in held})
             if absent:  # BFCL drops such names too (two retired composite entries have one)
                 warnings.warn(str(Problem(file, record.line, entry_id, f"missed_function.{turn}",
-                                          f"functions {absent} are not among the involved classes' functions; ignored")))
+                                          f"functions {absent} are not among the involved classes' functions; ignored")),
+                              DatasetWarning)
             functions = [f for f in functions if f["name"] not in names]
             missed[int(turn)] = held
+        if not _answerable(answerable.multi_turn(involved, ground_truth), answer_file, answer_line, entry_id, problems):
+            return None
     elif kind == "ast" and not functions:
         problems.append(Problem(file, record.line, entry_id, "function",
                                 "missing or empty: an entry answered with calls must list the functions it may call"))
@@ -440,6 +489,9 @@ def _build_task(record, entry_id, value, answer_map, answer_file, doc_dir, file,
             return None
     elif kind == "ast" and not (isinstance(ground_truth, list) and all(isinstance(c, dict) for c in ground_truth)):
         problems.append(Problem(answer_file, answer_map[entry_id][0], entry_id, "ground_truth", "a single-turn answer must be a list of {function: {parameter: [values]}}"))
+        return None
+    if kind == "ast" and not _answerable(answerable.single_turn(category, functions, ground_truth), answer_file,
+                                         answer_map[entry_id][0], entry_id, problems):
         return None
 
     return Task(

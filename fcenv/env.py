@@ -3,7 +3,8 @@
 Observation: the chat so far, rendered to one string (BFCL's prompting prompt and a ChatML
 rendering by default). Action: the model's text. ``step`` decodes it, checks it with BFCL's
 rules and returns the reward; decoding failures are verdicts, never exceptions.
-``info["messages"]`` holds the chat as messages for agents that apply their own template.
+``info["messages"]`` holds the chat as messages for agents that apply their own template (copies,
+each made once and shared by the infos of later steps: ``fcenv.chat_view``).
 """
 
 from __future__ import annotations
@@ -21,9 +22,10 @@ import gymnasium as gym
 from gymnasium.error import ResetNeeded
 
 from checkers import CheckResult, get_checker
-from fcenv.bundled import resolve as resolve_bundled
+from fcenv.chat_view import ChatView
 from fcenv.data import load_tasks
 from fcenv.episode import EpisodeSettings, SingleTurnEpisode, StepOutcome, calls_info
+from fcenv.sources.resolve import resolve_dataset
 from fcenv.prompts import BFCL_SYSTEM_PROMPT, Renderer, get_renderer
 from fcenv.rewards import PROCESS_SHARE, RewardFn, get_reward_fn, pays_per_step, pays_per_turn
 from fcenv.spaces import UnicodeText
@@ -40,9 +42,12 @@ def _load_cached(path: Path, answers: str | None, stamp: tuple[int, int]) -> tup
     return tuple(load_tasks(path, answers=answers))
 
 
-def _load(path: Path, answers: str | Path | None) -> list[Task]:
-    """Tasks are immutable, so the sub-environments of a vector env share one parsed copy."""
-    path = resolve_bundled(path).resolve()
+def dataset_tasks(path: str | Path, answers: str | Path | None = None) -> list[Task]:
+    """The tasks of a ``dataset_path`` (a question file, a bundled split's name, a source or a
+    mix: ``fcenv.sources.resolve``), parsed once per process: tasks are immutable, so the
+    sub-environments of a vector env, and a command that checked the file before loading its
+    model, share one parsed copy."""
+    path = resolve_dataset(path).resolve()
     stat = path.stat() if path.exists() else None
     if stat is None:
         return load_tasks(path, answers=answers)  # raises the loader's clear error
@@ -70,7 +75,10 @@ class FunctionCallingEnv(gym.Env[str, str]):
 
     Args:
         dataset_path: a BFCL question file (JSON Lines; answers in ``possible_answer/`` beside
-            it) or one JSON file in the prior implementation's format.
+            it) or one JSON file in the prior implementation's format; or a training set in
+            another format (JSON Lines, JSON, Parquet or a ``datasets`` save_to_disk folder),
+            converted on first use, or several mixed, ``"a.jsonl:2,b.parquet:1"``
+            (``fcenv.sources``).
         tasks: already-loaded tasks, instead of ``dataset_path``.
         answers_path: the possible-answer file, when it is not in BFCL's layout.
         handler: the decoder's registered name for every task; None picks BFCL's decoder
@@ -78,9 +86,12 @@ class FunctionCallingEnv(gym.Env[str, str]):
         checker: a registered checker name or a callable ``(task, decoded) -> CheckResult``
             for every task; None picks by category, BFCL's way. On multi-turn entries it
             judges each turn: ``(task, checkers.multi_turn.TurnRecord) -> CheckResult``.
-        reward: ``"bfcl"`` (1 if valid else 0), ``"shaped"`` (1 if valid, else at most 0.5 of
-            partial credit from the checker's facets) or a callable ``(CheckResult) -> float``;
-            ``reward_weights`` changes some of the shaped reward's weights (``fcenv.rewards``).
+        reward: a name in ``fcenv.rewards.REWARDS``: ``"bfcl"`` (1 if valid else 0),
+            ``"shaped"`` (1 if valid, else at most 0.5 of partial credit from the checker's
+            facets), ``"steps"`` (multi-turn steps paid as they happen, StepTool; shaped on
+            single-turn entries) or one a package registers; or a callable
+            ``(CheckResult) -> float``. ``reward_weights`` changes some of the facet weights of
+            the weighted rewards (``fcenv.rewards``).
         system_prompt: the system prompt template, ``{functions}`` marking where the JSON
             docs go; BFCL's prompting prompt by default.
         renderer: ``"chatml"`` (default), ``"plain"``, a callable ``(messages) -> str``, or a
@@ -130,7 +141,7 @@ class FunctionCallingEnv(gym.Env[str, str]):
             raise ValueError(f"max_steps_per_turn must be a whole number of 1 or more, not {max_steps_per_turn!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None or 'ansi', not {render_mode!r}")
-        self.tasks = list(tasks) if tasks is not None else _load(Path(dataset_path), answers_path)
+        self.tasks = list(tasks) if tasks is not None else dataset_tasks(Path(dataset_path), answers_path)
         if not self.tasks:
             raise ValueError("the environment needs at least one task")
         self._index = {t.id: i for i, t in enumerate(self.tasks)}
@@ -162,6 +173,7 @@ class FunctionCallingEnv(gym.Env[str, str]):
         self.action_space = UnicodeText(MAX_TEXT_LENGTH)
         self._cursor = 0
         self._episode = None
+        self._chat: ChatView | None = None
 
     # ------------------------------------------------------------------ Gymnasium API
 
@@ -170,7 +182,7 @@ class FunctionCallingEnv(gym.Env[str, str]):
         if seed is not None:
             self._cursor = 0  # a seeded reset starts the sequence again, as it restarts random draws
         task = self.tasks[self._pick(options or {})]
-        self._episode = self._new_episode(task)
+        self._start(self._new_episode(task))
         return self._observation(), self._info()
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
@@ -205,7 +217,7 @@ class FunctionCallingEnv(gym.Env[str, str]):
         if snapshot.get("dataset") != self._dataset_fingerprint:
             raise ValueError("this snapshot was taken in an environment on another dataset; restore it into an "
                              "environment built on the same tasks")
-        self._episode = copy.deepcopy(snapshot["episode"])
+        self._start(copy.deepcopy(snapshot["episode"]))
         self.np_random.bit_generator.state = copy.deepcopy(snapshot["rng"])
         self._cursor = snapshot["cursor"]
         return self._observation(), self._info()
@@ -260,22 +272,18 @@ class FunctionCallingEnv(gym.Env[str, str]):
             return MultiTurnEpisode(task, self.settings)
         return SingleTurnEpisode(task, self.settings)
 
+    def _start(self, episode) -> None:
+        self._episode = episode
+        self._chat = ChatView(episode, self.renderer, self.settings.tool_format is not None)
+
     def _observation(self) -> str:
-        if self.settings.tool_format is not None:
-            return self.renderer(self._episode.messages, self._episode.tools)
-        return self.renderer(self._episode.messages)
+        return self._chat.observation()
 
     def _info(self, outcome: StepOutcome | None = None) -> dict[str, Any]:
         task = self._episode.task
-        info: dict[str, Any] = {
-            "id": task.id,
-            "category": task.category,
-            # Prompting-mode messages hold only strings, so copying each dict is a full copy.
-            "messages": [dict(m) for m in self._episode.messages] if self.settings.tool_format is None
-            else copy.deepcopy(self._episode.messages),
-        }
+        info: dict[str, Any] = {"id": task.id, "category": task.category, "messages": self._chat.messages()}
         if self.settings.tool_format is not None:
-            info["tools"] = copy.deepcopy(self._episode.tools)
+            info["tools"] = self._chat.tools()
         if outcome is not None:
             result: CheckResult = outcome.result
             info.update(

@@ -81,9 +81,25 @@ class StepOutcome:
 
 def first_turn_messages(task: Task, settings: EpisodeSettings) -> list[dict[str, Any]]:
     if settings.tool_format is not None:  # the tools reach the model through its chat template
-        return copy.deepcopy(task.question[0])
+        return [_as_fc(m) for m in task.question[0]]
     prompt = system_prompt(hinted_functions(task.functions, task.language), settings.system_prompt)
-    return with_system_prompt(task.question[0], prompt)
+    return with_system_prompt([_as_prompting(m) for m in task.question[0]], prompt)
+
+
+# A question may replay earlier steps of a conversation (converted sources, fcenv.sources): an
+# assistant message then holds its calls twice, as prompting text in ``content`` and as
+# ``tool_calls``. Each mode shows the model the form it answers in, as the env writes its own steps.
+def _as_prompting(message: dict[str, Any]) -> dict[str, Any]:
+    if "tool_calls" not in message:
+        return message
+    return {k: v for k, v in message.items() if k != "tool_calls"}
+
+
+def _as_fc(message: dict[str, Any]) -> dict[str, Any]:
+    message = copy.deepcopy(message)
+    if message.get("tool_calls"):
+        message["content"] = ""
+    return message
 
 
 def decode_safely(text: str, handler: str) -> list[Call] | DecodeError:

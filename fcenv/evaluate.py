@@ -60,6 +60,22 @@ def read_results(path: Path, tasks: dict[str, Task]) -> list[ResultLine]:
     return lines
 
 
+def unanswered(tasks: Iterable[Task], lines: list[ResultLine]) -> list[str]:
+    """Ids of the question file's entries that no result line answers, in the file's order.
+    BFCL's runner refuses such a file unless told ``--partial-eval``: scoring only the lines
+    present would report a crashed or truncated generation run's accuracy as if it were whole."""
+    answered = {line.id for line in lines}
+    return [task.id for task in tasks if task.id not in answered]
+
+
+def unanswered_problem(results: str, questions: str, total: int, missing: list[str], shown: int = 5) -> Problem:
+    """The refusal of a result file that leaves entries unanswered, naming the first few."""
+    names = ", ".join(repr(i) for i in missing[:shown]) + (f" and {len(missing) - shown} more" if len(missing) > shown else "")
+    return Problem(results, None, None, None,
+                   f"answers {total - len(missing)} of the {total} entries of {questions}; {len(missing)} have no "
+                   f"result line: {names} (--partial scores only the entries answered)")
+
+
 def _result_shape_problem(result: Any, task: Task) -> str | None:
     if not task.is_multi_turn:
         return None if isinstance(result, str) else "a single-turn result must be the model's text (a string)"

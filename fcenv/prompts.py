@@ -86,15 +86,28 @@ def added_functions_message(functions: list[dict[str, Any]]) -> dict[str, str]:
     return {"role": "user", "content": ADDED_FUNCTIONS_MESSAGE.replace(FUNCTIONS_PLACEHOLDER, repr(functions))}
 
 
-def render_chatml(messages: Messages) -> str:
-    """ChatML, ending with the assistant header: the observation an agent continues."""
-    body = "".join(f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in messages)
-    return body + "<|im_start|>assistant\n"
+class MessageRenderer:
+    """A chat rendered message by message, then a prompt where the model answers. Each message
+    renders alone, so ``extend`` renders a grown chat from its last rendering and the new
+    messages only (``fcenv.chat_view``)."""
+
+    def __init__(self, message: Callable[[dict[str, Any]], str], answer_prompt: str):
+        self.message = message
+        self.answer_prompt = answer_prompt
+
+    def __call__(self, messages: Messages) -> str:
+        return "".join(map(self.message, messages)) + self.answer_prompt
+
+    def extend(self, rendered: str, messages: Messages, start: int, tools: Any = None) -> str | None:
+        if not rendered.endswith(self.answer_prompt):
+            return None
+        new = "".join(map(self.message, messages[start:]))
+        return rendered[:len(rendered) - len(self.answer_prompt)] + new + self.answer_prompt
 
 
-def render_plain(messages: Messages) -> str:
-    body = "".join(f"{m['role'].capitalize()}: {m['content']}\n\n" for m in messages)
-    return body + "Assistant:"
+# ChatML, ending with the assistant header: the observation an agent continues.
+render_chatml = MessageRenderer(lambda m: f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n", "<|im_start|>assistant\n")
+render_plain = MessageRenderer(lambda m: f"{m['role'].capitalize()}: {m['content']}\n\n", "Assistant:")
 
 
 RENDERERS: dict[str, Renderer] = {"chatml": render_chatml, "plain": render_plain}

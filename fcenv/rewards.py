@@ -34,6 +34,7 @@ from collections.abc import Callable, Mapping
 
 from checkers import facet_weights
 from checkers.result import CheckResult
+from handlers.registry import Registry
 
 RewardFn = Callable[[CheckResult], float]
 
@@ -134,20 +135,30 @@ def merged_weights(overrides: Mapping[str, float] | None = None) -> dict[str, fl
     return {**weights, **{k: float(v) for k, v in overrides.items()}}
 
 
-REWARDS = ("bfcl", "shaped", "steps")
+# Named rewards: a factory from the reward_weights overrides (None: the checkers' declared
+# weights) to the reward. Other packages add theirs under the ``fcenv.rewards`` entry-point group.
+RewardFactory = Callable[[Mapping[str, float] | None], RewardFn]
+REWARDS: Registry[RewardFactory] = Registry("reward", "fcenv", ("rewards",), "fcenv.rewards")
+register_reward = REWARDS.register
+
+
+@register_reward("bfcl")
+def _bfcl(weights: Mapping[str, float] | None) -> RewardFn:
+    if weights is not None:
+        raise ValueError("reward_weights applies to weighted rewards such as 'shaped'; reward='bfcl' pays the verdict")
+    return bfcl_reward
+
+
+register_reward("shaped", ShapedReward)
+register_reward("steps", StepReward)
 
 
 def get_reward_fn(reward: str | RewardFn, weights: Mapping[str, float] | None = None) -> RewardFn:
+    """A registered reward by name, built with ``weights``; or a callable, as it is."""
     if callable(reward):
         if weights is not None:
-            raise ValueError("reward_weights applies to reward='shaped' only; a callable reward sets its own")
+            raise ValueError("reward_weights applies to named rewards such as 'shaped'; a callable reward sets its own")
         return reward
-    if reward == "bfcl":
-        if weights is not None:
-            raise ValueError("reward_weights applies to reward='shaped' only; reward='bfcl' pays the verdict")
-        return bfcl_reward
-    if reward == "shaped":
-        return ShapedReward(weights)
-    if reward == "steps":
-        return StepReward(weights)
-    raise ValueError(f"unknown reward {reward!r}; use one of {REWARDS} or a callable(CheckResult) -> float")
+    if reward not in REWARDS:
+        raise ValueError(f"unknown reward {reward!r}; use one of {REWARDS.names()} or a callable(CheckResult) -> float")
+    return REWARDS.get(reward)(weights)

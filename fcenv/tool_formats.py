@@ -16,7 +16,9 @@ Hugging Face chat templates and OpenAI-compatible servers take:
   Mistral's templates require; templates without ids ignore them;
 - a step without calls keeps its text as the assistant's content.
 
-A new family is one ``ToolFormat`` and one ``register_tool_format`` call.
+A new family is one ``ToolFormat`` and one ``register_tool_format`` call (or an entry point in
+the ``fcenv.tool_formats`` group naming the ``ToolFormat``); every command that takes
+``--tool_format`` then accepts it.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from handlers import Call, DecodeError, decode_with, hermes, llama_json, mistral
+from handlers.registry import Registry
 
 TEMPLATES = Path(__file__).resolve().parent / "chat_templates"
 Decoder = Callable[[str], list[Call]]
@@ -40,7 +43,7 @@ class ToolFormat:
     decode: Decoder          # BFCL's decode_ast: single-turn verdicts
     decode_execute: Decoder  # BFCL's decode_execute: the calls a multi-turn step runs
     write: Callable[[list[Call]], str]  # the text a model of the family writes for calls
-    template: str            # file name in fcenv/chat_templates
+    template: str            # a file name in fcenv/chat_templates, or a path to the family's template
 
     def calls(self, text: str) -> list[Call]:
         return decode_with(self.decode, text)
@@ -53,12 +56,11 @@ class ToolFormat:
         return (TEMPLATES / self.template).read_text()
 
 
-_FORMATS: dict[str, ToolFormat] = {}
+TOOL_FORMATS: Registry[ToolFormat] = Registry("tool format", "fcenv", ("tool_formats",), "fcenv.tool_formats")
 
 
 def register_tool_format(tool_format: ToolFormat) -> ToolFormat:
-    _FORMATS[tool_format.name] = tool_format
-    return tool_format
+    return TOOL_FORMATS.register(tool_format.name, tool_format)
 
 
 def write_hermes(calls: list[Call]) -> str:
@@ -92,14 +94,13 @@ register_tool_format(ToolFormat("mistral", mistral.decode, mistral.decode_execut
 def get_tool_format(name: str | ToolFormat) -> ToolFormat:
     if isinstance(name, ToolFormat):
         return name
-    try:
-        return _FORMATS[name]
-    except KeyError:
-        raise ValueError(f"unknown tool_format {name!r}; use one of {sorted(_FORMATS)}") from None
+    if name not in TOOL_FORMATS:
+        raise ValueError(f"unknown tool_format {name!r}; use one of {TOOL_FORMATS.names()}")
+    return TOOL_FORMATS.get(name)
 
 
 def available_tool_formats() -> list[str]:
-    return sorted(_FORMATS)
+    return TOOL_FORMATS.names()
 
 
 # ---------------------------------------------------------------------------- messages
@@ -125,16 +126,53 @@ def tool_message(call: Call, result: str, number: int) -> dict[str, Any]:
 ToolRenderer = Callable[[list[dict], list[dict]], str]
 
 
-def template_renderer(template: str) -> ToolRenderer:
+class TemplateRenderer:
     """Renders a chat template as Hugging Face's ``apply_chat_template`` does (sandboxed Jinja,
-    blocks trimmed, ``tojson`` keeping non-ASCII text), ending where the model answers."""
-    compiled = _compile(template)
+    blocks trimmed, ``tojson`` keeping non-ASCII text), ending where the model answers.
 
-    def render(messages: list[dict], tools: list[dict]) -> str:
-        return compiled.render(messages=messages, tools=tools or None, add_generation_prompt=True,
-                               bos_token="", eos_token="")
+    The family templates in ``fcenv/chat_templates`` also render a continuation: with
+    ``continuation`` set, only the messages given, without the chat's opening (system turn,
+    tools, ``<s>``). Appended assistant and tool messages render the same alone as at the end
+    of the chat (no message before them renders differently for them), so ``extend`` renders
+    a chat grown by such messages from its previous rendering and the new messages only: an
+    FC step costs the same however long the chat has grown.
+    """
 
-    return render
+    def __init__(self, template: str):
+        self.template = template
+        self._compiled = _compile(template)
+        self._continues = "continuation" in template
+        if self._continues:
+            probe = [{"role": "assistant", "content": "", "tool_calls": []}]
+            whole, body = (self._render(probe, None, prompt, continuation=True) for prompt in (True, False))
+            self._generation_prompt = whole[len(body):]
+
+    def __call__(self, messages: list[dict], tools: list[dict]) -> str:
+        return self._render(messages, tools, True)
+
+    def extend(self, rendered: str, messages: list[dict], start: int, tools: list[dict]) -> str | None:
+        """The rendering of ``messages`` from ``rendered``, that of ``messages[:start]``; None
+        where only a whole rendering gives it (a new user or system message can move what
+        comes before it: Mistral shows the tools before the last user turn)."""
+        new = messages[start:]
+        if not (self._continues and start and new and new[0].get("role") == "assistant"
+                and all(m.get("role") in ("assistant", "tool") for m in new)
+                and rendered.endswith(self._generation_prompt)):
+            return None
+        tail = self._render(new, tools, True, continuation=True)
+        return rendered[:len(rendered) - len(self._generation_prompt)] + tail
+
+    def _render(self, messages, tools, generation_prompt: bool, continuation: bool = False) -> str:
+        return self._compiled.render(messages=messages, tools=tools or None, add_generation_prompt=generation_prompt,
+                                     continuation=continuation, bos_token="", eos_token="")
+
+
+def template_renderer(template: str) -> TemplateRenderer:
+    return TemplateRenderer(template)
+
+
+def family_templates() -> set[str]:
+    return {TOOL_FORMATS.get(name).chat_template for name in TOOL_FORMATS.names()}
 
 
 @lru_cache(maxsize=8)
@@ -159,6 +197,8 @@ def tokenizer_renderer(tokenizer, fallback_template: str | None = None) -> ToolR
     tokenizer's own template does not render tools (or it has none)."""
     own = getattr(tokenizer, "chat_template", None)
     template = own if isinstance(own, str) and "tools" in own else fallback_template
+    if template in family_templates():  # renders as apply_chat_template does, and can extend a rendering
+        return template_renderer(template)
 
     def render(messages: list[dict], tools: list[dict]) -> str:
         return tokenizer.apply_chat_template(messages, tools=tools or None, chat_template=template,

@@ -4,6 +4,13 @@ A handler is a function ``decode(text) -> list[Call]`` registered under a name. 
 ``DecodeError`` and nothing else on bad text; ``decode`` below enforces that for third-party
 handlers too, so callers can rely on it. Other packages add handlers through the
 ``fcenv.handlers`` entry-point group (``name = "module:function"``).
+
+Modules: ``base`` (``Call``, ``DecodeError``), ``registry`` (the registry style every extension
+point uses); BFCL's prompting decoders ``python`` (with ``bounded_eval``, operator expressions
+without eval, and ``python_fast``), ``java`` and ``javascript`` (tree-sitter, with
+``tree_sitter_support`` and the ``java_fast`` / ``javascript_fast`` readers of plain answers),
+``bfcl_text`` (BFCL's clean-up of raw text); ``json_calls``, ``tool_call`` and ``auto``; the FC
+families ``hermes``, ``llama_json`` and ``mistral`` with what they share in ``native``.
 """
 
 from __future__ import annotations

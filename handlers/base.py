@@ -23,6 +23,13 @@ class Call:
         return {self.name: dict(self.arguments)}
 
 
+# A multi-turn step runs every call it holds, and each call and its result become messages of
+# the chat, so a step holds at most this many: BFCL's largest ground-truth turn makes 34. A
+# step with more holds none (its turn ends), as a text too large to parse does; decoders of
+# steps stop reading at the first call past it.
+MAX_STEP_CALLS = 128
+
+
 class DecodeError(ValueError):
     """Model text that does not decode into calls.
 
@@ -38,3 +45,7 @@ class DecodeError(ValueError):
         if kind != "decoder_failed":
             self.args = (message,)
             self.kind = kind
+
+
+def too_many_calls() -> DecodeError:
+    return DecodeError(f"more than {MAX_STEP_CALLS} calls in one step")

@@ -6,15 +6,17 @@ This module computes the same value for expressions built from literals, so the 
 value matches BFCL's, while model text is never executed and never allowed to cost much:
 results that would be huge (``9**9**9``, ``'a'*10**12``, ``1 << 10**9``) fail fast.
 
-Supported inside the expression: constants, unary and binary operators, ``and``/``or``,
-comparisons (except ``is``), conditional expressions, list/tuple/set/dict displays (with
-``*``/``**`` unpacking) and subscripts. Everything else fails, even where BFCL's ``eval``
-would succeed; these are the documented divergences:
+Supported inside the expression: constants, f-strings without replacement fields (``f'GBP'``
+is the string ``'GBP'``), unary and binary operators, ``and``/``or``, comparisons (except
+``is``), conditional expressions, list/tuple/set/dict displays (with ``*``/``**`` unpacking)
+and subscripts. Everything else fails, even where BFCL's ``eval`` would succeed; these are
+the documented divergences:
 
 - names (BFCL's eval sees builtins such as ``__debug__`` and the globals of BFCL's
   ``model_handler.utils`` module, e.g. ``MAXIMUM_STEP_LIMIT + 1`` gives 21 there);
-- calls and attribute access (``len('ab') + 1``, ``'a'.upper() + 'b'``), f-strings,
-  lambdas, comprehensions, walrus, and ``is``/``is not`` comparisons;
+- calls and attribute access (``len('ab') + 1``, ``'a'.upper() + 'b'``), f-strings with
+  replacement fields (``f'{1}'``: formatting runs code and widths can be made huge), lambdas,
+  comprehensions, walrus, and ``is``/``is not`` comparisons;
 - ``%`` string formatting with ``*`` widths;
 - results beyond the bounds below (ints over ``MAX_INT_BITS`` bits, containers or strings
   whose logical size exceeds ``MAX_WEIGHT``, total work over ``WORK_BUDGET``).
@@ -166,7 +168,17 @@ class _Evaluator:
             return self.mapping(node)
         if isinstance(node, ast.Subscript):
             return self.subscript(node)
+        if isinstance(node, ast.JoinedStr):
+            return self.constant_fstring(node)
         raise DecodeError(f"cannot evaluate {type(node).__name__} without eval")
+
+    def constant_fstring(self, node: ast.JoinedStr) -> tuple[str, int]:
+        """An f-string whose parts are all text (``f'GBP'``, ``f'{{x}}'``) is that text."""
+        if not all(isinstance(part, ast.Constant) for part in node.values):
+            raise DecodeError("cannot evaluate an f-string with replacement fields without eval")
+        text = "".join(part.value for part in node.values)
+        self.charge(1 + len(text))
+        return text, 1 + len(text)
 
     def binary(self, node: ast.BinOp) -> tuple[Any, int]:
         left, left_weight = self.eval(node.left)

@@ -28,9 +28,10 @@ newlines inside the tags does not count: that is how BFCL scores such a model.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 
 from handlers import register_handler
-from handlers.base import Call, DecodeError
+from handlers.base import MAX_STEP_CALLS, Call, DecodeError, too_many_calls
 from handlers.native import InferenceCrash, native_call, require_keys
 
 OPEN = "<tool_call>\n"
@@ -46,8 +47,8 @@ def decode(text: str) -> list[Call]:
 
 
 def decode_execute(text: str) -> list[Call]:
-    """BFCL's ``decode_execute``: the calls a multi-turn step runs."""
-    items = _parsed_blocks(text)
+    """BFCL's ``decode_execute``: the calls a multi-turn step runs (at most ``MAX_STEP_CALLS``)."""
+    items = _parsed_blocks(text, limit=MAX_STEP_CALLS)
     broken = [item for item in items if _breaks_history(item)]
     try:
         calls = [native_call(item["name"], item["arguments"], json_string_arguments=True) for item in _checked(items)]
@@ -64,7 +65,7 @@ def _calls(text: str) -> list[dict]:
     return _checked(_parsed_blocks(text))
 
 
-def _parsed_blocks(text: str) -> list:
+def _parsed_blocks(text: str, limit: int | None = None) -> list:
     if not isinstance(text, str):
         raise DecodeError(f"expected text, got {type(text).__name__}")
     if THINK_END in text:
@@ -75,6 +76,8 @@ def _parsed_blocks(text: str) -> list:
             items.append(json.loads(block))
         except (ValueError, RecursionError, MemoryError):
             continue  # BFCL skips a block that is not JSON
+        if limit is not None and len(items) > limit:
+            raise too_many_calls()
     return items
 
 
@@ -106,15 +109,14 @@ def _bfcl_decodes(items: list) -> bool:
                and arguments_ok(i["arguments"]) for i in items)
 
 
-def blocks(text: str) -> list[str]:
+def blocks(text: str) -> Iterator[str]:
     """What ``re.findall(r"<tool_call>\\n(.*?)\\n</tool_call>", text, re.DOTALL)`` finds, in one
-    pass: with no closing tag after an opening one, no later opening tag can match either."""
-    found = []
+    pass (and as they are needed): with no closing tag after an opening one, no later opening
+    tag can match either."""
     start = text.find(OPEN)
     while start >= 0:
         end = text.find(CLOSE, start + len(OPEN))
         if end < 0:
             break
-        found.append(text[start + len(OPEN):end])
+        yield text[start + len(OPEN):end]
         start = text.find(OPEN, end + len(CLOSE))
-    return found

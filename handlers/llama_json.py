@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from handlers import register_handler
-from handlers.base import Call, DecodeError
+from handlers.base import MAX_STEP_CALLS, Call, DecodeError, too_many_calls
 from handlers.bounded_eval import evaluate
 from handlers.json_calls import parse_json
 from handlers.native import native_call, require_keys
@@ -39,7 +39,12 @@ def decode(text: str) -> list[Call]:
     return items
 
 
-decode_execute = decode
+def decode_execute(text: str) -> list[Call]:
+    """The calls a multi-turn step runs, read as ``decode`` reads them; a text split at ``;``
+    into more pieces than a step may hold calls is refused before any piece is read."""
+    if isinstance(text, str) and text.count(";") >= MAX_STEP_CALLS:
+        raise too_many_calls()
+    return decode(text)
 
 
 def _items(text: str) -> list[Any]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from handlers import register_handler
-from handlers.base import Call, DecodeError
+from handlers.base import MAX_STEP_CALLS, Call, DecodeError, too_many_calls
 from handlers.json_calls import parse_json
 from handlers.native import InferenceCrash, native_call, require_keys
 
@@ -29,8 +29,11 @@ def decode(text: str) -> list[Call]:
 
 
 def decode_execute(text: str) -> list[Call]:
-    """BFCL's ``decode_execute``: the calls a multi-turn step runs."""
-    return [native_call(item["name"], item["arguments"], json_string_arguments=True) for item in _items(text)]
+    """BFCL's ``decode_execute``: the calls a multi-turn step runs (at most ``MAX_STEP_CALLS``)."""
+    items = _items(text)
+    if len(items) > MAX_STEP_CALLS:
+        raise too_many_calls()
+    return [native_call(item["name"], item["arguments"], json_string_arguments=True) for item in items]
 
 
 def _items(text: str) -> list[Any]:

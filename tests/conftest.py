@@ -19,6 +19,16 @@ def pytest_addoption(parser):
         help="fail, rather than skip, the parity tests when the oracle venv is missing (CI)",
     )
     parser.addoption(
+        "--verl-python",
+        default=str(ROOT / ".verl-venv" / "bin" / "python"),
+        help="interpreter of the venv holding verl and this package (fcenv.verl's tests run in it)",
+    )
+    parser.addoption(
+        "--require-verl",
+        action="store_true",
+        help="fail, rather than skip, fcenv.verl's tests when the verl venv is missing (CI)",
+    )
+    parser.addoption(
         "--bfcl-dir",
         default=None,
         help="folder with BFCL's data (default: ../shared/bfcl, else datasets/bfcl, else ~/.cache/fcenv/bfcl)",
@@ -53,11 +63,22 @@ def oracle(request):
 
 
 @pytest.fixture(scope="session")
+def verl_python(request) -> Path:
+    python = Path(request.config.getoption("--verl-python"))
+    if not python.exists():
+        message = f"verl venv not found at {python}; run `make verl`"
+        if request.config.getoption("--require-verl"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return python
+
+
+@pytest.fixture(scope="session")
 def tiny_model(tmp_path_factory) -> Path:
     """The folder of the tests' tiny model (tests/tiny_test_model.py), built once per session."""
     import torch
 
-    from algos.tiny import build_tiny
+    from algos.tiny.build import build_tiny
     from tests.tiny_test_model import TEST_SPEC
 
     torch.set_num_threads(1)  # as the trainer runs; two test workers on two cores would oversubscribe

@@ -16,7 +16,14 @@ import random
 
 from fcenv.tool_formats import get_tool_format
 from handlers import Call, DecodeError, decode
-from tests.generators import AST_CATEGORIES, RELEVANCE_CATEGORIES, Sample, answer_calls, load_category, mutate
+from tests.generators import (
+    AST_CATEGORIES,
+    RELEVANCE_CATEGORIES,
+    Sample,
+    answer_calls,
+    load_category,
+    mutate,
+)
 
 FAMILIES = ("hermes", "llama_json", "mistral")
 _PROSE = ["I cannot help with that.", "None of the functions fit this request.", "", "Done.",

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from fcenv.tasks import Task
-from handlers.base import Call, DecodeError
+from handlers.base import MAX_STEP_CALLS, Call, DecodeError
 from tests.fuzz_text import (
     HOSTILE_NAMES,
     HUGE_INT,
@@ -130,10 +130,18 @@ def multi_turn_result(r: Choices, f: Fuzz, task: Task) -> list[list[list[Call] |
     return [[step() for _ in range(r.number(0, 3))] for _ in range(max(turns, 0))]
 
 
+def long_step(r: Choices, f: Fuzz, task: Task) -> str:
+    """A step of many calls, around the bound of a step (``MAX_STEP_CALLS``) or far over it."""
+    count = r.pick([MAX_STEP_CALLS - 1, MAX_STEP_CALLS, MAX_STEP_CALLS + 1, 300, 2000])
+    calls = [tool_call(r, f, task) for _ in range(r.number(1, 3))]
+    return "[" + ", ".join(calls[i % len(calls)] for i in range(count)) + "]"
+
+
 def episode_texts(r: Choices, f: Fuzz, task: Task) -> list[str]:
     """Step texts for an episode of ``task``: the ground truth (keyword calls, then prose, per
     turn) with a few steps changed or added; or fuzzed steps, often followed by enough prose to
-    end every turn, sometimes after more calls in one turn than BFCL allows."""
+    end every turn, sometimes after more calls in one turn than BFCL allows; sometimes a step
+    of very many calls."""
     if r.one_in(3):
         texts = [text for steps in ground_truth_steps(task) for text in steps]
         for _ in range(r.number(0, 2)):
@@ -142,10 +150,36 @@ def episode_texts(r: Choices, f: Fuzz, task: Task) -> list[str]:
                 texts[i] = step_text(r, f, task)
             else:
                 texts.insert(i, step_text(r, f, task))
-        return texts
-    texts = [step_text(r, f, task) for _ in range(r.number(1, 6))]
-    if r.one_in(3):
-        texts += [r.pick(PROSE[:3])] * 40
-    if r.one_in(25):
-        texts = ["[pwd()]"] * 21 + texts
+    else:
+        texts = [step_text(r, f, task) for _ in range(r.number(1, 6))]
+        if r.one_in(3):
+            texts += [r.pick(PROSE[:3])] * 40
+        if r.one_in(25):
+            texts = ["[pwd()]"] * 21 + texts
+    if r.one_in(12):
+        texts.insert(r.number(0, len(texts)), long_step(r, f, task))
     return texts
+
+
+def in_family(r: Choices, family: str, text: str) -> str:
+    """A prompting-format step as a model of a native tool-calling family writes it: its calls
+    in the family's format, sometimes with one of the family's format faults; text that holds
+    no Python calls stays as it is."""
+    from tests.generators_fc import broken, write
+
+    try:
+        calls = [(c.name, c.arguments) for c in decode_calls(text)]
+    except (DecodeError, TypeError, ValueError):
+        return text
+    if not calls:
+        return text
+    try:
+        return broken(family, calls, r.rng)[1] if r.one_in(6) else write(family, calls)
+    except (TypeError, ValueError, RecursionError):  # values without a JSON form
+        return text
+
+
+def decode_calls(text: str) -> list[Call]:
+    from handlers import decode
+
+    return decode(text, "python")

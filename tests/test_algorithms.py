@@ -11,12 +11,12 @@ import pytest
 import torch
 
 pytest.importorskip("peft")
-from algos.algorithms import PRESETS, Algorithm, resolve
-from algos.buffer import Buffer
 from algos.config import parse_config
-from algos.estimators import get_estimator
-from algos.runner import Runner
-from algos.tiny import TINY_SYSTEM_PROMPT
+from algos.ppo.algorithms import ALGORITHMS, Algorithm, resolve
+from algos.ppo.buffer import Buffer
+from algos.ppo.estimators import get_estimator
+from algos.tiny.build import TINY_SYSTEM_PROMPT
+from algos.training.loop import Runner
 
 
 def make_runner(model, results, *extra: str) -> Runner:
@@ -28,8 +28,8 @@ def make_runner(model, results, *extra: str) -> Runner:
 
 
 def test_presets_are_choices_and_unknown_names_are_refused():
-    assert PRESETS["TPPO"] == Algorithm("bad", "token", True)
-    assert PRESETS["APPO"] == Algorithm("action_gae", "action", True)
+    assert ALGORITHMS.get("TPPO") == Algorithm("bad", "token", True)
+    assert ALGORITHMS.get("APPO") == Algorithm("action_gae", "action", True)
     assert resolve("TPPO", ratio="turn") == Algorithm("bad", "turn", True)
     assert resolve("GRPO") == Algorithm("grpo", "token", False)
     assert resolve("GRPO", critic="on").critic
@@ -43,7 +43,7 @@ def test_presets_are_choices_and_unknown_names_are_refused():
 @pytest.mark.parametrize("flags, message", [
     (["--advantage_estimator", "vtrace"], "--advantage_estimator"),
     (["--ratio_level", "sequence"], "--ratio_level"),
-    (["--loss_aggregation", "median"], "unknown loss aggregation"),
+    (["--loss_aggregation", "median"], "--loss_aggregation"),
     (["--algorithm_name", "GRPO"], "--group_size must be 2 or more"),
     (["--algorithm_name", "GRPO", "--group_size", "3", "--n_rollout_threads", "8"], "multiple of --group_size"),
 ])
@@ -78,7 +78,7 @@ def test_group_estimators_compare_episodes_of_one_task():
 
 
 def test_loss_aggregations_weigh_tokens_as_documented():
-    from algos.losses import aggregate
+    from algos.ppo.losses import aggregate
 
     # Two actions: 1 token with term 4, 3 tokens with term 1 each (max_new_tokens 4).
     terms = torch.tensor([[4.0, 0.0, 0.0], [1.0, 1.0, 1.0]])
@@ -125,10 +125,10 @@ def test_turn_level_ratio_keeps_turns_whole(tiny_model, tmp_path, bfcl_dir):
     runner = make_runner(tiny_model, tmp_path, "--dataset_path", str(bfcl_dir / "BFCL_v4_multi_turn_base.json"),
                          "--n_rollout_threads", "2", "--context_window", "1024", "--max_new_tokens", "8",
                          "--ratio_level", "turn", "--num_mini_batch", "2")
-    from algos.buffer import score_rollout
-    from algos.rollout import play
+    from algos.ppo.buffer import score_rollout
+    from algos.rollout.play import play
 
-    rollout = play(runner.envs, runner.policy, runner.codec, runner._task_source(), max_new_tokens=8,
+    rollout = play(runner.envs, runner.engine, runner.codec, runner._task_source(), max_new_tokens=8,
                    actions_per_env=1, generator=runner.sampling)
     buffer = score_rollout(runner.policy, rollout, token_budget=300)
     units = buffer.units("turn")
@@ -148,13 +148,13 @@ def test_turn_level_ratio_keeps_turns_whole(tiny_model, tmp_path, bfcl_dir):
 def test_step_rewards_train_a_full_iteration(tiny_model, tmp_path):
     """--reward steps on the multi-turn split: rewards arrive at steps that end no turn, and an
     iteration trains."""
-    from algos.tiny import MULTI_TURN_TRAIN
+    from algos.tiny.build import MULTI_TURN_TRAIN
 
     runner = make_runner(tiny_model, tmp_path, "--dataset_path", str(MULTI_TURN_TRAIN), "--reward", "steps",
                          "--n_rollout_threads", "4", "--max_new_tokens", "16")
-    from algos.rollout import play
+    from algos.rollout.play import play
 
-    rollout = play(runner.envs, runner.policy, runner.codec, runner._task_source(), max_new_tokens=16,
+    rollout = play(runner.envs, runner.engine, runner.codec, runner._task_source(), max_new_tokens=16,
                    actions_per_env=1, generator=runner.sampling)
     for episode in rollout.episodes:
         total = episode.total_reward(rollout.actions)

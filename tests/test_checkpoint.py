@@ -10,11 +10,11 @@ import pytest
 import torch
 
 pytest.importorskip("peft")
-from algos.checkpoint import latest_checkpoint
 from algos.config import parse_config
-from algos.results import read_metrics
-from algos.runner import Runner
-from algos.tiny import TINY_SYSTEM_PROMPT
+from algos.store.checkpoint import latest_checkpoint
+from algos.store.results import read_metrics
+from algos.tiny.build import TINY_SYSTEM_PROMPT
+from algos.training.loop import Runner
 
 THREADS = 3
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("peft")
-from algos.loading import load_tokenizer
-from algos.rollout import ContextTooLong, TextCodec
-from algos.tiny import TINY_SYSTEM_PROMPT, chat_renderer
+from algos.model.loading import load_tokenizer
+from algos.rollout.codec import ContextTooLong, TextCodec
+from algos.tiny.build import TINY_SYSTEM_PROMPT, chat_renderer
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -67,3 +67,59 @@ def test_training_refuses_what_cannot_fit_or_would_hide_the_docs(tiny_model, tmp
     result = run(*common, "--system_prompt", TINY_SYSTEM_PROMPT)
     assert result.returncode == 2 and "--hide_function_docs" in result.stderr and "Traceback" not in result.stderr
     assert not list(tmp_path.rglob("args.json"))  # refused before any run folder was made
+
+
+def test_token_ids_stay_ids_from_one_step_to_the_next(tiny_model):
+    """A multi-turn step's context is the previous context, the previous action's ids as sampled
+    and the tokens of what the env added (tool results, the next prompt): decoding the action and
+    encoding it again could give the model ids it never produced. Its text is the env's chat."""
+    import gymnasium as gym
+    import torch
+
+    from algos.model.loading import load_model
+    from algos.model.policy import LoraSettings, Policy
+    from algos.rollout.hf import HFEngine
+    from algos.rollout.play import play
+
+    loaded = load_model(str(tiny_model), torch.device("cpu"))
+    policy = Policy(loaded.base, pad_id=loaded.pad_id, stop_ids=loaded.stop_ids, actor_lora=LoraSettings())
+    envs = [gym.make("fcenv/FunctionCalling-v0", dataset_path="multi_turn_train", renderer=loaded.renderer,
+                     system_prompt=loaded.system_prompt) for _ in range(4)]
+    codec = TextCodec(loaded.tokenizer, 4096, render=envs[0].unwrapped.renderer)
+    # Multi-turn tasks whose first answer holds a call, so the episode goes on after it.
+    teacher = "[get_user_id(user='Bob')]"
+    tasks = iter(range(40))
+    rollout = play(envs, HFEngine(policy), codec, lambda thread: next(tasks, None), max_new_tokens=24,
+                   generator=torch.Generator().manual_seed(0))
+    followed = 0
+    for episode in rollout.episodes:
+        steps = [rollout.actions[i] for i in episode.action_indices]
+        for before, after in zip(steps, steps[1:]):
+            kept = before.context + before.action
+            assert after.context[:len(kept)] == kept
+            followed += 1
+    assert followed > 0, "no episode took a second step"
+
+    # The context built step by step is the env's chat as text.
+    env = envs[0]
+    observation, info = env.reset(options={"index": 0})
+    context, cut = codec.encode_counted(observation, None)
+    action = codec.tokens(teacher) + [loaded.stop_ids[0]]
+    following, *_ = env.step(codec.decode(action))
+    tokens, cut = codec.follow(context, cut, action, observation, following)
+    assert not cut and tokens[:len(context) + len(action)] == context + action
+    assert loaded.tokenizer.decode(tokens, skip_special_tokens=False) == following
+
+
+def test_a_chat_that_shows_the_action_otherwise_is_encoded_whole(tiny_model):
+    """When the env's chat does not show the action as written (FC templates render calls in
+    their own form), the next context is the chat encoded whole, as at inference."""
+    tokenizer = load_tokenizer(tiny_model)
+    codec = TextCodec(tokenizer, 4096)
+    observation = "<|user|>Add 2 and 3.<|end|><|assistant|>"
+    action = codec.tokens("[add(a=2, b=3)]<|end|>")
+    rewritten = observation + '{"name": "add"}<|end|>' + "<|tool|>5<|end|><|assistant|>"
+    assert codec.follow(codec.tokens(observation), False, action, observation, rewritten) == (codec.tokens(rewritten), False)
+    # a cut context is never continued: its tokens are not the observation's
+    echoed = observation + tokenizer.decode(action, skip_special_tokens=False) + "<|tool|>5<|end|><|assistant|>"
+    assert codec.follow([1, 2], True, action, observation, echoed) == (codec.tokens(echoed), False)

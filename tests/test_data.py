@@ -66,8 +66,11 @@ def test_retired_sets_load(bfcl_dir):
     with pytest.warns(UserWarning, match="update_market_status"), pytest.raises(DatasetError) as caught:
         load_tasks(folder / "BFCL_v4_multi_turn_composite.json")
     problems = caught.value.problems
-    assert len(problems) == 16 and all(p.field.startswith("ground_truth[") for p in problems)
-    assert all("cannot read the call" in p.message and p.line for p in problems)
+    assert all(p.field.startswith("ground_truth[") and p.line for p in problems)
+    assert sum("cannot read the call" in p.message for p in problems) == 16
+    # Many more call methods no class has (view_messages_received) or pass arguments the
+    # methods do not take (send_message(sender_id=...)): no answer could pass them.
+    assert all(p.message.startswith("no answer can pass") for p in problems if "cannot read the call" not in p.message)
 
 
 def test_unsupported_files_say_why(bfcl_dir):

@@ -32,7 +32,7 @@ def test_single_turn_results_with_repeated_ids(bfcl_dir, tmp_path):
                  {"id": task.id, "result": gt_answer(task).replace("=", "=0+", 1)}]
     out = tmp_path / "verdicts.jsonl"
     proc = run("evaluate", "--data", str(data), "--results", write_jsonl(tmp_path / "r.jsonl", rows),
-               "--out", str(out), "--compat", "bfcl", "--reward", "shaped")
+               "--out", str(out), "--compat", "bfcl", "--reward", "shaped", "--partial")
     assert proc.returncode == 0, proc.stderr
     verdicts = [json.loads(x) for x in out.read_text().splitlines()]
     assert [v["id"] for v in verdicts] == [r["id"] for r in rows]
@@ -50,7 +50,7 @@ def test_multi_turn_results(bfcl_dir, tmp_path):
     rows.append({"id": tasks[1].id, "result": "Error during inference: timeout"})
     out = tmp_path / "v.jsonl"
     proc = run("evaluate", "--data", str(data), "--results", write_jsonl(tmp_path / "r.jsonl", rows),
-               "--out", str(out), "--compat", "bfcl")
+               "--out", str(out), "--compat", "bfcl", "--partial")
     assert proc.returncode == 0, proc.stderr
     verdicts = [json.loads(x) for x in out.read_text().splitlines()]
     assert [v["valid"] for v in verdicts] == [True, True, True, False, False]
@@ -65,9 +65,11 @@ def test_auto_decoding_without_compat(bfcl_dir, tmp_path):
     tool_call = json.dumps({"name": name, "arguments": {k: v[0] for k, v in params.items() if v[0] != ""}})
     rows = [{"id": task.id, "result": f"<tool_call>{tool_call}</tool_call>"}]
     out = tmp_path / "v.jsonl"
-    assert run("evaluate", "--data", str(data), "--results", write_jsonl(tmp_path / "r.jsonl", rows), "--out", str(out)).returncode == 0
+    assert run("evaluate", "--data", str(data), "--results", write_jsonl(tmp_path / "r.jsonl", rows), "--out", str(out),
+               "--partial").returncode == 0
     assert json.loads(out.read_text())["valid"] is True
-    assert run("evaluate", "--data", str(data), "--results", str(tmp_path / "r.jsonl"), "--out", str(out), "--compat", "bfcl").returncode == 0
+    assert run("evaluate", "--data", str(data), "--results", str(tmp_path / "r.jsonl"), "--out", str(out), "--compat", "bfcl",
+               "--partial").returncode == 0
     assert json.loads(out.read_text())["valid"] is False
 
 
@@ -135,7 +137,7 @@ def test_several_files_in_one_run(bfcl_dir, tmp_path):
         expected += [r["id"] for r in rows]
     out = tmp_path / "all.jsonl"
     proc = run("evaluate", "--data", *[d for d, _ in pairs], "--results", *[r for _, r in pairs], "--out", str(out),
-               "--compat", "bfcl")
+               "--compat", "bfcl", "--partial")
     assert proc.returncode == 0, proc.stderr
     verdicts = [json.loads(x) for x in out.read_text().splitlines()]
     assert [v["id"] for v in verdicts] == expected and all(v["valid"] for v in verdicts)
@@ -175,7 +177,7 @@ def test_output_into_a_closed_pipe_ends_quietly(bfcl_dir, tmp_path):
     """`fcenv evaluate ... | head -0`: the reader is gone before anything is printed."""
     rows = [{"id": "simple_python_0", "result": "[f()]"}] * 3
     command = [sys.executable, "-m", "fcenv", "evaluate", "--data", str(bfcl_dir / "BFCL_v4_simple_python.json"),
-               "--results", write_jsonl(tmp_path / "r.jsonl", rows), "--out", str(tmp_path / "v.jsonl")]
+               "--results", write_jsonl(tmp_path / "r.jsonl", rows), "--out", str(tmp_path / "v.jsonl"), "--partial"]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     process.stdout.close()  # the child is still importing: its first print meets a closed pipe
     stderr = process.stderr.read().decode()
@@ -201,9 +203,56 @@ def test_lenient_evaluation_accepts_what_bfcl_accepts(bfcl_dir, tmp_path):
         verdicts = {}
         for mode, flags in (("compat", ["--compat", "bfcl"]), ("lenient", [])):
             out = tmp_path / f"{category}_{mode}.jsonl"
-            proc = run("evaluate", "--data", str(data), "--results", results, "--out", str(out), *flags)
+            proc = run("evaluate", "--data", str(data), "--results", results, "--out", str(out), "--partial", *flags)
             assert proc.returncode == 0, proc.stderr
             verdicts[mode] = [json.loads(x)["valid"] for x in out.read_text().splitlines()]
             passed[mode] += sum(verdicts[mode])
         assert all(lenient for compat, lenient in zip(verdicts["compat"], verdicts["lenient"]) if compat), category
     assert passed["lenient"] >= passed["compat"] > 0
+
+
+def small_question_file(bfcl_dir, folder, category, count):
+    """The first ``count`` entries of a BFCL file, with their answers, as a question file."""
+    name = f"BFCL_v4_{category}.json"
+    (folder / "possible_answer").mkdir(parents=True, exist_ok=True)
+    for source, target in ((bfcl_dir / name, folder / name),
+                           (bfcl_dir / "possible_answer" / name, folder / "possible_answer" / name)):
+        if source.exists():
+            target.write_text("".join(source.read_text().splitlines(keepends=True)[:count]))
+    return folder / name
+
+
+def test_a_result_file_that_leaves_entries_unanswered_is_refused_unless_partial(bfcl_dir, tmp_path):
+    """A crashed or cut generation run must not score as a whole one: entries without a result
+    line are refused (naming how many and which), with or without --compat bfcl, in every file
+    of a run, samples or not, unless --partial asks for the subset, as BFCL's --partial-eval."""
+    simple = small_question_file(bfcl_dir, tmp_path / "data", "simple_python", 3)
+    irrelevance = small_question_file(bfcl_dir, tmp_path / "data", "irrelevance", 2)
+    tasks = load_tasks(simple)
+    answer = gt_answer(tasks[0])
+    one_of_three = write_jsonl(tmp_path / "part.jsonl", [{"id": tasks[0].id, "result": answer}] * 2)  # two samples
+    whole = write_jsonl(tmp_path / "whole.jsonl", [{"id": t.id, "result": gt_answer(t)} for t in tasks] * 2)
+    abstained = write_jsonl(tmp_path / "irr.jsonl", [{"id": t.id, "result": "No."} for t in load_tasks(irrelevance)])
+    out = tmp_path / "v.jsonl"
+    for flags in ([], ["--compat", "bfcl"]):
+        proc = run("evaluate", "--data", str(simple), "--results", one_of_three, "--out", str(out), *flags)
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+        assert (f"{one_of_three}: answers 1 of the 3 entries of {simple.name}; 2 have no result line: "
+                f"'{tasks[1].id}', '{tasks[2].id}' (--partial scores only the entries answered)") in proc.stderr
+        assert not out.exists() and "TOTAL" not in proc.stdout
+        # Several files in one run: the one that leaves entries out is named, the whole one is not.
+        proc = run("evaluate", "--data", str(irrelevance), str(simple), "--results", abstained, one_of_three,
+                   "--out", str(out), *flags)
+        assert proc.returncode == 2 and "1 problem in the input" in proc.stderr and abstained not in proc.stderr
+        assert not out.exists()
+        proc = run("evaluate", "--data", str(simple), "--results", one_of_three, "--out", str(out), "--partial", *flags)
+        assert proc.returncode == 0, proc.stderr
+        assert "TOTAL" in proc.stdout and f"--partial: accuracy over the entries answered only; {one_of_three}: " \
+                                          "1 of 3 entries answered" in proc.stdout
+        assert len(out.read_text().splitlines()) == 2
+        out.unlink()
+        proc = run("evaluate", "--data", str(irrelevance), str(simple), "--results", abstained, whole,
+                   "--out", str(out), *flags)
+        assert proc.returncode == 0 and "--partial" not in proc.stdout, proc.stderr
+        assert len(out.read_text().splitlines()) == 8
+        out.unlink()

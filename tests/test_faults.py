@@ -20,15 +20,15 @@ import torch
 
 pytest.importorskip("peft")
 import fcenv  # noqa: F401  (registers the environment id)
-from algos import checkpoint as ckpt
 from algos.config import parse_config
-from algos.loading import load_model
-from algos.manifest import CheckpointError, write_manifest
-from algos.policy import LoraSettings, Policy
-from algos.results import read_metrics
-from algos.runner import Runner
-from algos.tiny import TINY_SYSTEM_PROMPT, TINY_TRAIN
-from algos.trainer import make_optimizers
+from algos.model.loading import load_model
+from algos.model.policy import LoraSettings, Policy
+from algos.ppo.update import make_optimizers
+from algos.store import checkpoint as ckpt
+from algos.store.manifest import CheckpointError, write_manifest
+from algos.store.results import read_metrics
+from algos.tiny.build import TINY_SYSTEM_PROMPT, TINY_TRAIN
+from algos.training.loop import Runner
 from fcenv.data import DatasetError
 from tests.fault_harness import (
     THREADS,

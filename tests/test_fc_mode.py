@@ -231,8 +231,8 @@ def test_training_runs_in_fc_mode(tiny_model, tmp_path):
     import math
 
     from algos.config import parse_config
-    from algos.runner import Runner
-    from algos.tiny import MULTI_TURN_TRAIN
+    from algos.tiny.build import MULTI_TURN_TRAIN
+    from algos.training.loop import Runner
 
     config = parse_config(["--model_name_or_path", str(tiny_model), "--dataset_path", str(MULTI_TURN_TRAIN),
                            "--tool_format", "hermes", "--warmup_steps", "2", "--results_dir", str(tmp_path),
@@ -263,7 +263,8 @@ def test_generate_and_evaluate_in_fc_mode(tiny_model, tmp_path):
     output does not."""
     from fcenv.data import load_tasks
     from fcenv.multi_turn.executor import parse_call_text
-    from tests.test_generate import MULTI_TURN_EVAL, fcenv as run_fcenv
+    from tests.test_generate import MULTI_TURN_EVAL
+    from tests.test_generate import fcenv as run_fcenv
 
     done = run_fcenv("generate", "--model", str(tiny_model), "--tool_format", "mistral", "--data",
                      str(MULTI_TURN_EVAL), "--out", str(tmp_path), "--max_new_tokens", "16", "--greedy",
@@ -293,7 +294,7 @@ def test_generate_and_evaluate_in_fc_mode(tiny_model, tmp_path):
 def test_a_tool_chat_too_long_for_the_window_is_a_clear_error(tokenizer):
     """Cutting an FC chat keeps its tools; when even the latest message with them does not
     fit, the error says so (no template is asked to render an empty chat)."""
-    from algos.rollout import ContextTooLong, TextCodec, chat_of
+    from algos.rollout.codec import ContextTooLong, TextCodec, chat_of
 
     env = gym.make(fcenv.ENV_ID, dataset_path="multi_turn_train", tool_format="llama_json", renderer=tokenizer)
     observation, info = env.reset(options={"index": 0})

@@ -95,3 +95,58 @@ def test_multi_turn_verdicts_match_bfcl(oracle, bfcl_dir, family):
     print(f"{family}: {len(cases)} trajectories; BFCL's verdicts {errors.most_common()}")
     assert all(a["valid"] for a in truth), "BFCL fails a ground-truth trajectory written in this format"
     assert not mismatches, f"{len(mismatches)} of {len(cases)} differ; first: {str(mismatches[0])[:3000]}"
+
+
+def _fstring(text: str, prefix: str = "f") -> str:
+    """``text`` as an f-string literal without replacement fields (braces doubled)."""
+    return prefix + repr(text.replace("{", "{{").replace("}", "}}"))
+
+
+def test_constant_fstrings_are_read_as_bfcl_reads_them(oracle, bfcl_dir):
+    """An f-string without replacement fields is just a string: Llama's single call (BFCL evals
+    the whole answer) and an operator expression in a Python answer (BFCL evals it) read it as
+    BFCL does, the verdicts equal. One with replacement fields (``f'{1}'``) is a documented
+    divergence: it would run formatting, so it is not read."""
+    tasks = [t for t in load_tasks(bfcl_dir / "BFCL_v4_simple_python.json")
+             if any(isinstance(v[0], str) and v[0] for v in next(iter(t.ground_truth[0].values())).values())][:40]
+    llama, python, unread = [], [], []
+    for task in tasks:
+        (name, params), = task.ground_truth[0].items()
+        values = {k: v[0] for k, v in params.items() if v[0] != ""}
+        key = next(k for k, v in values.items() if isinstance(v, str) and v)
+        value = values[key]
+        rendered = {k: repr(v) for k, v in values.items()}
+        cut = len(value) // 2
+        forms = [_fstring(value), _fstring(value, "F"), f"{_fstring(value[:cut])} {_fstring(value[cut:])}",
+                 f"{_fstring(value[:cut])} + {value[cut:]!r}", _fstring(value + "{x}"), "f''"]
+        for form in forms:
+            arguments = ", ".join(f"{k!r}: {form if k == key else v}" for k, v in rendered.items())
+            llama.append((task, f"{{'name': {name!r}, 'parameters': {{{arguments}}}}}"))
+            call_arguments = ", ".join(f"{k}={form if k == key else v}" for k, v in rendered.items())
+            python.append((task, f"[{name}({call_arguments})]"))
+        field = 'f"{' + repr(value) + '}"'  # a replacement field holding the constant
+        arguments = ", ".join(f"{k!r}: {field if k == key else v}" for k, v in rendered.items())
+        unread.append((task, f"{{'name': {name!r}, 'parameters': {{{arguments}}}}}"))
+    requests = [{"op": "fc_single", "family": "llama_json", "text": text, "category": t.category,
+                 "function": t.functions, "ground_truth": t.ground_truth} for t, text in llama + unread]
+    requests += [{"op": "single_safe", "text": text, "category": t.category, "function": t.functions,
+                  "ground_truth": t.ground_truth} for t, text in python]
+    answers = oracle.run(requests)
+    theirs_llama, theirs_unread, theirs_python = (answers[:len(llama)], answers[len(llama):len(llama) + len(unread)],
+                                                  answers[len(llama) + len(unread):])
+    mismatches = []
+    for (task, text), reference in zip(llama, theirs_llama):
+        if env_verdict(task, "llama_json", text) != (reference["valid"], reference["error_type"]):
+            mismatches.append((task.id, text, reference))
+    for (task, text), reference in zip(python, theirs_python):
+        env = FunctionCallingEnv(tasks=[task])
+        env.reset(seed=0)
+        info = env.step(text)[4]
+        if (info["valid"], info["error_type"]) != (reference["valid"], reference["error_type"]):
+            mismatches.append((task.id, text, reference))
+    assert not mismatches, mismatches[:3]
+    assert sum(a["valid"] for a in theirs_llama) >= 3 * len(tasks)  # the plain constant forms pass
+    assert sum(a["valid"] for a in theirs_python) >= len(tasks)  # the '+' form passes
+    for (task, text), reference in zip(unread, theirs_unread):  # the divergence, as README lists it
+        assert env_verdict(task, "llama_json", text) == (False, "ast_decoder:decoder_failed")
+    assert sum(a["valid"] for a in theirs_unread) >= len(tasks) // 2

@@ -4,8 +4,14 @@ Properties of every step: it does not raise; the observation is in the observati
 reward is a finite float in [0, 1] (BFCL's and the shaped reward); terminated and truncated
 are bools; the reported facets are in [0, 1]. Multi-turn episodes run several fuzzed steps,
 or the ground truth with a few steps changed, often to the end (a prose step ends a turn),
-sometimes past the step limit of a turn. The
+sometimes past the step limit of a turn, sometimes with a step of very many calls. The
 tests work in an empty folder that must stay empty: injected code never runs.
+
+Multi-turn steps also keep their work bounded: a step runs at most ``MAX_STEP_CALLS`` calls,
+and in native tool-calling (FC) mode a step within a turn renders only its new messages, the
+observation being what rendering the whole chat gives. And the tools may be hostile: episodes
+on a user's backend that exits, raises ``BaseException`` subclasses, returns what cannot be
+printed and holds state ``!=`` cannot compare (tests/hostile_tools.py) keep every property.
 """
 
 from __future__ import annotations
@@ -19,8 +25,9 @@ from hypothesis import given, note
 from hypothesis import strategies as st
 
 from fcenv.env import FunctionCallingEnv
+from handlers.base import MAX_STEP_CALLS
 from tests.strategies import Choices, fuzz_for, fuzz_settings, task_text
-from tests.strategies_multi_turn import episode_texts
+from tests.strategies_multi_turn import episode_texts, in_family
 
 pytestmark = pytest.mark.slow
 
@@ -59,7 +66,34 @@ def assert_step(env: FunctionCallingEnv, result) -> tuple[bool, bool]:
     assert type(terminated) is bool and type(truncated) is bool
     assert type(info["valid"]) is bool
     assert all(0.0 <= value <= 1.0 for value in info["facets"].values()), info["facets"]
+    assert len(info.get("results", ())) <= MAX_STEP_CALLS  # a step's calls are bounded
     return terminated, truncated
+
+
+class CountingRenderer:
+    """An env's renderer that records how many messages each rendering it does is given."""
+
+    def __init__(self, inner):
+        self.inner, self.sizes = inner, []
+
+    def __call__(self, messages, *tools):
+        self.sizes.append(len(messages))
+        return self.inner(messages, *tools)
+
+    def extend(self, rendered, messages, start, tools=None):
+        self.sizes.append(len(messages) - start)
+        return self.inner.extend(rendered, messages, start, tools)
+
+
+def assert_bounded_rendering(env: FunctionCallingEnv, counting: CountingRenderer, before: int, result,
+                             whole: bool) -> None:
+    """Within a turn a step renders only its new messages; with ``whole``, the observation is
+    also what rendering the whole chat gives."""
+    episode = env._episode
+    if "turn_valid" not in result[4]:
+        assert counting.sizes == [len(episode.messages) - before], (counting.sizes, len(episode.messages) - before)
+    if whole:
+        assert result[0] == counting.inner(episode.messages, episode.tools)
 
 
 def test_single_turn_steps(bfcl_dir, empty_cwd):
@@ -112,3 +146,75 @@ def test_multi_turn_episodes(bfcl_dir, empty_cwd):
     # Both verdicts are well represented, so the checks above ran on right and wrong episodes.
     assert episodes >= 2_500 and finished > 1_000 and valid > 100
     print(f"multi-turn fuzz: {episodes} episodes, {steps} steps, {finished} run to the end, {valid} valid")
+
+
+FAMILIES = ("hermes", "llama_json", "mistral")
+
+
+@cache
+def make_fc_env(bfcl_dir: Path, category: str, family: str, reward: str) -> tuple[FunctionCallingEnv, CountingRenderer]:
+    env = FunctionCallingEnv(bfcl_dir / f"BFCL_v4_{category}.json", reward=reward, tool_format=family)
+    env.renderer = counting = CountingRenderer(env.renderer)
+    return env, counting
+
+
+def test_fc_multi_turn_episodes_do_bounded_work(bfcl_dir, empty_cwd):
+    """Issue 26, class 5: in FC mode, long steps and long chats; every step's work is bounded."""
+    fuzz = fuzz_for(bfcl_dir)
+    envs = st.sampled_from([(c, f, r) for c in MULTI_TURN for f in FAMILIES for r in REWARDS])
+    episodes = steps = long_steps = 0
+
+    @fuzz_settings(600)
+    @given(st.data())
+    def episode_holds(data):
+        nonlocal episodes, steps, long_steps
+        r = Choices(data.draw)
+        category, family, reward = r.draw(envs)
+        env, counting = make_fc_env(bfcl_dir, category, family, reward)
+        env.reset(options={"index": r.number(0, len(env.tasks) - 1)})
+        whole = r.one_in(4)  # the full rendering costs what the bound saves: compared on some episodes
+        for text in (in_family(r, family, t) for t in episode_texts(r, fuzz, env.task)):
+            note(f"step: {text[:2000]!r}")
+            before = len(env._episode.messages)
+            counting.sizes.clear()
+            result = env.step(text)
+            terminated, truncated = assert_step(env, result)
+            assert_bounded_rendering(env, counting, before, result, whole)
+            steps += 1
+            long_steps += text.count("<tool_call>") > MAX_STEP_CALLS or text.count('"name"') > MAX_STEP_CALLS
+            if terminated or truncated:
+                break
+        episodes += 1
+
+    episode_holds()
+    assert episodes >= 600 and long_steps > 10
+    print(f"FC multi-turn fuzz: {episodes} episodes, {steps} steps, {long_steps} with more calls than a step runs")
+
+
+def test_multi_turn_episodes_on_hostile_tools(bfcl_dir, tmp_path_factory, empty_cwd):
+    """Issue 26, class 2: a user's tools that misbehave on the model's input never break a step."""
+    from tests.hostile_tools import write_tasks
+
+    env = FunctionCallingEnv(write_tasks(tmp_path_factory.mktemp("hostile")), reward="shaped")
+    fuzz = fuzz_for(bfcl_dir)
+    episodes = finished = valid = 0
+
+    @fuzz_settings(600)
+    @given(st.data())
+    def episode_holds(data):
+        nonlocal episodes, finished, valid
+        r = Choices(data.draw)
+        env.reset(options={"index": r.number(0, len(env.tasks) - 1)})
+        for text in episode_texts(r, fuzz, env.task):
+            note(f"step: {text[:2000]!r}")
+            result = env.step(text)
+            terminated, truncated = assert_step(env, result)
+            if terminated or truncated:
+                finished += 1
+                valid += result[4]["valid"]
+                break
+        episodes += 1
+
+    episode_holds()
+    assert episodes >= 600 and finished > 100 and valid > 10
+    print(f"hostile-tool fuzz: {episodes} episodes, {finished} run to the end, {valid} valid")

@@ -15,8 +15,8 @@ import pytest
 import torch
 
 pytest.importorskip("peft")
-from algos.results import read_metrics
-from algos.tiny import BUNDLED_EVAL, MULTI_TURN_TRAIN, TINY_SYSTEM_PROMPT, TINY_TRAIN
+from algos.store.results import read_metrics
+from algos.tiny.build import BUNDLED_EVAL, MULTI_TURN_TRAIN, TINY_SYSTEM_PROMPT, TINY_TRAIN
 from fcenv.data import load_tasks
 from tests.test_algorithms import make_runner
 
@@ -102,7 +102,7 @@ class _TinyServer(BaseHTTPRequestHandler):
 def test_an_openai_compatible_endpoint_answers_like_the_local_model(tiny_model, tmp_path):
     from transformers import AutoModelForCausalLM
 
-    from algos.loading import load_tokenizer
+    from algos.model.loading import load_tokenizer
 
     _TinyServer.model = AutoModelForCausalLM.from_pretrained(tiny_model).eval()
     _TinyServer.tokenizer = load_tokenizer(tiny_model)

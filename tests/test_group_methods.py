@@ -11,13 +11,13 @@ import pytest
 import torch
 
 pytest.importorskip("peft")
-from algos.branching import BranchingSettings, play_branching
-from algos.buffer import Buffer
 from algos.config import parse_config
-from algos.estimators import get_estimator
-from algos.groups import efficiency_rewards, informative_groups
-from algos.rollout import ActionRecord, EpisodeRecord, Rollout
-from algos.tiny import MULTI_TURN_TRAIN
+from algos.ppo.buffer import Buffer
+from algos.ppo.estimators import get_estimator
+from algos.rollout.branching import BranchingSettings, play_branching
+from algos.rollout.groups import efficiency_rewards, informative_groups
+from algos.rollout.records import ActionRecord, EpisodeRecord, Rollout
+from algos.tiny.build import MULTI_TURN_TRAIN
 from tests.test_algorithms import make_runner
 
 GROUP_FLAGS = ("--dataset_path", str(MULTI_TURN_TRAIN), "--algorithm_name", "GRPO", "--group_size", "4",
@@ -26,7 +26,7 @@ GROUP_FLAGS = ("--dataset_path", str(MULTI_TURN_TRAIN), "--algorithm_name", "GRP
 
 def _branch(runner, settings: BranchingSettings) -> Rollout:
     source = runner._task_source()
-    return play_branching(runner.envs, runner.policy, runner.codec, lambda group: source(group * 4), 4,
+    return play_branching(runner.envs, runner.engine, runner.codec, lambda group: source(group * 4), 4,
                           max_new_tokens=16, settings=settings, generator=runner.sampling)
 
 

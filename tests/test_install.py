@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from algos.tiny import TINY_SYSTEM_PROMPT
+from algos.tiny.build import TINY_SYSTEM_PROMPT
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -13,9 +13,9 @@ import random
 
 import pytest
 
-from fcenv.multi_turn.trajectory import check_recorded
 from fcenv.data import load_tasks
 from fcenv.multi_turn.executor import ToolSession, call_text, decode_step
+from fcenv.multi_turn.trajectory import check_recorded
 from tests.oracle.state import public_state
 from tests.trajectories import ground_truth_steps, perturbed_trajectories
 

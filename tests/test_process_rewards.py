@@ -14,6 +14,7 @@ import pytest
 
 pytest.importorskip("peft")
 from algos.config import ConfigError, parse_config
+from algos.model.warmup import answer_text
 from algos.process_rewards import (
     Trajectory,
     monte_carlo_values,
@@ -22,9 +23,8 @@ from algos.process_rewards import (
     sampler_from_flags,
     step_records,
 )
-from algos.runner import Runner
-from algos.tiny import MULTI_TURN_TRAIN, TINY_SYSTEM_PROMPT, TINY_TRAIN
-from algos.warmup import answer_text
+from algos.tiny.build import MULTI_TURN_TRAIN, TINY_SYSTEM_PROMPT, TINY_TRAIN
+from algos.training.loop import Runner
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -89,11 +89,11 @@ def test_pairs_prefer_the_valid_answer_and_trl_dpo_trains_on_them(tiny_model, tm
     data = tmp_path / "pairs.jsonl"
     data.write_text("".join(json.dumps(p) + "\n" for p in pairs))
 
-    from datasets import load_dataset
     from transformers import AutoModelForCausalLM
     from trl import DPOConfig, DPOTrainer
 
-    from algos.loading import load_tokenizer
+    from algos.model.loading import load_tokenizer
+    from datasets import load_dataset
 
     tokenizer = load_tokenizer(tiny_model)
     model = AutoModelForCausalLM.from_pretrained(tiny_model)

@@ -22,10 +22,11 @@ from algos.process_rewards import (
     sampler_from_flags,
     step_records,
 )
-from algos.rollout import play
-from algos.runner import Runner
-from algos.tiny import MULTI_TURN_TRAIN, TINY_TRAIN
-from algos.warmup import answer_text, written_in
+from algos.model.warmup import answer_text, written_in
+from algos.rollout.hf import HFEngine
+from algos.rollout.play import play
+from algos.tiny.build import MULTI_TURN_TRAIN, TINY_TRAIN
+from algos.training.loop import Runner
 from fcenv.tool_formats import get_tool_format
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,7 +45,7 @@ def _read(path: Path) -> list[dict]:
 def test_fc_sampling_shows_the_tools_through_the_familys_template(tiny_model):
     """Every context the policy samples from is the chat with its task's tools, rendered by the
     family's template (the test model's own template renders no tools), tokenized as is."""
-    from algos.loading import load_tokenizer
+    from algos.model.loading import load_tokenizer
 
     sampler = sampler_from_flags(_flags(tiny_model, MULTI_TURN_TRAIN))
     assert sampler.tool_format == "hermes"
@@ -52,7 +53,7 @@ def test_fc_sampling_shows_the_tools_through_the_familys_template(tiny_model):
     template = get_tool_format("hermes").chat_template
     env = sampler.envs[0]
     tasks = iter([0, 1, 2, 3])
-    rollout = play(sampler.envs, sampler.policy, sampler.codec, lambda thread: next(tasks, None),
+    rollout = play(sampler.envs, HFEngine(sampler.policy), sampler.codec, lambda thread: next(tasks, None),
                    max_new_tokens=sampler.max_new_tokens, generator=sampler.generator)
     assert rollout.actions
     for episode in rollout.episodes:
@@ -124,7 +125,7 @@ def test_fc_verdicts_values_and_dpo_pairs_with_the_tools(tiny_model, tmp_path):
     from transformers import AutoModelForCausalLM
     from trl import DPOConfig, DPOTrainer
 
-    from algos.loading import load_tokenizer
+    from algos.model.loading import load_tokenizer
 
     tokenizer = load_tokenizer(tiny_model)
     tokenizer.chat_template = get_tool_format("hermes").chat_template  # the model's own renders no tools

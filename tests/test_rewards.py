@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from algos.warmup import answer_text
+from algos.model.warmup import answer_text
 from checkers import facet_weights, register_checker
 from checkers.result import CheckResult
 from fcenv.bundled import BUNDLED
@@ -250,7 +250,7 @@ def test_an_unweighted_facet_is_an_error_not_silently_unpaid():
 def test_reward_weights_are_checked():
     with pytest.raises(ValueError, match=r"unknown facet\(s\) \['valeus'\]"):
         get_reward_fn("shaped", {"valeus": 2.0})
-    with pytest.raises(ValueError, match="reward='shaped' only"):
+    with pytest.raises(ValueError, match="weighted rewards such as .shaped.; reward=.bfcl. pays the verdict"):
         get_reward_fn("bfcl", {"values": 2.0})
     with pytest.raises(ValueError, match="finite number"):
         get_reward_fn("shaped", {"values": -1})
@@ -286,8 +286,8 @@ def test_step_rewards_pay_progress_where_it_happens_and_never_more_than_the_verd
     """reward="steps" (StepTool): a right call is paid at its step, a valid episode earns 1.0 in
     total, stopping early earns less, and calls that run but do not help earn at most half a
     turn however many there are."""
-    from algos.tiny import MULTI_TURN_EVAL
-    from algos.warmup import ground_truth_steps as steps_of
+    from algos.model.warmup import ground_truth_steps as steps_of
+    from algos.tiny.build import MULTI_TURN_EVAL
 
     env = FunctionCallingEnv(MULTI_TURN_EVAL, reward="steps")
     checked = 0

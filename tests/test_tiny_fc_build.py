@@ -16,9 +16,9 @@ import torch
 pytest.importorskip("peft")
 from transformers import AutoTokenizer
 
-from algos import teacher
-from algos.loading import load_tokenizer
-from algos.tiny import (
+from algos.tiny import teacher
+from algos.model.loading import load_tokenizer
+from algos.tiny.build import (
     CHAT_TEMPLATE,
     MULTI_TURN_TRAIN,
     PRE_TOKENIZER_PATTERN,
@@ -126,8 +126,8 @@ def test_every_family_has_a_visible_habit_to_remove():
     RL can see and remove (here the prose answer, its calls in the prompting syntax)."""
     import random
 
-    from algos.teacher import Teacher, teacher_step, value_pools
-    from algos.warmup import ground_truth_steps, written_in
+    from algos.tiny.teacher import Teacher, teacher_step, value_pools
+    from algos.model.warmup import ground_truth_steps, written_in
     from fcenv.data import load_tasks
 
     tasks = load_tasks(str(TINY_TRAIN))

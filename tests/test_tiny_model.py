@@ -19,8 +19,14 @@ import torch
 pytest.importorskip("peft")
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from algos.loading import load_tokenizer
-from algos.tiny import TINY_SYSTEM_PROMPT, TinySpec, cache_key, chat_renderer, tokenizer_corpus
+from algos.model.loading import load_tokenizer
+from algos.tiny.build import (
+    TINY_SYSTEM_PROMPT,
+    TinySpec,
+    cache_key,
+    chat_renderer,
+    tokenizer_corpus,
+)
 
 
 def test_auto_tokenizer_gives_the_trainers_tokens_on_every_text(tiny_model):
@@ -51,7 +57,7 @@ def test_an_embedded_run_saves_its_base_and_an_independent_client_loads_it(tiny_
     from peft import PeftModel
 
     from algos.config import parse_config
-    from algos.runner import Runner
+    from algos.training.loop import Runner
 
     # The small test model stands in for the default one under the default's cache key.
     cache = tmp_path / "cache"

@@ -12,8 +12,8 @@ import pytest
 
 pytest.importorskip("peft")
 from algos.config import build_parser, parse_config
-from algos.results import read_metrics
-from algos.tiny import TINY_SYSTEM_PROMPT
+from algos.store.results import read_metrics
+from algos.tiny.build import TINY_SYSTEM_PROMPT
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "train_fctncalling.py"

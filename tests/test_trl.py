@@ -7,9 +7,10 @@ import pytest
 import torch
 
 pytest.importorskip("trl")
-from algos.loading import load_tokenizer
-from algos.tiny import MULTI_TURN_TRAIN, TINY_SYSTEM_PROMPT, TINY_TRAIN
-from algos.warmup import answer_text
+from algos.model.loading import load_tokenizer
+from algos.model.warmup import answer_text
+from algos.tiny.build import MULTI_TURN_TRAIN, TINY_SYSTEM_PROMPT, TINY_TRAIN
+from fcenv.data import load_tasks
 from fcenv.trl import VerdictReward, prompt_dataset
 
 
@@ -64,3 +65,74 @@ def test_fc_mode_prompts_carry_each_tasks_tools_and_answers_are_read_in_the_fami
     truth = reward.env.tasks[3].ground_truth
     calls = [Call(name, {k: v[0] for k, v in args.items() if v[0] != ""}) for g in truth for name, args in g.items()]
     assert reward([None, None], [get_tool_format("hermes").write(calls), answer_text(truth)], [3, 3]) == [1.0, 0.0]
+
+
+# ---------------------------------------------------------------------------------------------
+# Whole episodes through TRL's rollout_func (fcenv.trl.EpisodeRollout).
+
+
+def _trainer(model, tokenizer, dataset, rollout, tmp_path, steps=2):
+    from trl import GRPOConfig, GRPOTrainer
+
+    config = GRPOConfig(output_dir=str(tmp_path / "grpo"), use_cpu=True, bf16=False, per_device_train_batch_size=8,
+                        num_generations=4, max_completion_length=160, max_steps=steps, learning_rate=1e-3,
+                        logging_steps=1, report_to="none", save_strategy="no", seed=1, dataloader_num_workers=0)
+    return GRPOTrainer(model=model, reward_funcs=rollout.reward_func, args=config, train_dataset=dataset,
+                       processing_class=tokenizer, rollout_func=rollout)
+
+
+def test_grpo_trainer_trains_on_whole_multi_turn_episodes_as_they_were_sampled(tiny_model, tmp_path):
+    """Each prompt's episode is played to its end (tool results and the second user turn between
+    the steps, masked); the log-probs the rollout sampled with are the model's own on the
+    sequence TRL trains on, so TRL trains on the tokens sampled, in their context."""
+    from transformers import AutoModelForCausalLM
+
+    from fcenv.trl import EpisodeRollout, episode_dataset
+
+    tokenizer = load_tokenizer(tiny_model)
+    two_turns = [i for i, t in enumerate(load_tasks(MULTI_TURN_TRAIN)) if len(t.ground_truth) == 2][:4]
+    dataset = episode_dataset(MULTI_TURN_TRAIN, system_prompt=TINY_SYSTEM_PROMPT, indices=two_turns)
+    assert dataset[0]["prompt"][0]["fcenv_task"] == two_turns[0] and dataset[0]["prompt"][-1]["role"] == "user"
+    rollout = EpisodeRollout(MULTI_TURN_TRAIN, system_prompt=TINY_SYSTEM_PROMPT, reward="shaped", max_step_tokens=24)
+    model = AutoModelForCausalLM.from_pretrained(tiny_model)
+    trainer = _trainer(model, tokenizer, dataset, rollout, tmp_path)
+
+    torch.manual_seed(0)
+    out = rollout([row["prompt"] for row in dataset], trainer)
+    assert len(rollout.outcomes) == 4 and all(o["steps"] >= 2 for o in rollout.outcomes)  # two turns at least
+    for prompt, completion, mask, logprobs in zip(out["prompt_ids"], out["completion_ids"], out["env_mask"],
+                                                  out["logprobs"]):
+        assert len(completion) == len(mask) == len(logprobs) and 0 in mask and 1 in mask
+        ids = torch.tensor([prompt + completion])
+        with torch.no_grad():
+            scores = torch.log_softmax(model(ids).logits[0, len(prompt) - 1:-1].float(), dim=-1)
+        own = scores.gather(1, torch.tensor(completion)[:, None]).squeeze(1)
+        sampled = torch.tensor(mask).bool()
+        assert torch.allclose(own[sampled], torch.tensor(logprobs)[sampled], atol=1e-4)
+    assert out["fcenv_reward"] == [o["reward"] for o in rollout.outcomes]
+    with pytest.raises(ValueError, match="episode_dataset"):
+        rollout([[{"role": "user", "content": "hi"}]], trainer)
+
+    before = [p.detach().clone() for p in model.parameters()]
+    trainer.train()
+    assert len(rollout.outcomes) == 4 + 2 * 8  # every episode of both steps judged by the env
+    logged = [entry for entry in trainer.state.log_history if "rewards/fcenv_shaped/mean" in entry]
+    assert len(logged) == 2 and all("fcenv/accuracy" in entry for entry in logged)
+    assert any(not torch.equal(b, p.detach()) for b, p in zip(before, model.parameters()))
+
+
+def test_episode_rollout_in_fc_mode_renders_each_tasks_tools(tiny_model, tmp_path):
+    from transformers import AutoModelForCausalLM
+
+    from fcenv.trl import EpisodeRollout, episode_dataset
+
+    tokenizer = load_tokenizer(tiny_model)
+    dataset = episode_dataset(MULTI_TURN_TRAIN, tool_format="hermes", indices=range(4))
+    rollout = EpisodeRollout(MULTI_TURN_TRAIN, tool_format="hermes", reward="bfcl", max_step_tokens=8)
+    trainer = _trainer(AutoModelForCausalLM.from_pretrained(tiny_model), tokenizer, dataset, rollout, tmp_path)
+    out = rollout([row["prompt"] for row in dataset], trainer)
+    for index, prompt in zip(range(4), out["prompt_ids"]):
+        text = tokenizer.decode(prompt)
+        tools = load_tasks(MULTI_TURN_TRAIN)[index].functions
+        assert "<tools>" in text and all(f'"name": "{f["name"]}"' in text for f in tools)
+    assert [o["id"] for o in rollout.outcomes] == dataset["task_id"] and set(out["fcenv_reward"]) <= {0.0, 1.0}

@@ -6,7 +6,7 @@ long_context=False)`` for stateful ones, and one public method per function doc 
 ``multi_turn_func_doc/``. Public attributes (names without a leading underscore) are the
 state that BFCL's state check compares.
 
-``backend_class(name, module=...)`` resolves a class name, by default from this package;
+``backend_class(name, package=...)`` resolves a class name, by default from this package;
 pass another module prefix (e.g. BFCL's own ``func_source_code`` package) to swap in a
 backend with the same class names for differential tests.
 
@@ -17,6 +17,12 @@ plain class: a no-argument constructor, optionally ``_load_scenario(scenario,
 long_context=False)`` for its ``initial_config``, and one public method per function; its
 public attributes are the state BFCL's state check compares. Calls reach only its public
 methods, with literal arguments.
+
+Modules, one class each: ``file_system`` (GorillaFileSystem), ``math_api`` (MathAPI),
+``message_api`` (MessageAPI), ``posting_api`` (TwitterAPI), ``ticket_api`` (TicketAPI),
+``trading_bot`` (TradingBot), ``travel_booking`` (TravelAPI), ``vehicle_control``
+(VehicleControlAPI); and what they share: ``long_context`` (BFCL's filler data) and
+``plain_data`` (fast deep copies).
 """
 
 from __future__ import annotations

@@ -17,7 +17,16 @@ What BFCL's round trip through source text does to those values is reproduced st
 Deliberate differences, all on calls that no backend method can answer: BFCL also evaluates
 Python builtins and module globals (``len(...)``, ``print(...)``, ``exit.y()``) and rewrites
 method names inside string literals; this executor does neither. Argument size is bounded
-(``MAX_ARGUMENT_SIZE``) so one call cannot make an episode's state arbitrarily large.
+(``MAX_ARGUMENT_SIZE``) so one call cannot make an episode's state arbitrarily large, and so is
+the number of calls a step runs (``handlers.base.MAX_STEP_CALLS``; BFCL runs them all): a step
+with more holds none.
+
+What a backend's own code does on the model's input is the model's failure: any exception it
+raises (``SystemExit`` and other ``BaseException`` subclasses included; only
+``KeyboardInterrupt`` goes through) becomes the call's error result, and a return value that
+cannot be printed too. Not bounded: a method that never returns, or that ends the process by
+itself (``os._exit``, a signal); a Python call cannot be stopped from outside without a process
+of its own, which would cost every call of the built-in backends.
 """
 
 from __future__ import annotations
@@ -34,6 +43,7 @@ from typing import Any
 from fcenv.backends import backend_class, is_stateless
 from fcenv.backends.plain_data import plain_copy
 from handlers import Call, DecodeError, decode
+from handlers.base import MAX_STEP_CALLS
 from handlers.native import InferenceCrash
 
 ERROR_PREFIX = "Error during execution: "
@@ -76,12 +86,15 @@ def decode_step(text: str, handler: str = "python", tool_format=None) -> list[Ca
     turn (BFCL's ``decode_execute`` failing or returning nothing). With a ``tool_format``
     (``fcenv.tool_formats``) the family's decoder reads the text, and values stay plain data:
     BFCL runs native calls as ``name(k=repr(v))``, where a dict of dicts is just a dict.
+    A step with more than ``MAX_STEP_CALLS`` calls holds none.
     Raises ``handlers.native.InferenceCrash`` where BFCL's inference would fail the entry."""
     try:
         if tool_format is not None:
             calls = tool_format.step_calls(text)
         else:
             calls = executable_calls(decode(text, handler))
+        if len(calls) > MAX_STEP_CALLS:  # a step runs every call: their number is bounded
+            return []
         # BFCL renders every call back to source before running any; a value without a source
         # form (an int over Python's 4,300-digit repr limit) fails there, and the step with it.
         for call in calls:
@@ -160,13 +173,27 @@ def _first_non_finite(value: Any) -> str | None:
 def result_string(value: Any) -> str:
     """What the model is shown for a method's return value, as in BFCL."""
     if isinstance(value, str):
-        return value
+        return str.__str__(value)  # a plain str: a subclass's own methods would run on every use
     if isinstance(value, dict):
         try:
             return json.dumps(value)
         except Exception:
             return str(value)
     return str(value)
+
+
+def failure_text(exc: BaseException) -> str:
+    """What the model is shown when a backend's method fails. An ``Exception`` reads as BFCL
+    shows it; anything else a method raises (``SystemExit`` from argparse inside a tool, a
+    ``BaseException`` of its own) would end BFCL's process, and is named with its type here.
+    An exception whose message cannot be printed is named by its type alone."""
+    try:
+        text = str(exc) if isinstance(exc, Exception) else f"{type(exc).__name__}: {exc}"
+        return ERROR_PREFIX + str.__str__(text)
+    except KeyboardInterrupt:
+        raise
+    except BaseException:  # noqa: BLE001  its __str__ is the tool's code too
+        return f"{ERROR_PREFIX}{type(exc).__name__} (its message cannot be printed)"
 
 
 def is_error_result(text: str) -> bool:
@@ -194,7 +221,7 @@ class ToolSession:
         # BFCL routes a method name to the last involved class that has it.
         self.routes: dict[str, Any] = {}
         for instance in self.instances.values():
-            for method in _public_methods(type(instance)):
+            for method in public_methods(type(instance)):
                 self.routes[method] = instance
 
     @classmethod
@@ -219,8 +246,10 @@ class ToolSession:
             return f"{ERROR_PREFIX}{exc}"
         except RecursionError:
             return f"{ERROR_PREFIX}maximum recursion depth exceeded"
-        except Exception as exc:  # a backend's own error, shown to the model as BFCL does
-            return f"{ERROR_PREFIX}{exc}"
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # noqa: BLE001  a backend's own error: the model's failure
+            return failure_text(exc)
 
     def execute_text(self, text: str) -> str:
         """One ground-truth call string, positional arguments included."""
@@ -230,8 +259,10 @@ class ToolSession:
             return f"{ERROR_PREFIX}Function call {refused} is not allowed."
         try:
             return result_string(self._invoke(name, args, kwargs))
-        except Exception as exc:
-            return f"{ERROR_PREFIX}{exc}"
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # noqa: BLE001
+            return failure_text(exc)
 
     def _invoke(self, name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
         method = self._method(name)
@@ -263,18 +294,20 @@ class ToolSession:
         if instance is None or any(isinstance(v, NestedCall) for v in kwargs.values()):
             return None
         try:
-            bound = _signature(type(instance), name).bind(*args, **kwargs)
+            bound = signature(type(instance), name).bind(*args, **kwargs)
         except TypeError:
             return None
         bound.apply_defaults()
         try:
             return name, repr(sorted(bound.arguments.items(), key=lambda kv: kv[0]))
-        except (ValueError, RecursionError):  # no printed form (an int over 4,300 digits): matches nothing
-            return None
+        except KeyboardInterrupt:
+            raise
+        except BaseException:  # noqa: BLE001  no printed form (an int over 4,300 digits, a default whose
+            return None        # repr fails): matches nothing
 
 
 @lru_cache(maxsize=None)
-def _public_methods(cls: type) -> tuple[str, ...]:
+def public_methods(cls: type) -> tuple[str, ...]:
     """The names a call may route to: public methods (bound on an instance; so class
     methods too, static methods not). Listing them is slow and classes never change."""
     return tuple(name for name, member in inspect.getmembers(cls)
@@ -283,7 +316,7 @@ def _public_methods(cls: type) -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=None)
-def _signature(cls: type, name: str) -> inspect.Signature:
+def signature(cls: type, name: str) -> inspect.Signature:
     """A method's signature without ``self`` (inspect.signature is slow; methods never change)."""
     parameters = list(inspect.signature(getattr(cls, name)).parameters.values())[1:]
     return inspect.Signature(parameters)

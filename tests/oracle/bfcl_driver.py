@@ -238,7 +238,9 @@ def _raised(exc):
 
 def op_convert(req):
     """BFCL's Java/JavaScript string->value converter on one value; exceptions are reported."""
-    from bfcl_eval.eval_checker.ast_eval.type_convertor.java_type_converter import java_type_converter
+    from bfcl_eval.eval_checker.ast_eval.type_convertor.java_type_converter import (
+        java_type_converter,
+    )
     from bfcl_eval.eval_checker.ast_eval.type_convertor.js_type_converter import js_type_converter
 
     convert = java_type_converter if req["language"] == "java" else js_type_converter

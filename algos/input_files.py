@@ -1,0 +1,118 @@
+"""The files the commands' flags name, read and checked before anything heavy starts (a model
+loads, the tiny model builds): a bad file is refused at once, naming the flag, the file, and
+the line and field where there is one, as the other flags are.
+
+``check_training_files`` raises what the trainer would have raised later (``DatasetError``,
+``ConfigError``, ``CheckpointError``), so the commands report it as before, only sooner. The
+commands read the files again where they use them (question files from the env's cache, so
+they are parsed once).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from algos.config import EMBEDDED_MODEL, RESUME_FIXED, ConfigError
+
+
+def check_datasets(paths: list[str], answers: str | None = None) -> None:
+    """Question files (or bundled split names) the loader refuses: one ``DatasetError`` with
+    every problem of every file."""
+    from fcenv.data import DatasetError
+    from fcenv.env import dataset_tasks
+
+    problems = []
+    for path in dict.fromkeys(paths):
+        try:
+            dataset_tasks(path, answers)
+        except DatasetError as exc:
+            problems += exc.problems
+    if problems:
+        raise DatasetError(problems)
+
+
+def check_model_folder(flag: str, value: str) -> None:
+    """A local Hugging Face checkpoint folder (or the embedded ``tiny``): it holds a config.json."""
+    if value in ("", EMBEDDED_MODEL):
+        return
+    if not Path(value).is_dir():
+        raise ConfigError(f"{flag} {value}: no such folder (a local Hugging Face checkpoint folder, or "
+                          f"'{EMBEDDED_MODEL}')")
+    if not (Path(value) / "config.json").is_file():
+        raise ConfigError(f"{flag} {value}: not a Hugging Face checkpoint folder (it has no config.json)")
+
+
+def read_prefix_values(path: str | Path, flag: str = "--critic_init_values",
+                       with_tools: bool | None = None) -> list[tuple[list[dict], float]]:
+    """The distinct (chat prefix, Monte Carlo value) pairs of a ``trajectories.jsonl`` written by
+    ``fcenv process-rewards``; a prefix sampled in FC mode is a ``ToolChat`` (its row's tools).
+    Raises ``ConfigError`` naming the file and line of anything unreadable, or (``with_tools``
+    given: whether the run trains in FC mode) of trajectories sampled in the other mode."""
+    from algos.rollout.codec import ToolChat
+
+    values: dict[str, tuple[list[dict], float]] = {}
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{flag} {path}: {exc}") from None
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            messages = row["messages"]
+            if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
+                raise TypeError("'messages' is not a list of messages")
+            tools = row.get("tools")
+            if tools is not None and (not isinstance(tools, list) or not all(isinstance(t, dict) for t in tools)):
+                raise TypeError("'tools' is not a list of tools")
+            prefixes = []
+            for step in row["steps"]:
+                prefix = messages[: int(step["message_index"])]
+                value = float(step["value"])
+                if not 0.0 <= value <= 1.0:
+                    raise ValueError(f"a value of {value} (a Monte Carlo value is a share of valid completions)")
+                prefixes.append((prefix, value))
+        except (ValueError, KeyError, TypeError, RecursionError) as exc:
+            raise ConfigError(f"{flag} {path}, line {number}: not a trajectory of `fcenv process-rewards` "
+                              f"({type(exc).__name__}: {exc})") from None
+        if with_tools is not None and (tools is not None) != with_tools:
+            sampled, run = (("FC mode (with tools)", "prompting mode") if tools is not None else
+                            ("prompting mode", "FC mode (--tool_format)"))
+            raise ConfigError(f"{flag} {path}, line {number}: sampled in {sampled}, but this run trains in {run}")
+        for prefix, value in prefixes:
+            chat = prefix if tools is None else ToolChat(prefix, tools)
+            values.setdefault(json.dumps([prefix, tools], sort_keys=True), (chat, value))
+    if not values:
+        raise ConfigError(f"{flag} {path}: holds no trajectory steps")
+    return list(values.values())
+
+
+def check_resume(config: Any) -> None:
+    """``--resume``: a complete, intact checkpoint of a run whose args.json can be read and
+    whose fixed flags are the ones given (``CheckpointError`` otherwise)."""
+    from algos.store.checkpoint import find_resume_checkpoint, run_dir_of
+    from algos.store.manifest import CheckpointError
+
+    checkpoint = find_resume_checkpoint(config.resume, log=lambda message: None)
+    try:
+        saved = json.loads((run_dir_of(checkpoint) / "args.json").read_text())
+    except (OSError, ValueError) as exc:
+        raise CheckpointError(checkpoint, None, f"its run's args.json cannot be read ({exc})") from None
+    saved.setdefault("critic_fraction", 1.0)  # runs from before the flag: a critic on every layer
+    fixed = [k for k in RESUME_FIXED if k in saved and saved[k] != getattr(config, k)]
+    if fixed:
+        raise CheckpointError(checkpoint, None, f"--resume: these flags differ from the run's args.json and cannot "
+                                                f"change within a run: {fixed}")
+
+
+def check_training_files(config: Any) -> None:
+    """Every file-valued flag of ``train_fctncalling.py`` / ``fcenv train``."""
+    check_datasets([path for path in (config.dataset_path, config.eval_dataset_path) if path])
+    check_model_folder("--model_name_or_path", config.model_name_or_path)
+    if config.critic_init_values:
+        read_prefix_values(config.critic_init_values, with_tools=bool(config.tool_format))
+    if config.resume:
+        check_resume(config)

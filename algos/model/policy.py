@@ -1,0 +1,318 @@
+"""The policy: one frozen base causal LM, LoRA adapters "actor" and "critic", a value head.
+
+The reference policy is the same base with the adapters switched off, so actor, critic and
+reference share one copy of the base weights. The critic's adapter may cover only the top
+layers (``critic_fraction``): below them the critic sees the base's own states, which the
+reference pass computes anyway (``reference_pass`` records them), so its passes start from
+those and run the top layers alone (``token_values(batch, states)``). Every distribution the
+trainer uses (sampling, old and new log-probs, reference log-probs, entropy) is the base
+distribution divided by one temperature, with no top-k, top-p or penalties, so PPO's ratios
+compare like with like.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import torch
+from peft import LoraConfig, get_peft_model
+
+from algos.model.batching import TokenBatch, pack, position_ids_for
+
+ACTOR = "actor"
+CRITIC = "critic"
+
+
+@dataclass
+class LoraSettings:
+    r: int = 8
+    alpha: int = 16
+    target_modules: list[str] = field(default_factory=lambda: ["q_proj", "v_proj"])
+    dropout: float = 0.0
+
+    def to_config(self) -> LoraConfig:
+        return LoraConfig(r=self.r, lora_alpha=self.alpha, target_modules=list(self.target_modules),
+                          lora_dropout=self.dropout, bias="none", task_type="CAUSAL_LM")
+
+
+def _switch_off_dropout(model: torch.nn.Module) -> None:
+    # PPO's first ratio must be exactly the sampling distribution's; dropout would make the
+    # scoring pass random, and it also lets us keep the model in train mode (which gradient
+    # checkpointing needs) without changing the distribution.
+    for module in model.modules():
+        if isinstance(module, torch.nn.Dropout):
+            module.p = 0.0
+    for name in ("attention_dropout", "hidden_dropout", "dropout", "resid_pdrop", "attn_pdrop", "embd_pdrop"):
+        if isinstance(getattr(model.config, name, None), float):
+            setattr(model.config, name, 0.0)
+
+
+def _hidden_size(model: torch.nn.Module) -> int:
+    config = model.config
+    text_config = config.get_text_config() if hasattr(config, "get_text_config") else config
+    return int(text_config.hidden_size)
+
+
+class Policy(torch.nn.Module):
+    def __init__(
+        self,
+        base: torch.nn.Module,
+        *,
+        pad_id: int,
+        stop_ids: Sequence[int],
+        actor_lora: LoraSettings,
+        critic_lora: LoraSettings | None = None,
+        temperature: float = 1.0,
+        gradient_checkpointing: bool = False,
+        with_critic: bool = True,
+        critic_fraction: float = 1.0,
+    ):
+        super().__init__()
+        if temperature <= 0:
+            raise ValueError("the training temperature must be positive (0 is greedy, for evaluation only)")
+        _switch_off_dropout(base)
+        base.requires_grad_(False)
+        if gradient_checkpointing:
+            base.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        # Checkpointed layers keep no KV cache while training, so rows cannot share a context's pass.
+        self.shares_contexts = not gradient_checkpointing
+        self.model = get_peft_model(base, actor_lora.to_config(), adapter_name=ACTOR)
+        roles = [ACTOR]
+        self.value_head = None
+        if not 0 < critic_fraction <= 1:
+            raise ValueError(f"critic_fraction must be in (0, 1], not {critic_fraction}")
+        depth = len(_decoder_layers(base))
+        # The first layer the critic's adapter covers: the top share of the layers, at least one.
+        self.critic_start = depth - max(1, math.ceil(critic_fraction * depth)) if with_critic else 0
+        if with_critic:  # without: an actor-only policy (supervised tuning, memory baselines)
+            critic_config = (critic_lora or actor_lora).to_config()
+            if self.critic_start:
+                critic_config.layers_to_transform = list(range(self.critic_start, depth))
+            self.model.add_adapter(CRITIC, critic_config)
+            roles.append(CRITIC)
+            hidden = _hidden_size(base)
+            self.value_head = torch.nn.Linear(hidden, 1, dtype=torch.float32)
+            # Start at V = 0 everywhere: a random head would give values with many times the
+            # variance of the rewards, and its noise would swamp the first advantages.
+            torch.nn.init.zeros_(self.value_head.weight)
+            torch.nn.init.zeros_(self.value_head.bias)
+        self.pad_id = int(pad_id)
+        self.stop_ids = sorted({int(i) for i in stop_ids})
+        if not self.stop_ids:
+            raise ValueError("the tokenizer has no end-of-sequence token")
+        self.temperature = float(temperature)
+        self._adapter_params = {name: self._lora_parameters(name) for name in roles}
+        self._activate(ACTOR)
+        self.train()
+
+    # ---- parameters -------------------------------------------------------------------
+    def _lora_parameters(self, adapter: str) -> list[torch.nn.Parameter]:
+        pattern = re.compile(rf"\.lora_[A-Za-z_]+\.{adapter}(\.|$)")
+        return [p for n, p in self.model.named_parameters() if pattern.search(n)]
+
+    def actor_parameters(self) -> list[torch.nn.Parameter]:
+        return list(self._adapter_params[ACTOR])
+
+    def critic_parameters(self) -> list[torch.nn.Parameter]:
+        if self.value_head is None:
+            return []
+        return list(self._adapter_params[CRITIC]) + list(self.value_head.parameters())
+
+    def base_parameters(self) -> list[torch.nn.Parameter]:
+        trainable = {id(p) for p in self.actor_parameters() + self.critic_parameters()}
+        return [p for p in self.parameters() if id(p) not in trainable]
+
+    @property
+    def has_critic(self) -> bool:
+        return self.value_head is not None
+
+    @property
+    def base(self) -> torch.nn.Module:
+        return self.model.get_base_model()
+
+    @property
+    def samples_exactly(self) -> bool:
+        """Whether sampling's log-probs equal a scoring pass's up to float rounding: in fp32
+        (bf16's rounding differs between the cached and the full forward pass)."""
+        return next(self.base.parameters()).dtype == torch.float32
+
+    @property
+    def device(self) -> torch.device:
+        return self._adapter_params[ACTOR][0].device
+
+    def _activate(self, adapter: str) -> None:
+        self.model.set_adapter(adapter)
+        # PEFT's set_adapter freezes the other adapter; both must stay trainable because
+        # each optimizer owns a fixed parameter list built once.
+        for params in self._adapter_params.values():
+            for p in params:
+                p.requires_grad_(True)
+
+    def _adapter_context(self, adapter: str | None):
+        if adapter is None:
+            return self.model.disable_adapter()
+        self._activate(adapter)
+        return contextlib.nullcontext()
+
+    # ---- scoring ----------------------------------------------------------------------
+    def _hidden(self, batch: TokenBatch, adapter: str | None,
+                states: list[torch.Tensor] | None = None) -> torch.Tensor:
+        """Last-layer hidden states at columns ``C-1 .. C+K-1``: the state before each
+        action token, plus the state after the last slot. With ``states`` (a list), the
+        hidden states entering the critic's first layer, every column, are appended to it.
+
+        Rows that share a context (a group's samples, an ARPO branch's siblings) run it once:
+        the distinct contexts go through the model with a KV cache, the cache is repeated
+        for their rows (``index_select``, so gradients flow back to the one pass), and the
+        actions continue from it. Same values as one pass over every row, up to float
+        rounding; a group of four spends about half the compute on a short prompt."""
+        decoder = self.base.get_decoder()
+        c, k = batch.context_length, batch.action_width
+        shared = shared_contexts(batch) if k > 0 and self.shares_contexts else None
+        recorded: list[torch.Tensor] = []
+        recording = (_recording_input(_decoder_layers(self.base)[self.critic_start], recorded)
+                     if states is not None else contextlib.nullcontext())
+        with self._adapter_context(adapter), recording:
+            if shared is None:
+                out = decoder(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
+                              position_ids=batch.position_ids, use_cache=False)
+                if states is not None:
+                    states.append(recorded[0])
+                return out.last_hidden_state[:, c - 1:c + k]
+            prefix = run_once_per_context(decoder, batch, shared)
+            rest = decoder(input_ids=batch.input_ids[:, c:], attention_mask=batch.attention_mask,
+                           position_ids=batch.position_ids[:, c:], past_key_values=prefix.past_key_values,
+                           use_cache=True)
+        if states is not None:
+            states.append(torch.cat([recorded[0][shared[1]], recorded[1]], dim=1))
+        return torch.cat([prefix.last_hidden_state[shared[1], c - 1:c], rest.last_hidden_state], dim=1)
+
+    def _critic_hidden_from(self, batch: TokenBatch, states: torch.Tensor) -> torch.Tensor:
+        """``_hidden`` of the critic, run from ``states`` (the base's hidden states entering
+        the critic's first adapted layer, every column): the layers below are not run."""
+        decoder = self.base.get_decoder()
+        c, k = batch.context_length, batch.action_width
+        with self._adapter_context(CRITIC), _starting_at(_decoder_layers(self.base), self.critic_start, states):
+            out = decoder(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
+                          position_ids=batch.position_ids, use_cache=False)
+        return out.last_hidden_state[:, c - 1:c + k]
+
+    def _log_softmax(self, hidden: torch.Tensor) -> torch.Tensor:
+        return self.tempered_log_probs(self.base.get_output_embeddings()(hidden))
+
+    def tempered_log_probs(self, logits: torch.Tensor) -> torch.Tensor:
+        # Dividing by a temperature of 1 changes nothing but costs a copy of the logits (and
+        # its backward): vocabulary-wide tensors are the largest of an update.
+        logits = logits.float()
+        return torch.log_softmax(logits if self.temperature == 1.0 else logits / self.temperature, dim=-1)
+
+    def token_logprobs(
+        self, batch: TokenBatch, adapter: str | None = ACTOR, with_entropy: bool = False,
+        entropy_grad: bool = True, states: list[torch.Tensor] | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Log-probability of each action token (B, K) under ``adapter`` (None: the
+        reference), and the entropy of each token's distribution when asked (outside the
+        graph unless ``entropy_grad``: a loss that does not use it should not pay for its
+        backward). ``states``: as in ``_hidden``."""
+        hidden = self._hidden(batch, adapter, states)[:, : batch.action_width]
+        logp_all = self._log_softmax(hidden)
+        logp = logp_all.gather(-1, batch.action_ids.unsqueeze(-1)).squeeze(-1)
+        entropy = None
+        if with_entropy:
+            with torch.set_grad_enabled(entropy_grad and torch.is_grad_enabled()):
+                entropy = -(logp_all.exp() * logp_all).sum(-1)
+        return logp * batch.action_mask, entropy
+
+    def reference_logprobs(self, batch: TokenBatch) -> torch.Tensor:
+        return self.token_logprobs(batch, adapter=None)[0]
+
+    def reference_pass(self, batch: TokenBatch) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """The reference log-probs (B, K), and with a top-layer critic the base's hidden
+        states entering the critic's first layer (B, C + K, hidden), from one pass."""
+        states: list[torch.Tensor] | None = [] if self.critic_start else None
+        logp = self.token_logprobs(batch, adapter=None, states=states)[0]
+        return logp, states[0] if states else None
+
+    def token_values(self, batch: TokenBatch, states: torch.Tensor | None = None) -> torch.Tensor:
+        """Critic values (B, K + 1): column j is the value of the state before action
+        token j (column 0: the context alone). ``states`` from ``reference_pass`` (a
+        top-layer critic) spare the layers below the critic's."""
+        if states is not None and self.critic_start:
+            hidden = self._critic_hidden_from(batch, states)
+        else:
+            hidden = self._hidden(batch, CRITIC)
+        return self.value_head(hidden.float()).squeeze(-1)
+
+    @torch.no_grad()
+    def context_values(self, contexts: Sequence[Sequence[int]]) -> torch.Tensor:
+        return self.token_values(pack(contexts, None, self.pad_id, self.device))[:, 0]
+
+
+def run_once_per_context(model: torch.nn.Module, batch: TokenBatch, shared: tuple[torch.Tensor, torch.Tensor],
+                          **kwargs):
+    """``model`` over the contexts of ``batch`` (its first ``C`` columns), each distinct one
+    once, with its KV cache repeated for every row that shares it (``index_select``, so the
+    gradients of all those rows flow back into the one pass)."""
+    first, index = shared
+    c = batch.context_length
+    out = model(input_ids=batch.input_ids[first, :c], attention_mask=batch.attention_mask[first, :c],
+                position_ids=batch.position_ids[first, :c], use_cache=True, **kwargs)
+    out.past_key_values.reorder_cache(index)
+    return out
+
+
+def _decoder_layers(model: torch.nn.Module) -> torch.nn.ModuleList:
+    """The decoder's stack of layers (``model.layers`` in Hugging Face's decoders)."""
+    layers = getattr(model.get_decoder(), "layers", None)
+    if not isinstance(layers, torch.nn.ModuleList):
+        raise ValueError(f"{type(model).__name__}: no stack of decoder layers found (expected `.layers`)")
+    return layers
+
+
+@contextlib.contextmanager
+def _recording_input(layer: torch.nn.Module, recorded: list[torch.Tensor]):
+    """Append the hidden states entering ``layer`` to ``recorded`` on each call."""
+    def record(module, args, kwargs):
+        recorded.append(args[0] if args else kwargs["hidden_states"])
+    handle = layer.register_forward_pre_hook(record, with_kwargs=True)
+    try:
+        yield
+    finally:
+        handle.remove()
+
+
+@contextlib.contextmanager
+def _starting_at(layers: torch.nn.ModuleList, start: int, states: torch.Tensor):
+    """The decoder's layers below ``start`` hand on ``states`` instead of computing: the
+    model runs from layer ``start``, with the embeddings, positions and masks it always
+    builds. (Decoder layers of transformers 5 return the hidden states alone.)"""
+    def given(*args, **kwargs):
+        return states
+    for layer in layers[:start]:
+        layer.forward = given
+    try:
+        yield
+    finally:
+        for layer in layers[:start]:
+            del layer.forward
+
+
+def shared_contexts(batch: TokenBatch) -> tuple[torch.Tensor, torch.Tensor] | None:
+    """For a batch whose rows repeat contexts: the first row of each distinct context, and
+    for every row the position of its context among those; None when all differ."""
+    c = batch.context_length
+    mask = batch.attention_mask[:, :c]
+    keys = torch.cat([batch.input_ids[:, :c] * mask, mask], dim=1)
+    distinct, index = torch.unique(keys, dim=0, return_inverse=True)
+    if len(distinct) == len(keys):
+        return None
+    rows = torch.arange(len(keys), device=keys.device)
+    first = torch.full((len(distinct),), len(keys), device=keys.device).scatter_reduce(0, index, rows, "amin")
+    return first, index
+
+
+__all__ = ["ACTOR", "CRITIC", "LoraSettings", "Policy", "position_ids_for"]

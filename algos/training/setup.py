@@ -1,0 +1,178 @@
+"""Everything a run needs before its first iteration, each piece from the flags.
+
+The data (the training file and its held-out tasks), the envs, the context window, the prompt
+checks (every task's first context fits), the run folder with what the flags resolved to, and
+the supervised warm-ups. Each is a function of the config and what is already built, so the
+loop (``algos.training.loop``) reads as the order in which they happen.
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+import torch
+
+import fcenv  # noqa: F401  (registers the environment id)
+from algos.config import ConfigError, TrainConfig, to_dict
+from algos.model.loading import LoadedModel, is_embedded, max_positions
+from algos.model.policy import Policy
+from algos.model.warmup import ground_truth_examples, supervised_steps, value_regression_steps
+from algos.rollout.codec import TextCodec, chat_of
+from algos.rollout.groups import GROUP_REWARDS
+from algos.store.results import new_run_dir, run_parent, write_args
+from algos.tiny.build import BUNDLED_EVAL, TINY_TRAIN, bundled_train_split
+from fcenv.sources.resolve import resolve_dataset
+
+
+@dataclass
+class Data:
+    """The training file with the tasks drawn from it, and the held-out file with its tasks."""
+
+    train_path: Path
+    train_indices: list[int]
+    eval_path: Path
+    eval_indices: list[int]
+
+
+def split_indices(count: int, eval_fraction: float, seed: int) -> tuple[list[int], list[int]]:
+    """A fixed held-out share of one file's entries (the same for every seed of a run)."""
+    order = np.random.default_rng(seed).permutation(count)
+    held = round(count * eval_fraction)
+    if held >= count:
+        raise ValueError("--eval_fraction leaves no training entries")
+    return sorted(order[held:].tolist()), sorted(order[:held].tolist())
+
+
+def check_lora_targets(model: torch.nn.Module, targets: list[str]) -> None:
+    """Every --lora_target_modules name must name layers of the model (peft matches the end of
+    a module's dotted name)."""
+    names = [name for name, _ in model.named_modules()]
+    missing = [t for t in targets if not any(n == t or n.endswith("." + t) for n in names)]
+    if missing:
+        linear = sorted({n.rsplit(".", 1)[-1] for n, m in model.named_modules() if isinstance(m, torch.nn.Linear)})
+        raise ConfigError(f"--lora_target_modules: the model has no module named {missing}; its linear "
+                          f"layers are {linear}")
+
+
+def rendering(config: TrainConfig, loaded: LoadedModel) -> dict:
+    """How the env shows the chat: BFCL's prompting prompt through the model's renderer, or
+    in FC mode the tools through the tokenizer's chat template."""
+    if config.tool_format:
+        return {"tool_format": config.tool_format, "renderer": loaded.tokenizer}
+    return {"renderer": loaded.renderer, "system_prompt": loaded.system_prompt}
+
+
+def make_env(config: TrainConfig, loaded: LoadedModel, path: Path) -> gym.Env:
+    # A group reward (--reward efficiency) rewrites the rewards of an env reward it names.
+    reward = GROUP_REWARDS.get(config.reward).env_reward if config.reward in GROUP_REWARDS else config.reward
+    return gym.make(config.env_name, dataset_path=str(path), reward=reward, **rendering(config, loaded))
+
+
+def train_path(config: TrainConfig) -> Path:
+    """--dataset_path (a file or a bundled split's name), by default the bundled single-turn split.
+    A source in another format, or a mix, is its converted BFCL file (fcenv.sources)."""
+    return resolve_dataset(config.dataset_path) if config.dataset_path else TINY_TRAIN
+
+
+def choose_data(config: TrainConfig, count_tasks: Callable[[Path], int]) -> Data:
+    """The training file and the tasks drawn from it, and the held-out tasks: a bundled split's
+    own held-out split, --eval_dataset_path, or a fixed share of the training file."""
+    bundled = bundled_train_split(config.dataset_path)
+    training = train_path(config)
+    held_out = (resolve_dataset(config.eval_dataset_path) if config.eval_dataset_path
+                else (BUNDLED_EVAL[bundled] if bundled else None))
+    count = count_tasks(training)
+    if held_out is not None:
+        train_indices, eval_indices = list(range(count)), list(range(count_tasks(held_out)))
+    else:
+        train_indices, eval_indices = split_indices(count, config.eval_fraction, seed=0)
+        held_out = training
+    if config.eval_episodes > 0:
+        eval_indices = eval_indices[: config.eval_episodes]
+    return Data(training, train_indices, held_out, eval_indices)
+
+
+def context_window(config: TrainConfig, base: torch.nn.Module) -> int:
+    """--context_window, or (0) what the model's config supports."""
+    window = config.context_window or max_positions(base)
+    if window <= config.max_new_tokens:
+        raise ConfigError(f"--context_window ({window}{'' if config.context_window else ', the model maximum'}) must "
+                          f"exceed --max_new_tokens ({config.max_new_tokens})")
+    return window
+
+
+def check_prompts(config: TrainConfig, loaded: LoadedModel, codec: TextCodec, data: Data,
+                  new_env: Callable[[Path], gym.Env]) -> None:
+    """Before anything heavy: the function docs are shown (or hiding them was asked for),
+    and every task's first context fits the window, cut from the middle if need be."""
+    prompt = loaded.system_prompt
+    hidden = prompt is not None and "{functions}" not in prompt and not config.tool_format
+    embedded_default = is_embedded(config.model_name_or_path) and not config.system_prompt
+    for path in dict.fromkeys([data.train_path, data.eval_path]):
+        env = new_env(path)
+        tasks = env.unwrapped.tasks
+        if hidden and not (config.hide_function_docs or embedded_default) and any(t.functions for t in tasks):
+            raise ConfigError(f"--system_prompt has no '{{functions}}', so the function docs of {path} would not "
+                              f"be shown to the model; add '{{functions}}' where they go, or pass "
+                              f"--hide_function_docs if the model is meant to learn its functions from the data")
+        for index in range(len(tasks)):
+            observation, info = env.reset(options={"index": index})
+            codec.encode_counted(observation, chat_of(info), f"{info['id']} of {path}")
+        env.close()
+
+
+def create_run_dir(config: TrainConfig, loaded: LoadedModel, data: Data, window: int, world: int) -> Path:
+    """A new ``run<k>`` folder holding args.json: the flags, and what they resolved to (the data
+    files, the system prompt and the base model's folder), so that anyone can rebuild the run's
+    env and model. The embedded model is copied into the run (``base/``, a few MB), so the run
+    stays loadable with ``AutoModelForCausalLM``/``AutoTokenizer`` and ``PeftModel`` after the
+    cache is gone."""
+    parent = run_parent(config.results_dir, config.experiment_name, loaded.label,
+                        config.dataset_name or data.train_path.stem, config.algorithm_name)
+    run_dir = new_run_dir(parent)
+    base = loaded.path
+    if is_embedded(config.model_name_or_path):
+        shutil.copytree(base, run_dir / "base")
+        base = run_dir / "base"
+    resolved = {"train_path": str(data.train_path.resolve()), "eval_path": str(Path(data.eval_path).resolve()),
+                "eval_indices": list(data.eval_indices), "context_window": window,
+                "system_prompt": None if config.tool_format else loaded.system_prompt,
+                "tool_format": config.tool_format or None, "base_model": str(Path(base).resolve())}
+    write_args(run_dir, {**to_dict(config), "world_size": world, "resolved": resolved})
+    return run_dir
+
+
+def warm_up_actor(config: TrainConfig, loaded: LoadedModel, policy: Policy, codec: TextCodec, data: Data,
+                  log: Callable[[str], None]) -> None:
+    """--warmup_steps supervised steps of the actor adapter on the training tasks' ground truth."""
+    if config.warmup_steps <= 0:
+        return
+    shown = rendering(config, loaded)
+    examples = ground_truth_examples(data.train_path, loaded.tokenizer, shown["renderer"], shown.get("system_prompt"),
+                                     codec.context_limit, data.train_indices, tool_format=config.tool_format or None)
+    batch = max(1, math.ceil(config.n_rollout_threads / config.gradient_cp_steps))
+    losses = supervised_steps(lambda b: policy.token_logprobs(b)[0], policy.actor_parameters(), examples,
+                              steps=config.warmup_steps, batch_size=batch, lr=config.warmup_lr, pad_id=policy.pad_id,
+                              device=policy.device, seed=config.seed)
+    if losses:
+        log(f"actor warm-up: {len(losses)} steps, loss {losses[0]:.3f} -> {losses[-1]:.3f}")
+
+
+def warm_up_critic(config: TrainConfig, policy: Policy, examples: list[tuple[list[int], float]],
+                   log: Callable[[str], None]) -> None:
+    """LPR's Monte Carlo prefix values (--critic_init_values) as the critic's first targets."""
+    if not examples:
+        return
+    losses = value_regression_steps(
+        lambda batch: policy.token_values(batch)[:, 0], policy.critic_parameters(), examples,
+        steps=config.critic_init_steps, batch_size=config.n_rollout_threads, lr=config.critic_lr, pad_id=policy.pad_id,
+        device=policy.device, seed=config.seed)
+    if losses:
+        log(f"critic warm-up on {len(examples)} Monte Carlo prefix values: {len(losses)} steps, "
+            f"loss {losses[0]:.4f} -> {losses[-1]:.4f}")
