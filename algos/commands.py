@@ -10,14 +10,39 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 from collections.abc import Callable
 
 from fcenv.tool_formats import available_tool_formats
 
+TRAINING_PACKAGES = ("torch", "transformers", "peft", "accelerate")
+
+
+def training_extras_missing() -> str:
+    """What to install when this Python cannot import the training extras' packages (``pip
+    install .`` without ``[train]``), else "": the training commands say it in one line instead
+    of failing to import torch (even their flags need it: the registries' names are torch code)."""
+    missing = [name for name in TRAINING_PACKAGES if importlib.util.find_spec(name) is None]
+    if not missing:
+        return ""
+    return (f"needs the training extras, which are not installed (no {', '.join(missing)}): "
+            f'pip install "fcenv[train]" (pip install torch==2.13.0 first for the CPU build)')
+
+
+def _training_command(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    def checked(args: argparse.Namespace) -> int:
+        from fcenv.cli import UsageError
+
+        if message := training_extras_missing():
+            raise UsageError(message)
+        return run(args)
+
+    return checked
+
 
 def _runs(module: str) -> Callable[[argparse.Namespace], int]:
     """The command function ``_command`` of ``module``, imported when the command runs."""
-    return lambda args: importlib.import_module(module)._command(args)
+    return _training_command(lambda args: importlib.import_module(module)._command(args))
 
 
 def train(commands) -> None:
@@ -88,4 +113,6 @@ def process_rewards(commands) -> None:
     parser.add_argument("--temperature", type=float, default=1.0, help="without --run: the sampling temperature")
     parser.add_argument("--threads", type=int, default=32, help="environments stepped in parallel")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
+                        help="progress bars over the trajectories and the completions")
     parser.set_defaults(command_fn=_runs("algos.process_rewards"))

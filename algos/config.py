@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from fcenv.arguments import ArgumentParser
 
 EMBEDDED_MODEL = "tiny"
 # A resumed run is the same run: flags that decide what is learned, from what and how it is
@@ -100,7 +103,8 @@ class TrainConfig:
                                   choices=loss_aggregations)
     experiment_name: str = _flag("default", "first folder of the results path")
     results_dir: str = _flag("results", "root of the results layout")
-    resume: str = _flag("", "a run folder or one of its checkpoints to continue from")
+    resume: str = _flag("", "a run folder or one of its checkpoints to continue from, with the run's own flags "
+                            "(its args.json); flags given with it change those (the fixed ones cannot)")
     # --- data and env --------------------------------------------------------------------
     dataset_path: str = _flag("", "BFCL question file to train on, or a bundled split's name (default: "
                                   "tiny_train, the bundled single-turn split; the multi-turn one is "
@@ -150,6 +154,10 @@ class TrainConfig:
     rollout_engine: str = _flag("hf", "what samples the rollouts ({choices}): 'hf' in this process with the "
                                       "policy's modules, 'vllm' in a vLLM engine of its own (`make vllm` installs "
                                       "it), synced with the actor after every update", choices=engine_names)
+    rollout_compile: bool = _flag(False, "--rollout_engine vllm on a CPU: compile the model (torch.compile: "
+                                         "minutes at the first start, cached in ~/.cache/vllm for later "
+                                         "ones; its forward pass takes half the time) instead of running it "
+                                         "eagerly. On a GPU it always compiles")
     n_rollout_threads: int = _flag(32, "environments stepped in parallel (per process)")
     episode_length: int = _flag(1, "actions per environment per iteration (episodes always finish)")
     group_size: int = _flag(1, "episodes of the same task per group, played side by side (GRPO and RLOO "
@@ -206,7 +214,7 @@ class TrainConfig:
 
 
 def build_parser(prog: str = "train_fctncalling.py") -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog=prog,
         description="Train a function-calling policy with reinforcement learning on fcenv's BFCL environment: "
                     "PPO at the token, action or turn level (TPPO, APPO, TurnPPO) or the group-relative GRPO, "
@@ -234,12 +242,34 @@ def build_parser(prog: str = "train_fctncalling.py") -> argparse.ArgumentParser:
 
 
 def parse_config(argv: list[str] | None = None, prog: str = "train_fctncalling.py") -> TrainConfig:
-    args = build_parser(prog).parse_args(argv)
+    parser = build_parser(prog)
+    args = parser.parse_args(argv)
+    if args.resume:
+        # `--resume RUN` alone continues the run as it was: its own flags become the defaults,
+        # and only the flags given here change (the trainer says which, and records them).
+        parser.set_defaults(**run_flags(args.resume))
+        args = parser.parse_args(argv)
     config = TrainConfig(**vars(args))
     problems = validate(config)
     if problems:
         build_parser(prog).error("; ".join(problems))
     return config
+
+
+def run_flags(resume: str) -> dict[str, Any]:
+    """The flags a run was started with (its args.json, as last resumed), for ``--resume``: a run
+    folder or one of its checkpoints (``<run>/checkpoints/iter_<n>``). Empty when there is no
+    readable args.json: the trainer then reports the folder."""
+    path = Path(resume)
+    for run_dir in (path, path.parent.parent):
+        try:
+            saved = json.loads((run_dir / "args.json").read_text())
+        except (OSError, ValueError):
+            continue
+        if isinstance(saved, dict):
+            flags = {spec.name for spec in dataclasses.fields(TrainConfig)} - {"resume"}
+            return {name: value for name, value in saved.items() if name in flags}
+    return {}
 
 
 def validate(config: TrainConfig) -> list[str]:

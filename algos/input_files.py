@@ -33,8 +33,12 @@ def check_datasets(paths: list[str], answers: str | None = None) -> None:
         raise DatasetError(problems)
 
 
+TOKENIZER_FILES = {"tokenizer.json", "tokenizer_config.json", "tokenizer.model", "vocab.json", "spiece.model"}
+
+
 def check_model_folder(flag: str, value: str) -> None:
-    """A local Hugging Face checkpoint folder (or the embedded ``tiny``): it holds a config.json."""
+    """A local Hugging Face checkpoint folder (or the embedded ``tiny``): it holds a config.json,
+    a tokenizer and weights."""
     if value in ("", EMBEDDED_MODEL):
         return
     if not Path(value).is_dir():
@@ -42,6 +46,15 @@ def check_model_folder(flag: str, value: str) -> None:
                           f"'{EMBEDDED_MODEL}')")
     if not (Path(value) / "config.json").is_file():
         raise ConfigError(f"{flag} {value}: not a Hugging Face checkpoint folder (it has no config.json)")
+    names = [p.name for p in Path(value).iterdir()]
+    # Without them transformers fails deep in its loading code (a tokenizer it tries to convert
+    # with sentencepiece, weights it cannot find): the folder is named here instead.
+    if not set(names) & TOKENIZER_FILES:
+        raise ConfigError(f"{flag} {value}: a checkpoint folder without its tokenizer (none of "
+                          f"{', '.join(sorted(TOKENIZER_FILES))}); save it with tokenizer.save_pretrained")
+    if not any(name.endswith((".safetensors", ".bin", ".safetensors.index.json")) for name in names):
+        raise ConfigError(f"{flag} {value}: a checkpoint folder without weights (no *.safetensors or "
+                          f"pytorch_model*.bin); save it with model.save_pretrained")
 
 
 def read_prefix_values(path: str | Path, flag: str = "--critic_init_values",
@@ -105,12 +118,24 @@ def check_resume(config: Any) -> None:
     fixed = [k for k in RESUME_FIXED if k in saved and saved[k] != getattr(config, k)]
     if fixed:
         raise CheckpointError(checkpoint, None, f"--resume: these flags differ from the run's args.json and cannot "
-                                                f"change within a run: {fixed}")
+                                                f"change within a run: {fixed} (leave them out: --resume takes "
+                                                f"the run's own)")
 
 
 def check_training_files(config: Any) -> None:
     """Every file-valued flag of ``train_fctncalling.py`` / ``fcenv train``."""
-    check_datasets([path for path in (config.dataset_path, config.eval_dataset_path) if path])
+    from fcenv.data import DatasetError
+
+    wrong = []  # both question files' problems at once, each under its flag
+    for flag in ("--dataset_path", "--eval_dataset_path"):
+        value = getattr(config, flag.removeprefix("--"))
+        try:
+            if value:
+                check_datasets([value])
+        except DatasetError as exc:
+            wrong.append(f"{flag} {value}: {exc}")
+    if wrong:
+        raise ConfigError("\n".join(wrong))
     check_model_folder("--model_name_or_path", config.model_name_or_path)
     if config.critic_init_values:
         read_prefix_values(config.critic_init_values, with_tools=bool(config.tool_format))

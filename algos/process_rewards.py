@@ -39,6 +39,7 @@ import torch
 
 from algos.model.loading import load_model, max_positions
 from algos.model.policy import LoraSettings, Policy
+from algos.progress import progress_bar
 from algos.rollout.codec import TextCodec
 from algos.rollout.hf import HFEngine
 from algos.rollout.play import play
@@ -130,12 +131,16 @@ def sampler_from_flags(args: argparse.Namespace) -> Sampler:
     return Sampler(policy, codec, envs, max_new_tokens, generator, dataset, held_out, tool_format)
 
 
-def _play(sampler: Sampler, starts: Sequence[int | tuple[int, dict]]) -> list[tuple[int, bool, list[str]]]:
-    """Play one episode from each start; per start (in order): (start number, verdict, texts)."""
+def _play(sampler: Sampler, starts: Sequence[int | tuple[int, dict]], progress: str = "") -> list[tuple[int, bool, list[str]]]:
+    """Play one episode from each start; per start (in order): (start number, verdict, texts).
+    ``progress``: the description of a bar over the episodes (none when empty)."""
     jobs = deque(enumerate(starts))
     started: dict[int, deque] = defaultdict(deque)
+    bar = progress_bar(len(starts), progress, unit="episode")
 
     def next_task(thread: int):
+        if started[thread]:  # the thread asks again: its last episode is over
+            bar.update(1)
         if not jobs:
             return None
         number, start = jobs.popleft()
@@ -144,6 +149,8 @@ def _play(sampler: Sampler, starts: Sequence[int | tuple[int, dict]]) -> list[tu
 
     rollout: Rollout = play(sampler.envs, HFEngine(sampler.policy), sampler.codec, next_task,
                             max_new_tokens=sampler.max_new_tokens, generator=sampler.generator)
+    bar.update(len(starts) - bar.n)
+    bar.close()
     out = []
     for episode in rollout.episodes:  # a thread's episodes end in the order they started
         actions = [rollout.actions[i] for i in episode.action_indices]
@@ -174,7 +181,8 @@ def replay(env: gym.Env, trajectory: Trajectory) -> Replayed:
                     info["messages"], valid, tools)
 
 
-def monte_carlo_values(sampler: Sampler, replayed: list[Replayed], completions: int) -> dict[tuple[int, str], float]:
+def monte_carlo_values(sampler: Sampler, replayed: list[Replayed], completions: int,
+                       progress: bool = False) -> dict[tuple[int, str], float]:
     """The share of ``completions`` continuations that end valid, per distinct state."""
     states: dict[tuple[int, str], int | tuple[int, dict]] = {}
     for r in replayed:
@@ -182,7 +190,8 @@ def monte_carlo_values(sampler: Sampler, replayed: list[Replayed], completions: 
         for key, snapshot in zip(r.state_keys, r.snapshots):
             states.setdefault((index, key), index if snapshot is None else (index, snapshot))
     order = list(states)
-    results = _play(sampler, [states[key] for key in order for _ in range(completions)])
+    results = _play(sampler, [states[key] for key in order for _ in range(completions)],
+                    progress="Monte Carlo completions" if progress else "")
     valid = np.array([v for _, v, _ in results], dtype=float).reshape(len(order), completions)
     return {key: float(share) for key, share in zip(order, valid.mean(1))}
 
@@ -251,11 +260,12 @@ def process_rewards(args: argparse.Namespace) -> dict[str, Any]:
         trajectories = trajectories_from_results(Path(args.from_results), sampler.dataset_path)
     else:
         chosen = training_tasks(sampler, args.tasks, args.seed)
-        played = _play(sampler, [i for i in chosen for _ in range(args.trajectories)])
+        played = _play(sampler, [i for i in chosen for _ in range(args.trajectories)],
+                       progress="trajectories" if args.progress else "")
         starts = [i for i in chosen for _ in range(args.trajectories)]
         trajectories = [Trajectory(starts[number], texts) for number, _, texts in played]
     replayed = [replay(sampler.envs[0], t) for t in trajectories]
-    values = monte_carlo_values(sampler, replayed, args.completions)
+    values = monte_carlo_values(sampler, replayed, args.completions, progress=args.progress)
     steps = [step_records(r, values) for r in replayed]
     pairs = preference_pairs(replayed, steps, args.margin)
     out = Path(args.out)

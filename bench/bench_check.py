@@ -1,6 +1,6 @@
 """Decode + check speed, ours vs BFCL's, on the same generated single-turn outputs.
 
-Run: ``python bench/bench_check.py [--repeat 5] [--per-entry 3]``. The reference is timed inside
+Run: ``python -m bench.bench_check [--repeat 5] [--per-entry 3]``. The reference is timed inside
 its own process by the oracle driver's ``time_single`` op (BFCL's runner logic: decode, format
 check, checker); ours is timed in this process (handler + checker). Each side gets one warm-up
 pass, then ``--repeat`` timed passes, the sides taking turns, of which the fastest counts. A
@@ -11,21 +11,20 @@ Prints a table per category family.
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from collections import defaultdict
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+import handlers
+from bench.side_by_side import fastest_passes
+from checkers import get_checker
+from checkers.ast_checker import calls_from_bfcl
+from handlers.base import DecodeError
+from harness.decoder_parity import decode_or_error
+from harness.generators import generate
+from harness.oracle import Oracle, from_jsonable
 
-from bench.side_by_side import fastest_passes  # noqa: E402
-from checkers import get_checker  # noqa: E402
-from checkers.ast_checker import calls_from_bfcl  # noqa: E402
-from handlers.base import DecodeError  # noqa: E402
-from tests.generators import generate  # noqa: E402
-from tests.oracle import Oracle, from_jsonable  # noqa: E402
-from tests.test_single_turn_parity import _decode, _handler  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def family(category: str) -> str:
@@ -40,7 +39,7 @@ def time_ours(items, repeat: int) -> float:
     start = time.perf_counter()
     for _ in range(repeat):
         for sample, decoder, checker in items:
-            checker(sample.task, _decode(decoder, sample.text))
+            checker(sample.task, decode_or_error(decoder, sample.text))
     return time.perf_counter() - start
 
 
@@ -74,7 +73,7 @@ def checker_only(samples, oracle: Oracle, repeat: int) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__)
     parser.add_argument("--bfcl-dir", default=str(ROOT.parent / "shared" / "bfcl"))
     parser.add_argument("--oracle-python", default=str(ROOT / ".oracle-venv" / "bin" / "python"))
     parser.add_argument("--repeat", type=int, default=5)
@@ -86,7 +85,7 @@ def main() -> None:
     for sample in samples:
         kind = sample.task.kind
         language = "python" if kind in ("relevance", "irrelevance") else sample.task.language
-        decoder = _handler(language)
+        decoder = handlers.get_handler(language)
         if decoder is None:
             continue
         checker = get_checker(kind if kind in ("relevance", "irrelevance") else "ast")
@@ -107,7 +106,7 @@ def main() -> None:
         print(f"{name:<24}{n:>8}{ours * per:>15.1f}{reference * per:>15.1f}{reference / ours:>9.2f}x")
     print()
     checker_only(samples, oracle, args.repeat)
-    missing = sorted({lang for lang in ("python", "java", "javascript") if _handler(lang) is None})
+    missing = sorted({lang for lang in ("python", "java", "javascript") if handlers.get_handler(lang) is None})
     if missing:
         print(f"(no handler installed yet for: {', '.join(missing)}; those texts are left out)")
 

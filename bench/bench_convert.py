@@ -1,12 +1,12 @@
 """How fast training sets convert, and how fast they are checked against BFCL's test set.
 
-Converts records in xLAM's layout (``datasets/tiny/make_xlam_like.py``) with
-``fcenv.sources.convert.convert_records`` (read, map the schema, build the answers, and judge
-the source's own answer through the decoder and checker, per task), then builds the index of
+Converts records in xLAM's layout (new questions drawn by ``datasets/tiny/make_xlam_like.py``)
+with ``fcenv.sources.convert.convert_records`` (read, map the schema, build the answers, and
+judge the source's own answer through the decoder and checker, per task), then builds the index of
 BFCL's test questions and looks every converted task up in it. Each timing is the fastest of
 ``--repeats`` passes.
 
-Run: ``python bench/bench_convert.py [--records 3000] [--bfcl_dir DIR] [--out bench/results/convert.json]``.
+Run: ``python -m bench.bench_convert [--records 3000] [--bfcl_dir DIR] [--out bench/results/convert.json]``.
 """
 
 from __future__ import annotations
@@ -18,13 +18,12 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from fcenv.bfcl_data import DEFAULT_DIR
+from fcenv.sources import get_format
+from fcenv.sources.convert import convert_records
+from fcenv.sources.decontaminate import BfclIndex
 
-from fcenv.bfcl_data import DEFAULT_DIR  # noqa: E402
-from fcenv.sources import get_format  # noqa: E402
-from fcenv.sources.convert import convert_records  # noqa: E402
-from fcenv.sources.decontaminate import BfclIndex  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def xlam_like(count: int) -> list[dict]:
@@ -44,7 +43,7 @@ def fastest(fn, repeats: int) -> tuple[float, object]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=3000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--bfcl_dir", type=Path, default=DEFAULT_DIR)

@@ -17,7 +17,7 @@ greedy accuracy and rollout reward against samples: mean of the seeds, their ran
 accuracy against training minutes), and prints the summary as a markdown table. ``--include``
 joins earlier reports' runs, ``--reuse`` finished run folders (e.g. bench_train.py's, timed alone).
 
-Run: ``python bench/bench_curves.py --name credit_single_turn [--seeds 1 2 3] [--parallel 2]
+Run: ``python -m bench.bench_curves --name credit_single_turn [--seeds 1 2 3] [--parallel 2]
 [-- extra training flags]``.
 """
 
@@ -33,10 +33,9 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from algos.store.results import read_metrics
 
-from algos.store.results import read_metrics  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 ALGORITHMS = ("TPPO", "APPO", "TurnPPO")
 COLORS = {"TPPO": "tab:blue", "APPO": "tab:orange", "TurnPPO": "tab:green", "GRPO": "tab:red", "RLOO": "tab:purple",
@@ -176,7 +175,7 @@ def plot(runs: dict, algorithms: list[str], path: Path, title: str, window: int)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--name", default="credit_single_turn", help="output file stem in --out_dir")
     parser.add_argument("--title", default="Credit assignment on the single-turn default")
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])

@@ -1,6 +1,6 @@
 """Decode speed per text, ours vs BFCL's, on the texts of the decoder parity tests.
 
-Run: ``python bench/bench_decode.py [--repeat 5]``. The reference is timed inside its own
+Run: ``python -m bench.bench_decode [--repeat 5]``. The reference is timed inside its own
 process by the oracle driver's ``time_decode`` op (``default_decode_ast_prompting`` on every
 text, failures included); ours is timed in this process through the registry
 (``handlers.decode``). Each side gets one warm-up pass, then ``--repeat`` timed passes,
@@ -13,19 +13,16 @@ and the speed-up.
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from bench.side_by_side import fastest_passes
+from handlers import decode
+from handlers.base import DecodeError
+from harness.decoder_parity import python_texts, texts_for
+from harness.oracle import Oracle
 
-from bench.side_by_side import fastest_passes  # noqa: E402
-from handlers import decode  # noqa: E402
-from handlers.base import DecodeError  # noqa: E402
-from tests.oracle import Oracle  # noqa: E402
-from tests.test_handlers_parity import python_texts  # noqa: E402
-from tests.test_handlers_parity_java_js import texts_for  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def one_pass(texts: list[str], language: str) -> tuple[float, int]:
@@ -42,7 +39,7 @@ def one_pass(texts: list[str], language: str) -> tuple[float, int]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__)
     parser.add_argument("--bfcl-dir", default=str(ROOT.parent / "shared" / "bfcl"))
     parser.add_argument("--oracle-python", default=str(ROOT / ".oracle-venv" / "bin" / "python"))
     parser.add_argument("--repeat", type=int, default=5)

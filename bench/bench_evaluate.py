@@ -1,6 +1,6 @@
 """``fcenv evaluate`` as a user runs it: wall time per result file, and its start-up.
 
-Writes a result file per single-turn category (``tests.generators``' outputs, right and
+Writes a result file per single-turn category (``harness.generators``' outputs, right and
 wrong, ``--per-entry`` per entry: 18,205 outputs over 13 files at 5), then times, each in a
 fresh process: ``fcenv evaluate --help`` (interpreter and command start-up), ``fcenv
 evaluate`` on a one-line file of one category (start-up plus reading one question file), and
@@ -8,7 +8,7 @@ evaluate`` on a one-line file of one category (start-up plus reading one questio
 what a one-line run costs; the rest is reading, decoding and checking. Best of ``--repeat``
 runs per row.
 
-Run: ``python bench/bench_evaluate.py [--per-entry 5] [--repeat 3]``.
+Run: ``python -m bench.bench_evaluate [--per-entry 5] [--repeat 3]``.
 """
 
 from __future__ import annotations
@@ -21,10 +21,9 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from harness.generators import AST_CATEGORIES, RELEVANCE_CATEGORIES, generate
 
-from tests.generators import AST_CATEGORIES, RELEVANCE_CATEGORIES, generate  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def run(*args: str) -> float:
@@ -39,7 +38,7 @@ def run(*args: str) -> float:
 def main(argv: list[str] | None = None) -> int:
     from fcenv.bfcl_data import DEFAULT_DIR
 
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--bfcl", type=Path, default=DEFAULT_DIR)
     parser.add_argument("--per-entry", type=int, default=5)
     parser.add_argument("--repeat", type=int, default=3)

@@ -1,6 +1,6 @@
 """Fault tolerance: training runs killed with SIGKILL at random moments, then resumed.
 
-Run: ``python bench/bench_faults.py [--trials 12] [--iterations 6] [--seed 0] [--keep DIR]``.
+Run: ``python -m bench.bench_faults [--trials 12] [--iterations 6] [--seed 0] [--keep DIR]``.
 
 Real ``python train_fctncalling.py`` processes on the tiny test model (built offline and
 cached), a checkpoint every iteration. One uninterrupted run is the reference. Each trial
@@ -39,9 +39,6 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
 import torch
 
 from algos.config import parse_config
@@ -50,7 +47,7 @@ from algos.model.policy import LoraSettings, Policy
 from algos.ppo.update import make_optimizers
 from algos.store import checkpoint as ckpt
 from algos.tiny.build import DEFAULT_CACHE_DIR, TINY_SYSTEM_PROMPT, build_tiny
-from tests.fault_harness import (
+from harness.faults import (
     Training,
     checkpoint_tensors,
     differences,
@@ -61,7 +58,9 @@ from tests.fault_harness import (
     stop_inside_write,
     train_flags,
 )
-from tests.tiny_test_model import TEST_SPEC
+from harness.tiny_test_model import TEST_SPEC
+
+ROOT = Path(__file__).resolve().parents[1]
 
 WRITE_PHASES = ("", "actor/adapter_model.safetensors", "optimizers.pt", "manifest.json")
 # The files of a write in the order it makes them, to tell how far a killed write got.
@@ -186,7 +185,7 @@ def run_trial(number: int, mode: str, model: Path, reference: Path, work: Path, 
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n")[0])
     parser.add_argument("--trials", type=int, default=12, help="kill-and-resume trials (half of each kind)")
     parser.add_argument("--iterations", type=int, default=6, help="iterations of every run")
     parser.add_argument("--seed", type=int, default=0, help="seed of the kill moments")

@@ -1,6 +1,6 @@
 """What a multi-turn step costs, in FC mode and prompting mode, as the chat grows.
 
-Run: ``python bench/bench_fc_steps.py [--calls 200000] [--turns 4] [--bfcl-dir DIR]``.
+Run: ``python -m bench.bench_fc_steps [--calls 200000] [--turns 4] [--bfcl-dir DIR]``.
 
 1. The step of issue 26: on multi_turn_base_0 in FC mode (``tool_format="hermes"``, the family
    template), one step of ``--calls`` ``<tool_call>`` blocks calling ``ls()`` (11 MB for
@@ -23,11 +23,10 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from fcenv.bfcl_data import DEFAULT_DIR as BFCL_DEFAULT_DIR
+from fcenv.env import FunctionCallingEnv
 
-from fcenv.bfcl_data import DEFAULT_DIR as BFCL_DEFAULT_DIR  # noqa: E402
-from fcenv.env import FunctionCallingEnv  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 STEP_CALLS = 128
 STEPS_PER_TURN = 19  # BFCL force-terminates a turn at its 21st step with calls
@@ -83,7 +82,8 @@ def grown_chat(bfcl_dir: Path, mode: str, turns: int) -> tuple[int, int, float, 
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--calls", type=int, default=200_000)
     parser.add_argument("--turns", type=int, default=4)
     parser.add_argument("--bfcl-dir", type=Path, default=None)

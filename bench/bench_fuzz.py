@@ -1,9 +1,9 @@
 """The fuzz suite's inputs without pytest: exceptions and per-call time for every target.
 
-Run: ``python bench/bench_fuzz.py [--inputs 100500] [--bfcl-dir DIR]``.
+Run: ``python -m bench.bench_fuzz [--inputs 100500] [--bfcl-dir DIR]``.
 
-Generates the inputs of tests/test_fuzz.py and tests/test_fuzz_env.py with the same
-strategies (tests/strategies.py, derandomized: the same inputs on every run; ``--inputs``
+Generates the inputs of tests/fuzz/test_fuzz.py and tests/fuzz/test_fuzz_env.py with the same
+strategies (harness/strategies.py, derandomized: the same inputs on every run; ``--inputs``
 scales every group alike, and the default is the tests' own count) and feeds them to:
 
 - every registered decoder, called directly and through ``handlers.decode``;
@@ -13,7 +13,7 @@ scales every group alike, and the default is the tests' own count) and feeds the
   multi-turn episodes (several fuzzed steps each, often to the end, sometimes with a step of
   very many calls); of FC multi-turn episodes (the three families' formats), where a step
   must also render only its new messages within a turn; and of multi-turn episodes on a
-  user's hostile tool backend (tests/hostile_tools.py: tools that exit, raise
+  user's hostile tool backend (harness/hostile_tools.py: tools that exit, raise
   ``BaseException`` subclasses, hold state ``!=`` cannot compare).
 
 Each call is timed alone. Prints, per target: calls, exceptions (anything but a
@@ -38,17 +38,29 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from hypothesis import given
+from hypothesis import strategies as st
 
-from hypothesis import given  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-
-from checkers import available_checkers, get_checker  # noqa: E402
-from fcenv.bfcl_data import DEFAULT_DIR as BFCL_DEFAULT_DIR  # noqa: E402
-from fcenv.multi_turn.trajectory import check_recorded  # noqa: E402
-from handlers import DecodeError, available_handlers, decode, get_handler  # noqa: E402
-from tests.strategies import (  # noqa: E402
+from checkers import available_checkers, get_checker
+from fcenv.bfcl_data import DEFAULT_DIR as BFCL_DEFAULT_DIR
+from fcenv.multi_turn.trajectory import check_recorded
+from handlers import DecodeError, available_handlers, decode, get_handler
+from harness.fuzz_properties import (
+    FAMILIES,
+    MULTI_TURN,
+    REWARDS,
+    SINGLE_TURN,
+    assert_bounded_rendering,
+    assert_check_result,
+    assert_decoded,
+    assert_step,
+    env_choices,
+    make_env,
+    make_fc_env,
+    multi_turn_case,
+    single_turn_case,
+)
+from harness.strategies import (
     Choices,
     fuzz_for,
     fuzz_settings,
@@ -60,19 +72,9 @@ from tests.strategies import (  # noqa: E402
     task_text,
     tool_call_text,
 )
-from tests.strategies_multi_turn import episode_texts, in_family  # noqa: E402
-from tests.test_fuzz import assert_check_result, assert_decoded, multi_turn_case, single_turn_case  # noqa: E402
-from tests.test_fuzz_env import (  # noqa: E402
-    FAMILIES,
-    MULTI_TURN,
-    REWARDS,
-    SINGLE_TURN,
-    assert_bounded_rendering,
-    assert_step,
-    env_choices,
-    make_env,
-    make_fc_env,
-)
+from harness.strategies_multi_turn import episode_texts, in_family
+
+ROOT = Path(__file__).resolve().parents[1]
 
 # Examples per group in the test suite; --inputs scales them.
 GROUPS = {"python text": 20_000, "java/javascript text": 12_000, "json/tool_call text": 12_000, "any text": 20_000,
@@ -180,7 +182,7 @@ def multi_turn_checker(rec: Recorder, case) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--inputs", type=int, default=sum(GROUPS.values()), help="generated inputs in all")
     parser.add_argument("--bfcl-dir", type=Path, default=None)
     parser.add_argument("--only", default="", help="run only the input groups whose name contains this")
@@ -245,7 +247,7 @@ def main() -> int:
                 break
 
     from fcenv.env import FunctionCallingEnv
-    from tests.hostile_tools import write_tasks
+    from harness.hostile_tools import write_tasks
 
     hostile_data = tempfile.TemporaryDirectory(prefix="hostile-tools-")  # removed when the bench ends
     hostile = FunctionCallingEnv(write_tasks(Path(hostile_data.name)), reward="shaped")

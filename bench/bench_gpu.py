@@ -16,9 +16,9 @@ policy (actor and critic LoRA adapters, value head) measures:
   this machine with this thread count (the CPU analogue of MFU: how close to the hardware).
 
 Every action is forced to ``--new_tokens`` tokens (no stop token can be sampled), so both
-sides generate the same number of tokens. Run on a GPU: ``python bench/bench_gpu.py``; a
-quick CPU smoke run: ``python bench/bench_gpu.py --shape small --batch 4 --context 64
---new_tokens 16``; the compute-bound CPU size: ``python bench/bench_gpu.py --shape qwen2-40m
+sides generate the same number of tokens. Run on a GPU: ``python -m bench.bench_gpu``; a
+quick CPU smoke run: ``python -m bench.bench_gpu --shape small --batch 4 --context 64
+--new_tokens 16``; the compute-bound CPU size: ``python -m bench.bench_gpu --shape qwen2-40m
 --batch 8 --context 512 --new_tokens 64 --repeats 2``.
 """
 
@@ -33,17 +33,16 @@ from pathlib import Path
 import numpy as np
 import torch
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from algos.config import TrainConfig
+from algos.model.policy import LoraSettings, Policy
+from algos.ppo.algorithms import resolve
+from algos.ppo.buffer import compute_advantages, score_rollout
+from algos.ppo.update import PPOSettings, PPOTrainer, make_optimizers
+from algos.rollout.hf import HFEngine
+from algos.rollout.records import ActionRecord, EpisodeRecord, Rollout
+from bench.bench_memory import SHAPES
 
-from algos.config import TrainConfig  # noqa: E402
-from algos.model.policy import LoraSettings, Policy  # noqa: E402
-from algos.ppo.algorithms import resolve  # noqa: E402
-from algos.ppo.buffer import compute_advantages, score_rollout  # noqa: E402
-from algos.ppo.update import PPOSettings, PPOTrainer, make_optimizers  # noqa: E402
-from algos.rollout.hf import HFEngine  # noqa: E402
-from algos.rollout.records import ActionRecord, EpisodeRecord, Rollout  # noqa: E402
-from bench.bench_memory import SHAPES  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 # Dense bf16 peak (TFLOP/s) by device name; anything else needs --peak_tflops.
 PEAKS = {"H100": 989.0, "H200": 989.0, "A100": 312.0}
@@ -87,7 +86,7 @@ def timed(fn, device: torch.device) -> tuple[float, object]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--shape", choices=sorted(SHAPES), default="qwen2-0.5b")
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--context", type=int, default=512)

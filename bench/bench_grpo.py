@@ -8,7 +8,9 @@ coefficient. They run in alternating rounds in one process, with the same torch 
 count, so machine load affects both alike. A sample is one completion generated, scored
 and trained on. TRL is a benchmark-only dependency (``pip install trl``).
 
-Run: ``python bench/bench_grpo.py [--rounds 3 --steps 8] [--out bench/results/grpo.json]``.
+Run: ``python -m bench.bench_grpo [--rounds 3 --steps 8] [--configs TPPO,GRPO] [--with_vllm]
+[--out bench/results/grpo.json]`` (``--with_vllm``: also the default TPPO and our GRPO sampling
+with the vllm rollout engine, ``make vllm``).
 """
 
 from __future__ import annotations
@@ -24,7 +26,6 @@ from pathlib import Path
 import torch
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 BATCH = 32
 GENERATIONS = 4  # GRPO's group size: 8 prompts x 4 completions per step
@@ -53,6 +54,10 @@ OURS = {
 }
 
 
+# --with_vllm: the default TPPO and our GRPO again, sampling with the vllm rollout engine (make vllm).
+WITH_VLLM = {f"{name}, vllm engine": [*OURS[name], "--rollout_engine", "vllm"] for name in ("TPPO", "GRPO")}
+
+
 def ours_round(steps: int, seed: int, flags: list[str]) -> float:
     """Samples per second of our trainer over ``steps`` iterations (after one warm-up)."""
     from algos.config import parse_config
@@ -65,11 +70,14 @@ def ours_round(steps: int, seed: int, flags: list[str]) -> float:
                                "--save_interval", "100000", "--seed", str(seed), "--no-progress", "--torch_threads", "0",
                                *flags])
         runner = Runner(config, log=lambda message: None)
-        runner.train_iteration()  # warm-up
-        started = time.perf_counter()
-        for _ in range(steps):
-            runner.train_iteration()
-        return steps * BATCH / (time.perf_counter() - started)
+        try:
+            runner.train_iteration()  # warm-up
+            started = time.perf_counter()
+            for _ in range(steps):
+                runner.train_iteration()
+            return steps * BATCH / (time.perf_counter() - started)
+        finally:
+            runner.engine.close()
 
 
 def trl_round(steps: int, seed: int) -> float:
@@ -111,16 +119,25 @@ def trl_round(steps: int, seed: int) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--steps", type=int, default=8, help="timed optimizer rounds per side per round")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "grpo.json"))
+    parser.add_argument("--configs", default="", help="comma-separated names of our configurations to run "
+                                                       f"(default: all of {', '.join(OURS)})")
+    parser.add_argument("--with_vllm", action="store_true", help="also the default TPPO and our GRPO with "
+                                                                 "--rollout_engine vllm")
     args = parser.parse_args(argv)
+    chosen = [name.strip() for name in args.configs.split(",") if name.strip()] or list(OURS)
+    unknown = [name for name in chosen if name not in OURS]
+    if unknown:
+        parser.error(f"--configs: unknown {unknown}; choose from {list(OURS)}")
+    ours = {name: OURS[name] for name in chosen} | (WITH_VLLM if args.with_vllm else {})
     torch.set_num_threads(args.threads)
-    rates: dict[str, list[float]] = {name: [] for name in [*OURS, "TRL GRPO"]}
+    rates: dict[str, list[float]] = {name: [] for name in [*ours, "TRL GRPO"]}
     for round_index in range(args.rounds):
-        for name, flags in OURS.items():
+        for name, flags in ours.items():
             rates[name].append(ours_round(args.steps, seed=round_index, flags=flags))
         rates["TRL GRPO"].append(trl_round(args.steps, seed=round_index))
         print(f"round {round_index + 1}: " + ", ".join(f"{name} {values[-1]:.1f}" for name, values in rates.items())
@@ -129,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     report = {"samples_per_second": rates,
               "median": {name: statistics.median(values) for name, values in rates.items()},
               "against_trl": {name: statistics.median(values) / trl for name, values in rates.items()},
-              "flags": OURS, "batch": BATCH, "steps_per_round": args.steps, "threads": args.threads,
+              "flags": ours, "batch": BATCH, "steps_per_round": args.steps, "threads": args.threads,
               "trl_version": __import__("trl").__version__}
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(report, indent=2) + "\n")

@@ -1,12 +1,12 @@
 """Load: a vector env of multi-turn envs stepping for a long time; throughput and memory.
 
-Run: ``python bench/bench_load.py [--num-envs 64] [--steps 10000] [--warmup 1000]
+Run: ``python -m bench.bench_load [--num-envs 64] [--steps 10000] [--warmup 1000]
 [--sample-every 250] [--mode sync|async] [--dataset multi_turn_base] [--max-growth-mib 32]``.
 
 ``gym.make_vec("fcenv/FunctionCalling-v0", num_envs=N, dataset_path=<multi-turn file>,
 reward="shaped")`` steps ``--steps`` times with a realistic mix of actions per episode
 (ground truth, perturbed ground truth, wrong calls and prose; see ``run_load`` in
-tests/test_load.py), so episodes end and the vector env resets them. The async env runs with
+tests/env/test_load.py), so episodes end and the vector env resets them. The async env runs with
 ``shared_memory=False`` (text observations travel through the workers' pipes).
 
 Prints throughput after warm-up (env steps that took an action per second, and vector steps
@@ -23,11 +23,10 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from fcenv.bfcl_data import DEFAULT_DIR as BFCL_DEFAULT_DIR
+from harness.load import run_load
 
-from fcenv.bfcl_data import DEFAULT_DIR as BFCL_DEFAULT_DIR  # noqa: E402
-from tests.test_load import run_load  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def dataset_path(name: str) -> Path:
@@ -42,7 +41,7 @@ def dataset_path(name: str) -> Path:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--num-envs", type=int, default=64)
     parser.add_argument("--steps", type=int, default=10_000, help="vector steps")
     parser.add_argument("--warmup", type=int, default=1_000, help="vector steps before throughput and memory count")

@@ -8,7 +8,7 @@ default Qwen2-0.5B's shape) and the same batch, and reports its peak resident me
   adapters off); sample, score actor / reference / critic, actor backward, critic backward.
 
 On a GPU the peak is ``torch.cuda.max_memory_allocated``. Run:
-``python bench/bench_memory.py [--shape qwen2-0.5b|small] [--out bench/results/memory.json]``.
+``python -m bench.bench_memory [--shape qwen2-0.5b|small] [--out bench/results/memory.json]``.
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ def measure(setting: str, shape: str, batch: int, context: int, new_tokens: int)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--shape", choices=sorted(SHAPES), default="qwen2-0.5b")
     parser.add_argument("--batch", type=int, default=2)
     parser.add_argument("--context", type=int, default=128)
@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     results = {}
     for setting in ("actor", "full"):
-        out = subprocess.run([sys.executable, __file__, "--worker", setting, "--shape", args.shape,
+        out = subprocess.run([sys.executable, "-m", "bench.bench_memory", "--worker", setting, "--shape", args.shape,
                               "--batch", str(args.batch), "--context", str(args.context),
                               "--new_tokens", str(args.new_tokens)],
                              capture_output=True, text=True, check=True, cwd=ROOT)

@@ -7,7 +7,7 @@ scoring and updating per iteration (the fastest pass of each side) and whether t
 rewards agree (the update is the same up to float rounding, so the runs should stay
 together for the first iterations).
 
-Run: ``python bench/bench_micro_batches.py [--iterations 8] [--passes 2]``.
+Run: ``python -m bench.bench_micro_batches [--iterations 8] [--passes 2]``.
 """
 
 from __future__ import annotations
@@ -19,10 +19,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from algos.store.results import read_metrics
 
-from algos.store.results import read_metrics  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 DEFAULTS = {"single-turn": [], "multi-turn": ["--dataset_path", "multi_turn_train"]}
 
@@ -43,7 +42,7 @@ def timed_run(flags: list[str], budget: int, iterations: int, results: Path) -> 
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--iterations", type=int, default=8)
     parser.add_argument("--passes", type=int, default=2)
     args = parser.parse_args(argv)

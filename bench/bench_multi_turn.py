@@ -1,9 +1,9 @@
 """Multi-turn checking time, ours vs BFCL's, on the same trajectories; and the env's step cost.
 
-Run: ``python bench/bench_multi_turn.py [--per-entry 2] [--repeat 3]``.
+Run: ``python -m bench.bench_multi_turn [--per-entry 2] [--repeat 3]``.
 
 1. Checking: the ground truth of all 800 multi-turn entries plus ``--per-entry`` perturbed
-   trajectories each (tests/trajectories.py), evaluated as BFCL's runner does (decode every
+   trajectories each (harness/trajectories.py), evaluated as BFCL's runner does (decode every
    step, execute, state and response checks). BFCL is timed inside its own process by the
    oracle driver's ``time_multi`` op; ours in this process with ``check_multi_turn_result``.
    One warm-up pass per side, then ``--repeat`` passes, the sides taking turns; the fastest
@@ -16,22 +16,20 @@ from __future__ import annotations
 
 import argparse
 import random
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from bench.side_by_side import fastest_passes
+from fcenv.bfcl_data import DEFAULT_DIR as BFCL_DEFAULT_DIR
+from fcenv.data import load_tasks
+from fcenv.env import FunctionCallingEnv
+from fcenv.episode import EpisodeSettings
+from fcenv.evaluate import check_multi_turn_result
+from fcenv.multi_turn.executor import parse_call_text
+from harness.oracle import Oracle
+from harness.trajectories import ground_truth_steps, perturbed_trajectories
 
-from bench.side_by_side import fastest_passes  # noqa: E402
-from fcenv.bfcl_data import DEFAULT_DIR as BFCL_DEFAULT_DIR  # noqa: E402
-from fcenv.data import load_tasks  # noqa: E402
-from fcenv.env import FunctionCallingEnv  # noqa: E402
-from fcenv.episode import EpisodeSettings  # noqa: E402
-from fcenv.evaluate import check_multi_turn_result  # noqa: E402
-from fcenv.multi_turn.executor import parse_call_text  # noqa: E402
-from tests.oracle import Oracle  # noqa: E402
-from tests.trajectories import ground_truth_steps, perturbed_trajectories  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 CATEGORIES = ["multi_turn_base", "multi_turn_miss_func", "multi_turn_miss_param", "multi_turn_long_context"]
 
@@ -44,7 +42,7 @@ def bfcl_dir() -> Path:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--per-entry", type=int, default=2, help="perturbed trajectories per entry")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--oracle-python", default=str(ROOT / ".oracle-venv" / "bin" / "python"))

@@ -3,7 +3,7 @@ sampling pass (``--sampling_old_logprobs``), or recorded by the update's first p
 default with one minibatch per epoch). The time of a training iteration and of the scoring
 step, on both embedded defaults, the settings taking turns in one process.
 
-Run: ``python bench/bench_old_logprobs.py [--rounds 3 --iterations 5]``.
+Run: ``python -m bench.bench_old_logprobs [--rounds 3 --iterations 5]``.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 DEFAULTS = {"single-turn": [], "multi-turn": ["--dataset_path", "multi_turn_train"]}
 SOURCES = {"rescored": "rescore", "sampling pass": "sampling", "update's first pass": "update"}
@@ -51,7 +50,7 @@ def measure(flags: list[str], source: str, iterations: int) -> dict[str, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--iterations", type=int, default=5)
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "old_logprobs.json"))

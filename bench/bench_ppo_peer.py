@@ -15,7 +15,7 @@ this runs from a separate environment::
     /tmp/agilerl-venv/bin/pip install torch==2.13.0
     /tmp/agilerl-venv/bin/pip install agilerl==2.58.0 transformers==5.14.1 peft==0.21.0 datasets==5.0.1
     /tmp/agilerl-venv/bin/pip install -e . tensorboard
-    /tmp/agilerl-venv/bin/python bench/bench_ppo_peer.py [--rounds 2 --steps 4]
+    /tmp/agilerl-venv/bin/python -m bench.bench_ppo_peer [--rounds 2 --steps 4]
 
 What each side does per sample is in BENCHMARKS.md ("A PPO peer with a critic").
 """
@@ -33,10 +33,9 @@ from pathlib import Path
 
 import torch
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from bench.bench_grpo import BATCH, KL, LR, MAX_NEW_TOKENS, ours_round
 
-from bench.bench_grpo import BATCH, KL, LR, MAX_NEW_TOKENS, ours_round  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 CRITIC_LR = 2e-3
 EPOCHS = 2
@@ -105,7 +104,7 @@ def agilerl_round(steps: int, seed: int) -> tuple[float, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--steps", type=int, default=4, help="timed updates per side per round")
     parser.add_argument("--threads", type=int, default=1)

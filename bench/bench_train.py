@@ -8,7 +8,7 @@ temperature 1. The goal: at most 10 minutes per run on 2 CPU cores once the mode
 held-out greedy accuracy +0.15 or more, ending at 0.80 or more; sampled +0.25 or more. Also
 plots the trainer's own held-out evaluations against samples (``train_heldout.png``).
 
-Run: ``python bench/bench_train.py [--seeds 1 2 3] [--out bench/results/train.json] [-- extra flags]``.
+Run: ``python -m bench.bench_train [--seeds 1 2 3] [--out bench/results/train.json] [-- extra flags]``.
 """
 
 from __future__ import annotations
@@ -23,10 +23,9 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from algos.store.results import read_metrics
 
-from algos.store.results import read_metrics  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def curves(run_dir: Path) -> dict[str, list[float]]:
@@ -64,7 +63,7 @@ def plot(report: list[dict], path: Path, title: str) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     parser.add_argument("--samples", type=int, default=4, help="sampled answers per held-out task (client)")
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "train.json"))
@@ -88,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
             seconds = time.perf_counter() - started
             (run_dir,) = Path(results, f"seed{seed}").glob("*/*/*/run1")
             measured = Path(results) / f"heldout_seed{seed}.json"
-            subprocess.run([sys.executable, str(ROOT / "bench" / "heldout.py"), str(run_dir), "--samples",
+            subprocess.run([sys.executable, "-m", "bench.heldout", str(run_dir), "--samples",
                             str(args.samples), "--out", str(measured)], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
             start, end = json.loads(measured.read_text())["reports"]
             row = {"seed": seed, "train_seconds": round(seconds, 1), "start": start, "end": end,
@@ -97,8 +96,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"seed {seed}: {seconds / 60:.1f} min; held-out greedy {start['greedy_accuracy']:.3f} -> "
                   f"{end['greedy_accuracy']:.3f}, sampled {start['sampled_accuracy']:.3f} -> "
                   f"{end['sampled_accuracy']:.3f} ({start['tasks']} tasks, independent client)", flush=True)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps({"extra_flags": extra, "runs": report}, indent=1) + "\n")
+            # Written after every seed: a run stopped part-way keeps the seeds it finished.
+            Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+            Path(args.out).write_text(json.dumps({"extra_flags": extra, "runs": report}, indent=1) + "\n")
     plotted = plot(report, Path(args.plot), args.title)
     print("" if plotted else "(matplotlib missing: no plot)")
     return 0

@@ -10,7 +10,7 @@ run folder laid out like ours, whose first checkpoint is the run's start (a fres
 LoRA's B starts at zero, so both starts are the base model itself), and ``bench/heldout.py``
 measures start and end: greedy and sampled, on the run's held-out tasks.
 
-Run: ``python bench/bench_trl_heldout.py RUN_DIR [--seeds 1 2 3] [--out bench/results/trl_heldout.json]``
+Run: ``python -m bench.bench_trl_heldout RUN_DIR [--seeds 1 2 3] [--out bench/results/trl_heldout.json]``
 with RUN_DIR a single-turn run of ``train_fctncalling.py`` (e.g. ``results/default/tiny-llama/
 tiny_train/TPPO/run1`` after ``make train``). TRL is a benchmark-only dependency.
 """
@@ -25,10 +25,9 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from bench.bench_grpo import BATCH, GENERATIONS
 
-from bench.bench_grpo import BATCH, GENERATIONS  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def train_trl(run_dir: Path, seed: int, out: Path) -> float:
@@ -81,7 +80,7 @@ def run_folder(run_dir: Path, adapter_home: Path) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("run_dir", type=Path, help="a single-turn run of train_fctncalling.py")
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     parser.add_argument("--samples", type=int, default=4, help="sampled answers per held-out task (client)")
@@ -93,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
             folder = run_folder(args.run_dir, Path(home))
             seconds = train_trl(args.run_dir, seed, folder / "checkpoints" / "iter_999999" / "actor")
             measured = Path(home) / "heldout.json"
-            subprocess.run([sys.executable, str(ROOT / "bench" / "heldout.py"), str(folder), "--samples",
+            subprocess.run([sys.executable, "-m", "bench.heldout", str(folder), "--samples",
                             str(args.samples), "--out", str(measured)], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
             start, end = json.loads(measured.read_text())["reports"]
         report.append({"seed": seed, "train_seconds": round(seconds, 1), "start": start, "end": end})

@@ -12,7 +12,7 @@ taken as many actions as the run (``num_env_steps``). Its adapter becomes the la
 a run folder laid out like ours, whose first checkpoint is the run's start, and
 ``bench/heldout.py`` measures both, greedy and sampled, on the run's held-out tasks.
 
-Run: ``python bench/bench_trl_multi_turn.py RUN_DIR [--seeds 1 2 3] [--out FILE]`` with RUN_DIR a
+Run: ``python -m bench.bench_trl_multi_turn RUN_DIR [--seeds 1 2 3] [--out FILE]`` with RUN_DIR a
 run of ``python train_fctncalling.py --dataset_path multi_turn_train --algorithm_name GRPO
 --group_size 4``.
 """
@@ -27,18 +27,17 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from bench.bench_grpo import BATCH, GENERATIONS
+from bench.bench_trl_heldout import run_folder
 
-from bench.bench_grpo import BATCH, GENERATIONS  # noqa: E402
-from bench.bench_trl_heldout import run_folder  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def train_trl(run_dir: Path, seed: int, out: Path) -> dict:
     """TRL's GRPO through EpisodeRollout on the run's base, tasks and settings; the adapter
     saved in ``out``. Returns the training's wall time, steps and actions."""
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
+    from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback, set_seed
     from trl import GRPOConfig, GRPOTrainer
 
     from algos.model.policy import LoraSettings
@@ -46,6 +45,9 @@ def train_trl(run_dir: Path, seed: int, out: Path) -> dict:
 
     saved = json.loads((run_dir / "args.json").read_text())
     resolved = saved["resolved"]
+    # GRPOTrainer wraps the model in its LoRA adapter before it seeds: seed first, so that the
+    # adapter's initial weights are the seed's too.
+    set_seed(seed)
     torch.set_num_threads(max(1, int(saved.get("torch_threads") or 1)))
     base = AutoModelForCausalLM.from_pretrained(resolved["base_model"], dtype=torch.float32)
     tokenizer = AutoTokenizer.from_pretrained(resolved["base_model"])
@@ -55,10 +57,12 @@ def train_trl(run_dir: Path, seed: int, out: Path) -> dict:
     target = int(saved["num_env_steps"])
 
     class StopAtSamples(TrainerCallback):
-        """Ends training once the rollouts have taken the run's number of actions, as ours does."""
+        """Ends training once the rollouts have taken the run's number of actions, as ours does,
+        after the last batch's passes (``num_iterations`` steps per batch)."""
 
         def on_step_end(self, args, state, control, **kwargs):
-            control.should_training_stop = rollout.actions >= target
+            passes = args.num_iterations * args.steps_per_generation
+            control.should_training_stop = rollout.actions >= target and state.global_step % passes == 0
 
     window = int(resolved.get("context_window") or base.config.max_position_embeddings)
     with tempfile.TemporaryDirectory() as scratch:
@@ -85,7 +89,7 @@ def train_trl(run_dir: Path, seed: int, out: Path) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("run_dir", type=Path, help="a multi-turn run of train_fctncalling.py")
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     parser.add_argument("--samples", type=int, default=4, help="sampled answers per held-out task (client)")
@@ -97,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
             folder = run_folder(args.run_dir, Path(home))
             trained = train_trl(args.run_dir, seed, folder / "checkpoints" / "iter_999999" / "actor")
             measured = Path(home) / "heldout.json"
-            subprocess.run([sys.executable, str(ROOT / "bench" / "heldout.py"), str(folder), "--samples",
+            subprocess.run([sys.executable, "-m", "bench.heldout", str(folder), "--samples",
                             str(args.samples), "--out", str(measured)], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
             start, end = json.loads(measured.read_text())["reports"]
         report.append({"seed": seed, **trained, "start": start, "end": end})

@@ -9,7 +9,7 @@ episode ends. Both the checkpoint of the run's start (``iter_000000``) and its l
 measured, greedy and sampled (temperature 1, no top-k or top-p), so "start -> end" is the
 change RL made.
 
-Run: ``python bench/heldout.py RUN_DIR [--data EVAL_FILE] [--samples 4] [--out report.json]``.
+Run: ``python -m bench.heldout RUN_DIR [--data EVAL_FILE] [--samples 4] [--out report.json]``.
 """
 
 from __future__ import annotations
@@ -23,10 +23,9 @@ from pathlib import Path
 import gymnasium as gym
 import torch
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+import fcenv  # registers the env id
 
-import fcenv  # noqa: E402  (registers the env id)
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def checkpoints(run_dir: Path) -> list[Path]:
@@ -100,7 +99,7 @@ def _max_positions(resolved: dict) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("run_dir", type=Path)
     parser.add_argument("--data", type=Path, default=None,
                         help="question file, all of its tasks (default: the run's held-out tasks)")

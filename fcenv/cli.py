@@ -18,6 +18,7 @@ import sys
 from importlib.metadata import entry_points
 from pathlib import Path
 
+from fcenv.arguments import ArgumentParser
 from fcenv.data import DatasetError, warnings_shown_as
 from fcenv.rewards import REWARDS
 from fcenv.tool_formats import available_tool_formats
@@ -106,7 +107,7 @@ def _data_check(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="fcenv", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = ArgumentParser(prog="fcenv", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
 
     ev = commands.add_parser("evaluate", help="score a BFCL result file")
@@ -130,7 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     data = commands.add_parser("data", help="fetch BFCL's data; convert training sets to fcenv tasks and check them")
     data_commands = data.add_subparsers(dest="data_command", required=True)
-    bfcl = data_commands.add_parser("bfcl", help="BFCL's data from the bfcl-eval package")
+    bfcl = data_commands.add_parser("bfcl", help="BFCL's data from the bfcl-eval package (into ~/.cache/fcenv/bfcl)")
     bfcl.add_argument("--dest", help="target folder (default: ~/.cache/fcenv/bfcl)")
     bfcl.add_argument("--version", help="bfcl-eval version")
     bfcl.add_argument("--wheel", help="use this bfcl-eval wheel instead of downloading one")
@@ -172,6 +173,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with warnings_shown_as(f"fcenv {args.command}"):
             return args.command_fn(args)
+    except KeyboardInterrupt:  # Ctrl-C: a stop the user asked for, not a failure to trace
+        print(f"\nfcenv {args.command}: interrupted", file=sys.stderr)
+        return 130
     except (DatasetError, UsageError, OSError, RuntimeError) as exc:
         if isinstance(exc, BrokenPipeError):
             return _reader_went_away()

@@ -100,8 +100,10 @@ class DatasetError(ValueError):
         self.problems = sorted(problems, key=lambda p: (files.index(p.file), p.line or 0))
         shown = "\n".join(f"  {p}" for p in self.problems[:50])
         more = f"\n  ... and {len(self.problems) - 50} more" if len(self.problems) > 50 else ""
-        noun = "problem" if len(self.problems) == 1 else "problems"
-        super().__init__(f"{len(self.problems)} {noun} in the input:\n{shown}{more}")
+        if len(self.problems) == 1:  # one line, as the commands' other errors
+            super().__init__(str(self.problems[0]))
+        else:
+            super().__init__(f"{len(self.problems)} problems in the input:\n{shown}{more}")
 
 
 @dataclass
@@ -331,7 +333,11 @@ def load_tasks(
     path = resolve_dataset(path)
     file = str(path)
     if not path.exists():
-        raise DatasetError([Problem(file, None, None, None, "no such file")])
+        from fcenv.bundled import close_split_name
+
+        meant = close_split_name(path)
+        hint = f" (did you mean the bundled split {meant}?)" if meant else ""
+        raise DatasetError([Problem(file, None, None, None, f"no such file{hint}")])
     records, problems, is_array = read_records(path)
     validators = _validators()
     file_category = (m.group("category") if (m := _FILE_CATEGORY.match(path.name)) else None)

@@ -53,11 +53,28 @@ def read_results(path: Path, tasks: dict[str, Task]) -> list[ResultLine]:
                 problems.append(Problem(file, record.line, entry_id, "result", issue))
             else:
                 lines.append(ResultLine(record.line, entry_id, value["result"]))
+    unknown = [p.entry_id for p in problems if p.field == "id" and p.entry_id is not None]
+    if unknown and len(unknown) == len(records):
+        raise DatasetError([_answers_another_file(file, unknown, tasks)])
     if problems:
         raise DatasetError(problems)
     if not lines:
         raise DatasetError([Problem(file, None, None, None, "the result file holds no lines")])
     return lines
+
+
+def _answers_another_file(file: str, ids: list[str], tasks: dict[str, Task]) -> Problem:
+    """A result file none of whose ids is an entry of the question file answers another one
+    (the other bundled split, another BFCL version's file): one line that says so, not one
+    per line, and no verdicts (it would score 0% against the wrong questions)."""
+    from fcenv.bundled import split_holding
+
+    questions = next(iter(tasks.values())).source if tasks else "the question file"
+    shown = ", ".join(repr(i) for i in ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
+    split = split_holding(ids)
+    other = f"the bundled split {split}'s entries (--data {split})" if split else "another question file"
+    return Problem(file, None, None, "id", f"no line answers an entry of {questions} (no entry with the ids "
+                                           f"{shown}): the results answer {other}")
 
 
 def unanswered(tasks: Iterable[Task], lines: list[ResultLine]) -> list[str]:

@@ -31,7 +31,7 @@ Known divergences, all on text the two grammar versions (BFCL's tree-sitter-java
 - keywords as bare values: ``f(a=in)``, ``f(a=for)`` decode in BFCL, ``f(a=await)`` does not;
   ``using x = y;`` declarations are new syntax;
 - other error recovery on broken text: about 1 in 1,000 randomly corrupted BFCL answers
-  (tests/test_handlers_parity_java_js.py holds the cases that were brought into line).
+  (tests/parity/test_handlers_parity_java_js.py holds the cases that were brought into line).
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ def old_grammar_rejects(root: Any) -> bool:
     The old one instead reported an ERROR when the last argument could also begin an arrow
     function's parameter list: an arrow function, ``[]``, ``{}`` or ``{x}`` (alone or as the
     value of ``name=``), or a chained assignment ``a=b=...``. Found by differential testing
-    against BFCL (tests/test_handlers_parity_java_js.py); other recovery differences remain.
+    against BFCL (tests/parity/test_handlers_parity_java_js.py); other recovery differences remain.
     """
     if not root.has_error:
         return False

@@ -29,6 +29,11 @@ def pytest_addoption(parser):
         help="fail, rather than skip, fcenv.verl's tests when the verl venv is missing (CI)",
     )
     parser.addoption(
+        "--require-vllm",
+        action="store_true",
+        help="fail, rather than skip, the vllm rollout engine's tests when vLLM is missing (CI)",
+    )
+    parser.addoption(
         "--bfcl-dir",
         default=None,
         help="folder with BFCL's data (default: ../shared/bfcl, else datasets/bfcl, else ~/.cache/fcenv/bfcl)",
@@ -51,7 +56,7 @@ def bfcl_dir(request) -> Path:
 
 @pytest.fixture(scope="session")
 def oracle(request):
-    from tests.oracle import Oracle
+    from harness.oracle import Oracle
 
     python = Path(request.config.getoption("--oracle-python"))
     if not python.exists():
@@ -74,12 +79,26 @@ def verl_python(request) -> Path:
 
 
 @pytest.fixture(scope="session")
+def vllm_ready(request) -> str:
+    """The interpreter the vllm engine runs with (.vllm-venv's, `make vllm`), checked to hold vLLM."""
+    from algos.rollout.vllm import default_python, vllm_missing
+
+    python = default_python()
+    missing = vllm_missing(python)
+    if missing:
+        if request.config.getoption("--require-vllm"):
+            pytest.fail(missing)
+        pytest.skip(missing)
+    return python
+
+
+@pytest.fixture(scope="session")
 def tiny_model(tmp_path_factory) -> Path:
-    """The folder of the tests' tiny model (tests/tiny_test_model.py), built once per session."""
+    """The folder of the tests' tiny model (harness/tiny_test_model.py), built once per session."""
     import torch
 
     from algos.tiny.build import build_tiny
-    from tests.tiny_test_model import TEST_SPEC
+    from harness.tiny_test_model import TEST_SPEC
 
     torch.set_num_threads(1)  # as the trainer runs; two test workers on two cores would oversubscribe
     return build_tiny(tmp_path_factory.getbasetemp() / "tiny-cache", TEST_SPEC, log=lambda message: None)

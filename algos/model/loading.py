@@ -6,6 +6,7 @@ chat template when it has one) and which tokens end an action.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,7 +102,10 @@ def load_model(model_name_or_path: str, device: torch.device, *, cache_dir: str 
             raise FileNotFoundError(f"--model_name_or_path {model_name_or_path!r} is not a local checkpoint folder")
         label, default_prompt = path.name, None
     tokenizer = load_tokenizer(path)
-    base = AutoModelForCausalLM.from_pretrained(path, dtype=model_dtype(device), local_files_only=True)
+    # transformers' "Loading weights" bar is worth seeing for a large checkpoint; the embedded
+    # model loads in a blink, and its bar would be noise in every run's output.
+    with _weights_bar_hidden(is_embedded(model_name_or_path)):
+        base = AutoModelForCausalLM.from_pretrained(path, dtype=model_dtype(device), local_files_only=True)
     base.to(device)
     renderer = chat_renderer(tokenizer) if getattr(tokenizer, "chat_template", None) else None
     stop_ids = _stop_ids(tokenizer, base)
@@ -110,3 +114,17 @@ def load_model(model_name_or_path: str, device: torch.device, *, cache_dir: str 
     return LoadedModel(base=base, tokenizer=tokenizer, renderer=renderer,
                        system_prompt=system_prompt or default_prompt, label=label, path=path, pad_id=int(pad_id),
                        stop_ids=stop_ids)
+
+
+@contextlib.contextmanager
+def _weights_bar_hidden(hidden: bool):
+    from transformers.utils import logging
+
+    shown = logging.is_progress_bar_enabled()
+    if hidden and shown:
+        logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if hidden and shown:
+            logging.enable_progress_bar()

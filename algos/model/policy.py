@@ -13,8 +13,10 @@ compare like with like.
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import re
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -80,7 +82,10 @@ class Policy(torch.nn.Module):
             base.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
         # Checkpointed layers keep no KV cache while training, so rows cannot share a context's pass.
         self.shares_contexts = not gradient_checkpointing
-        self.model = get_peft_model(base, actor_lora.to_config(), adapter_name=ACTOR)
+        with warnings.catch_warnings():
+            # PEFT reads transformers' renamed `is_gradient_checkpointing`; the warning is theirs.
+            warnings.filterwarnings("ignore", message="`is_gradient_checkpointing` is deprecated", category=FutureWarning)
+            self.model = get_peft_model(base, actor_lora.to_config(), adapter_name=ACTOR)
         roles = [ACTOR]
         self.value_head = None
         if not 0 < critic_fraction <= 1:
@@ -185,8 +190,8 @@ class Policy(torch.nn.Module):
                 return out.last_hidden_state[:, c - 1:c + k]
             prefix = run_once_per_context(decoder, batch, shared)
             rest = decoder(input_ids=batch.input_ids[:, c:], attention_mask=batch.attention_mask,
-                           position_ids=batch.position_ids[:, c:], past_key_values=prefix.past_key_values,
-                           use_cache=True)
+                           position_ids=batch.position_ids[:, c:], use_cache=True,
+                           **with_kv_cache(kv_cache(prefix)))
         if states is not None:
             states.append(torch.cat([recorded[0][shared[1]], recorded[1]], dim=1))
         return torch.cat([prefix.last_hidden_state[shared[1], c - 1:c], rest.last_hidden_state], dim=1)
@@ -252,6 +257,25 @@ class Policy(torch.nn.Module):
         return self.token_values(pack(contexts, None, self.pad_id, self.device))[:, 0]
 
 
+@functools.cache
+def _kv_cache_name() -> str:
+    """What the installed transformers calls a model's KV cache, as a forward argument and an
+    output field: ``cache`` since it renamed ``past_key_values`` (the old name warns there)."""
+    from transformers.modeling_outputs import BaseModelOutputWithPast
+
+    return "cache" if "cache" in BaseModelOutputWithPast.__dataclass_fields__ else "past_key_values"
+
+
+def kv_cache(out) -> object:
+    """The KV cache a forward with ``use_cache=True`` returned."""
+    return getattr(out, _kv_cache_name())
+
+
+def with_kv_cache(cache) -> dict[str, object]:
+    """The keyword argument that hands ``cache`` to a forward."""
+    return {_kv_cache_name(): cache}
+
+
 def run_once_per_context(model: torch.nn.Module, batch: TokenBatch, shared: tuple[torch.Tensor, torch.Tensor],
                           **kwargs):
     """``model`` over the contexts of ``batch`` (its first ``C`` columns), each distinct one
@@ -261,7 +285,7 @@ def run_once_per_context(model: torch.nn.Module, batch: TokenBatch, shared: tupl
     c = batch.context_length
     out = model(input_ids=batch.input_ids[first, :c], attention_mask=batch.attention_mask[first, :c],
                 position_ids=batch.position_ids[first, :c], use_cache=True, **kwargs)
-    out.past_key_values.reorder_cache(index)
+    kv_cache(out).reorder_cache(index)
     return out
 
 

@@ -15,6 +15,7 @@ from typing import Any
 import torch
 
 from algos.model.batching import TokenBatch, pack
+from algos.progress import progress_bar
 
 LogprobFn = Callable[[TokenBatch], torch.Tensor]
 Example = tuple[list[int], list[int]]  # (context tokens, answer tokens)
@@ -85,16 +86,19 @@ def supervised_steps(
     max_grad_norm: float = 1.0,
     on_step: Callable[[int, float], None] | None = None,
     groups: Sequence[Sequence[int]] | None = None,
+    progress: str = "",
 ) -> list[float]:
     """Run ``steps`` AdamW steps of answer-token NLL; returns the loss of each step.
 
     The learning rate warms up linearly over the first tenth of the steps, then decays
     linearly to a tenth of ``lr``: a short run still ends on a small step size. With
     ``groups`` (lists of example indices, e.g. the demonstrations of one prompt) a batch is
-    ``batch_size`` whole groups instead of ``batch_size`` examples.
+    ``batch_size`` whole groups instead of ``batch_size`` examples. ``progress``: the
+    description of a progress bar over the steps (none when empty).
     """
     if steps <= 0 or not examples:
         return []
+    bar = progress_bar(steps, progress)
     optimizer = torch.optim.AdamW(params, lr=lr, weight_decay=0.0)
     warm = max(1, steps // 10)
 
@@ -127,9 +131,13 @@ def supervised_steps(
         optimizer.step()
         schedule.step()
         losses.append(float(loss.detach()))
+        bar.update(1)
+        bar.set_postfix(loss=f"{losses[-1]:.3f}", refresh=False)
         if on_step is not None:
             on_step(step, losses[-1])
+    bar.close()
     return losses
+
 
 
 def value_regression_steps(
@@ -144,12 +152,14 @@ def value_regression_steps(
     device: torch.device | str,
     seed: int,
     max_grad_norm: float = 1.0,
+    progress: str = "",
 ) -> list[float]:
     """``steps`` AdamW steps of squared error between ``value_fn`` (the critic's value of each
     context, (B,)) and the examples' targets (e.g. Monte Carlo values of prefixes); returns
-    each step's loss."""
+    each step's loss. ``progress``: as ``supervised_steps``'."""
     if steps <= 0 or not examples:
         return []
+    bar = progress_bar(steps, progress)
     optimizer = torch.optim.AdamW(params, lr=lr, weight_decay=0.0)
     order = random.Random(seed)
     losses = []
@@ -163,6 +173,9 @@ def value_regression_steps(
         torch.nn.utils.clip_grad_norm_(params, max_grad_norm)
         optimizer.step()
         losses.append(float(loss.detach()))
+        bar.update(1)
+        bar.set_postfix(loss=f"{losses[-1]:.4f}", refresh=False)
+    bar.close()
     return losses
 
 

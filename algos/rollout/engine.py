@@ -12,7 +12,9 @@ it just trained, never a stale one. ``exact_logprobs`` says whether the engine's
 equal the trainer's scoring pass up to float rounding, so that PPO may take them as the old
 log-probs.
 
-Built in: ``hf`` (``algos.rollout.hf``, in the training process; the default). A new engine is
+Built in: ``hf`` (``algos.rollout.hf``, in the training process; the default) and ``vllm``
+(``algos.rollout.vllm``, vLLM in a process of its own, the actor folded into its weights at
+every sync; ``make vllm`` installs it). A new engine is
 a class ``Engine(policy, settings: EngineSettings)`` registered with ``@register_engine(name)``
 (or under the ``fcenv.rollout_engines`` entry-point group); ``--rollout_engine`` then takes it.
 """
@@ -57,9 +59,10 @@ class EngineSettings:
     model_path: Path
     context_window: int
     seed: int = 0
+    compile: bool = False  # vllm on a CPU: compile the model rather than run it eagerly
 
 
-ENGINES: Registry[type] = Registry("rollout engine", "algos.rollout", ("hf",), "fcenv.rollout_engines")
+ENGINES: Registry[type] = Registry("rollout engine", "algos.rollout", ("hf", "vllm"), "fcenv.rollout_engines")
 register_engine = ENGINES.register
 
 

@@ -16,7 +16,14 @@ import torch
 from peft.tuners.lora import LoraLayer
 
 from algos.model.batching import pack
-from algos.model.policy import ACTOR, Policy, run_once_per_context, shared_contexts
+from algos.model.policy import (
+    ACTOR,
+    Policy,
+    kv_cache,
+    run_once_per_context,
+    shared_contexts,
+    with_kv_cache,
+)
 from algos.rollout.engine import EngineSettings, Samples, register_engine
 
 
@@ -92,7 +99,7 @@ class HFEngine:
                 positions = positions[:, -1:] + 1
                 feed = torch.where(finished, torch.full_like(token, policy.pad_id), token)
                 out = model(input_ids=feed.unsqueeze(-1), attention_mask=attention, position_ids=positions,
-                            past_key_values=out.past_key_values, use_cache=True)
+                            use_cache=True, **with_kv_cache(kv_cache(out)))
             token_grid = torch.stack(tokens, 1).tolist()
             logp_grid = torch.stack(logps, 1).tolist()
             alive_grid = torch.stack(alive, 1).tolist()

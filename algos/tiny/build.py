@@ -39,7 +39,7 @@ BUILD_THREADS = 2
 # Llama, not Qwen2: transformers 5's AutoTokenizer replaces the pipeline of a "qwen2" checkpoint
 # with Qwen2's own (its pre-tokenizer regex), which silently tokenizes our texts differently;
 # for "llama" it loads the saved tokenizer.json as it is, so the saved model loads the
-# standard way (tests/test_tiny_model.py checks it).
+# standard way (tests/algos/test_tiny_model.py checks it).
 
 # The tiny model's prompt leaves out the JSON function docs (there is no "{functions}"):
 # at ~100 tokens per function they would be four fifths of every context, and a model of a
@@ -294,9 +294,11 @@ def build_tiny(
     dataset_path: Path = TINY_TRAIN,
     log: Callable[[str], None] = print,
     tool_format: str = "",
+    progress: bool = True,
 ) -> Path:
     """Return the folder of the cached tiny model and tokenizer for a bundled training split,
-    building it if needed (``spec`` defaults to the split's, ``tiny_spec``, in ``tool_format``)."""
+    building it if needed (``spec`` defaults to the split's, ``tiny_spec``, in ``tool_format``;
+    ``progress``: a bar over the pretraining steps, the build's cost)."""
     spec = spec or tiny_spec(dataset_path, tool_format)
     template = model_template(spec)
     corpus = tokenizer_corpus(dataset_path, spec.tool_format, template if spec.tool_format else None)
@@ -313,7 +315,7 @@ def build_tiny(
         from tokenizers import AddedToken
 
         tokenizer.add_tokens([AddedToken(piece, normalized=False, special=False) for piece in template_pieces(template)])
-    model = _pretrained_model(tokenizer, spec, dataset_path, log)
+    model = _pretrained_model(tokenizer, spec, dataset_path, log, progress)
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".tiny-", dir=target.parent))
     try:
@@ -329,7 +331,7 @@ def build_tiny(
     return target
 
 
-def _pretrained_model(tokenizer, spec: TinySpec, dataset_path: Path, log: Callable[[str], None]):
+def _pretrained_model(tokenizer, spec: TinySpec, dataset_path: Path, log: Callable[[str], None], progress: bool):
     from transformers import LlamaForCausalLM
 
     from algos.model.warmup import ground_truth_examples, plain_logprobs, shared_context_logprobs, supervised_steps
@@ -359,7 +361,8 @@ def _pretrained_model(tokenizer, spec: TinySpec, dataset_path: Path, log: Callab
             lambda batch: logprobs(model, batch), list(model.parameters()), examples,
             steps=spec.pretrain_steps, batch_size=spec.pretrain_batch, lr=spec.pretrain_lr,
             pad_id=tokenizer.pad_token_id, device="cpu", seed=spec.seed,
-            groups=same_context_runs(examples) if spec.share_contexts else None)
+            groups=same_context_runs(examples) if spec.share_contexts else None,
+            progress="pretraining the tiny model" if progress else "")
     torch.set_num_threads(threads)
     if losses:
         log(f"tiny model pretrained: {len(losses)} steps, loss {losses[0]:.3f} -> {losses[-1]:.3f}")

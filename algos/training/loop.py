@@ -85,10 +85,6 @@ class Runner:
                                render=self.envs[0].unwrapped.renderer)
         setup.check_prompts(c, self.loaded, self.codec, self.data, self.make_env)
 
-        # The rollout engine, sampling with the actor.
-        self.engine = make_engine(c.rollout_engine, self.policy,
-                                  EngineSettings(Path(self.loaded.path), self.context_window, c.seed))
-
         # The update.
         self.actor_optimizer, self.critic_optimizer = make_optimizers(self.policy, c.lr, c.critic_lr)
         self.trainer = PPOTrainer(self.policy, PPOSettings.from_config(c, self.algorithm), self.actor_optimizer,
@@ -107,6 +103,7 @@ class Runner:
         if c.resume:
             resumed = resume(c.resume, c, self.policy, self.actor_optimizer, self.critic_optimizer, self.rank,
                              self.is_main, self.log)
+            self.engine = self._start_engine()  # after the checkpoint's checks: an engine takes seconds to start
             self.run_dir, self.iteration, self.samples = resumed.run_dir, resumed.iteration, resumed.samples
             self.purge_step = self.samples + 1
             self.rng.bit_generator.state = resumed.rng["tasks"]
@@ -117,11 +114,21 @@ class Runner:
             critic_examples = (prefix_value_examples(Path(c.critic_init_values), self.codec,
                                                      self.envs[0].unwrapped.renderer, bool(c.tool_format))
                                if c.critic_init_values else [])
+            self.engine = self._start_engine()  # before the run folder: an engine that cannot start leaves none
             self.run_dir = Path(self.processes.broadcast(
                 str(setup.create_run_dir(c, self.loaded, self.data, self.context_window, self.processes.world))
                 if self.is_main else None))
-            setup.warm_up_critic(c, self.policy, critic_examples, self.log)
-            setup.warm_up_actor(c, self.loaded, self.policy, self.codec, self.data, self.log)
+            shown = self.is_main and c.progress
+            setup.warm_up_critic(c, self.policy, critic_examples, self.log, progress=shown)
+            setup.warm_up_actor(c, self.loaded, self.policy, self.codec, self.data, self.log, progress=shown)
+
+    def _start_engine(self):
+        """The rollout engine, sampling with the actor (an engine of its own process folds the
+        actor in at its first rollout, so a resumed or warmed-up actor is the one sampled)."""
+        c = self.config
+        return make_engine(c.rollout_engine, self.policy,
+                           EngineSettings(Path(self.loaded.path), self.context_window, c.seed,
+                                          compile=c.rollout_compile))
 
     def make_env(self, path: Path):
         return setup.make_env(self.config, self.loaded, path)

@@ -42,7 +42,8 @@ def resume(path: str, config: TrainConfig, policy, actor_optimizer, critic_optim
     fixed = [k for k in RESUME_FIXED if k in saved and saved[k] != getattr(config, k)]
     if fixed:
         raise ckpt.CheckpointError(checkpoint, None, f"--resume: these flags differ from the run's "
-                                                     f"args.json and cannot change within a run: {fixed}")
+                                                     f"args.json and cannot change within a run: {fixed} "
+                                                     f"(leave them out: --resume takes the run's own)")
     state = ckpt.load_model_state(checkpoint, policy, actor_optimizer, critic_optimizer)
     iteration, samples = int(state["iteration"]), int(state["samples"])
     now = to_dict(config)
@@ -53,6 +54,8 @@ def resume(path: str, config: TrainConfig, policy, actor_optimizer, critic_optim
         write_args(run_dir, {**saved, **{k: now[k] for k in changed}, "resumes": history})
         log("resumed with changed flags (recorded in args.json): "
             + ", ".join(f"--{k} {c['from']} -> {c['to']}" for k, c in changed.items()))
+    elif is_main:
+        log(f"resuming with the run's own flags ({run_dir / 'args.json'})")
     rng = ckpt.load_rng(checkpoint, rank)
     if is_main:
         ckpt.set_aside_later(checkpoint, log)

@@ -149,7 +149,7 @@ def create_run_dir(config: TrainConfig, loaded: LoadedModel, data: Data, window:
 
 
 def warm_up_actor(config: TrainConfig, loaded: LoadedModel, policy: Policy, codec: TextCodec, data: Data,
-                  log: Callable[[str], None]) -> None:
+                  log: Callable[[str], None], progress: bool = False) -> None:
     """--warmup_steps supervised steps of the actor adapter on the training tasks' ground truth."""
     if config.warmup_steps <= 0:
         return
@@ -159,20 +159,20 @@ def warm_up_actor(config: TrainConfig, loaded: LoadedModel, policy: Policy, code
     batch = max(1, math.ceil(config.n_rollout_threads / config.gradient_cp_steps))
     losses = supervised_steps(lambda b: policy.token_logprobs(b)[0], policy.actor_parameters(), examples,
                               steps=config.warmup_steps, batch_size=batch, lr=config.warmup_lr, pad_id=policy.pad_id,
-                              device=policy.device, seed=config.seed)
+                              device=policy.device, seed=config.seed, progress="actor warm-up" if progress else "")
     if losses:
         log(f"actor warm-up: {len(losses)} steps, loss {losses[0]:.3f} -> {losses[-1]:.3f}")
 
 
 def warm_up_critic(config: TrainConfig, policy: Policy, examples: list[tuple[list[int], float]],
-                   log: Callable[[str], None]) -> None:
+                   log: Callable[[str], None], progress: bool = False) -> None:
     """LPR's Monte Carlo prefix values (--critic_init_values) as the critic's first targets."""
     if not examples:
         return
     losses = value_regression_steps(
         lambda batch: policy.token_values(batch)[:, 0], policy.critic_parameters(), examples,
         steps=config.critic_init_steps, batch_size=config.n_rollout_threads, lr=config.critic_lr, pad_id=policy.pad_id,
-        device=policy.device, seed=config.seed)
+        device=policy.device, seed=config.seed, progress="critic warm-up" if progress else "")
     if losses:
         log(f"critic warm-up on {len(examples)} Monte Carlo prefix values: {len(losses)} steps, "
             f"loss {losses[0]:.4f} -> {losses[-1]:.4f}")

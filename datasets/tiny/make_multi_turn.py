@@ -124,9 +124,11 @@ def build(count: int, rng: random.Random, avoid: set[str]) -> list[tuple]:
     return out
 
 
-def write(name: str, rows: list[tuple]) -> None:
+def write(name: str, rows: list[tuple], first: int) -> None:
+    """Ids from ``first`` on: the splits number their entries from one count, so that an id
+    names one entry of the bundled data."""
     questions, answers = [], []
-    for index, (question, config, classes, answer, docs) in enumerate(rows):
+    for index, (question, config, classes, answer, docs) in enumerate(rows, first):
         entry_id = f"multi_turn_tiny_{index}"
         questions.append({"id": entry_id, "question": question, "initial_config": config,
                           "involved_classes": classes, "function": docs})
@@ -138,8 +140,8 @@ def main() -> None:
     rng = random.Random(SEED)
     eval_rows = build(N_EVAL, rng, set())
     train_rows = build(N_TRAIN, rng, {json.dumps([q, a]) for q, _, _, a, _ in eval_rows})
-    write("multi_turn_train.json", train_rows)
-    write("multi_turn_eval.json", eval_rows)
+    write("multi_turn_eval.json", eval_rows, 0)
+    write("multi_turn_train.json", train_rows, len(eval_rows))
 
 
 if __name__ == "__main__":

@@ -176,8 +176,10 @@ def build(count: int, rng: random.Random, avoid: set[str]) -> list[tuple[str, li
     return out
 
 
-def write(name: str, rows: list[tuple[str, list[dict], list[dict], str]]) -> None:
-    counters: dict[str, int] = {}
+def write(name: str, rows: list[tuple[str, list[dict], list[dict], str]], counters: dict[str, int]) -> None:
+    """``counters``: the next number of each category, shared by the splits, so that an id names
+    one entry of the bundled data (a result file answering the other split is then refused,
+    not scored against the wrong questions)."""
     questions, answers = [], []
     for question, functions, answer, category in rows:
         index = counters.get(category, 0)
@@ -200,8 +202,9 @@ def main() -> None:
     rng = random.Random(SEED)
     eval_rows = build(N_EVAL, rng, set())
     train_rows = build(N_TRAIN, rng, {q for q, *_ in eval_rows})
-    write("tiny_train.json", train_rows)
-    write("tiny_eval.json", eval_rows)
+    counters: dict[str, int] = {}
+    write("tiny_eval.json", eval_rows, counters)
+    write("tiny_train.json", train_rows, counters)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ from fcenv.verl import dataset_rows
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--data", default="multi_turn_train")
     parser.add_argument("--val", default="multi_turn_eval")
     parser.add_argument("--out", type=Path, default=Path("data/fcenv"))

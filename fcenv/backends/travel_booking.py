@@ -2,7 +2,7 @@
 
 Behaviour (messages, check order, which malformed inputs raise, seeded random ids)
 follows the reference backend as observed by differential tests. The airport, route-fare
-and exchange-rate tables were read off the reference's answers (``tests/test_backends_b_tables.py``
+and exchange-rate tables were read off the reference's answers (``tests/backends/test_lookup_tables_parity.py``
 checks them against it).
 In long-context mode the scenario's cards and bookings are padded with BFCL's filler.
 """

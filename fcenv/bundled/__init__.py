@@ -8,6 +8,9 @@ a bundled split can be named instead of a path: ``tiny_train``, ``tiny_eval``,
 
 from __future__ import annotations
 
+import difflib
+import json
+from collections.abc import Collection
 from pathlib import Path
 
 FOLDER = Path(__file__).resolve().parent
@@ -20,3 +23,23 @@ def resolve(path_or_name: str | Path) -> Path:
     if not path.exists() and str(path_or_name) in BUNDLED:
         return BUNDLED[str(path_or_name)]
     return path
+
+
+def split_holding(ids: Collection[str]) -> str | None:
+    """The bundled split whose entries have all these ids, if one does. The splits number their
+    entries from one count (``datasets/tiny``), so an id names one entry of the bundled data."""
+    for name, path in BUNDLED.items():
+        with path.open(encoding="utf-8") as lines:
+            held = {json.loads(line)["id"] for line in lines if line.strip()}
+        if set(ids) <= held:
+            return name
+    return None
+
+
+def close_split_name(path: str | Path) -> str | None:
+    """The bundled split a missing path probably meant (``tiny_evl``: ``tiny_eval``), if any."""
+    name = Path(path).name
+    if Path(name).suffix or name in BUNDLED:
+        return None
+    close = difflib.get_close_matches(name, list(BUNDLED), n=1, cutoff=0.75)
+    return close[0] if close else None

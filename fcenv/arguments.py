@@ -1,0 +1,24 @@
+"""The command-line parser of every fcenv command (and of the trainer's, in algos): argparse's,
+with what a person at a terminal needs from it.
+
+An error is one line, naming the flag, with where the flags are listed (argparse would print the
+whole usage first: 53 lines for ``fcenv train``). A flag is spelt out: with abbreviations, a
+misspelt ``--num_env_step`` would silently mean ``--num_env_steps``, and a flag added later could
+change what an old command line means.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import NoReturn
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> NoReturn:
+        command = f"python {self.prog}" if self.prog.endswith(".py") else self.prog
+        hint = f" (`{command} --help` lists the flags)" if self.add_help else ""
+        self.exit(2, f"{self.prog}: error: {message}{hint}\n")

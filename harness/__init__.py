@@ -1,0 +1,18 @@
+"""What the tests and the benchmarks (bench/) share; not part of the installed package.
+
+- ``oracle``: BFCL's reference checker, decoders and tool classes driven in their own venv
+  (``.oracle-venv``, ``make oracle``), one fresh process per batch of requests;
+- ``generators``, ``generators_fc``: model texts for every single-turn entry, right and wrong,
+  as plain text and in each native tool-calling format;
+- ``trajectories``: multi-turn ground-truth steps and perturbations of them;
+- ``decoder_parity``: decoder texts for the parity corpus and the comparison with BFCL's decoders;
+- ``fuzz_text``, ``strategies``, ``strategies_multi_turn``: the fuzz inputs (hypothesis);
+- ``fuzz_properties``: the properties every fuzz input must keep (decoders, checkers, env steps);
+- ``hostile_tools``: a user tool backend that misbehaves in every way we know;
+- ``load``: a vector env under a long multi-turn load, with memory sampled;
+- ``faults``: training runs killed at chosen points and resumed;
+- ``tiny_test_model``: the tests' tiny model spec.
+
+Run from the repository root (``python -m pytest``, ``python -m bench.bench_check``), where the
+current folder on ``sys.path`` makes ``harness`` importable.
+"""

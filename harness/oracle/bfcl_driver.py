@@ -1,0 +1,656 @@
+"""Runs inside the oracle venv (bfcl-eval installed there, never in ours).
+
+Reads one JSON request per line on stdin and writes one JSON response per line on stdout.
+It drives BFCL's own public functions the way BFCL's evaluation runner does, so that our
+verdicts can be compared with the reference's on the same inputs. Setup follows
+../shared/docs/bfcl_reference.md section 8.
+
+Requests (``op``):
+  decode    {text, language}                      -> {ok, decoded | error}
+  single    {text, category, function, ground_truth} -> {valid, error_type, error}
+  ast       {decoded, category, function, ground_truth, language} -> checker dict
+  execute   {calls, initial_config, involved_classes, key, long_context} -> {results, state}
+  multi     {steps, id, category, initial_config, involved_classes, ground_truth} -> verdict
+  decode_exact {text, language}                   -> {ok, kind, decoded (typed form) | error}
+  time_decode  {texts, language, repeat}          -> {seconds, decodes}
+  fc_single {family, text, category, function, ground_truth} -> {valid, error_type}   (FC mode)
+  fc_multi  {family, entry, turns, ground_truth}  -> {valid, error_type, decoded}      (FC mode)
+"""
+
+import os
+import sys
+import tempfile
+import types
+
+os.environ.setdefault("BFCL_PROJECT_ROOT", tempfile.mkdtemp(prefix="bfcl-oracle-"))
+_stub = types.ModuleType("bfcl_eval.constants.model_config")
+_stub.MODEL_CONFIG_MAPPING = type(
+    "AnyModel", (dict,), {"__missing__": lambda self, key: types.SimpleNamespace(underscore_to_dot=False)}
+)()
+sys.modules["bfcl_eval.constants.model_config"] = _stub
+
+# The repository root, for the stdlib-only helpers shared with the tests.
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+import copy  # noqa: E402
+import itertools  # noqa: E402
+import json  # noqa: E402
+
+from bfcl_eval.constants.enums import Language, ReturnFormat  # noqa: E402
+from bfcl_eval.eval_checker.ast_eval.ast_checker import ast_checker  # noqa: E402
+from bfcl_eval.model_handler.utils import default_decode_ast_prompting  # noqa: E402
+from bfcl_eval.utils import is_empty_output, is_function_calling_format_output  # noqa: E402
+
+from harness.oracle.state import public_state  # noqa: E402
+from harness.oracle.typed import typed  # noqa: E402
+
+LANGUAGES = {
+    "python": (Language.PYTHON, ReturnFormat.PYTHON),
+    "java": (Language.JAVA, ReturnFormat.JAVA),
+    "javascript": (Language.JAVASCRIPT, ReturnFormat.JAVASCRIPT),
+}
+_counter = itertools.count()
+
+
+def language_of(category):
+    if "javascript" in category:
+        return "javascript"
+    if "java" in category:
+        return "java"
+    return "python"
+
+
+def jsonable(value):
+    """Tuples become {"__tuple__": [...]} so the caller can tell them from lists."""
+    if isinstance(value, tuple):
+        return {"__tuple__": [jsonable(v) for v in value]}
+    if isinstance(value, list):
+        return [jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+        return {"__float__": repr(value)}
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return {"__repr__": repr(value)}
+
+
+def unjson(value):
+    if isinstance(value, dict):
+        if set(value) == {"__tuple__"}:
+            return tuple(unjson(v) for v in value["__tuple__"])
+        if set(value) == {"__float__"}:
+            return float(value["__float__"])
+        return {k: unjson(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [unjson(v) for v in value]
+    return value
+
+
+def op_decode(req):
+    _, fmt = LANGUAGES[req["language"]]
+    try:
+        return {"ok": True, "decoded": jsonable(default_decode_ast_prompting(req["text"], fmt))}
+    except Exception as exc:  # the runner treats every exception as a decode failure
+        return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+
+
+def op_single(req):
+    """BFCL's runner for one single-turn entry (AST, relevance or irrelevance)."""
+    category = req["category"]
+    if "relevance" in category or "irrelevance" in category:
+        try:
+            decoded = default_decode_ast_prompting(req["text"], ReturnFormat.PYTHON)
+            contains_call = not is_empty_output(decoded)
+        except Exception:
+            contains_call = False
+        if "irrelevance" in category:
+            valid = not contains_call
+            return {"valid": valid, "error_type": None if valid else "irrelevance_error:decoder_success"}
+        return {"valid": contains_call, "error_type": None if contains_call else "relevance_error:decoder_failed"}
+    language, fmt = LANGUAGES[language_of(category)]
+    try:
+        decoded = default_decode_ast_prompting(req["text"], fmt)
+    except Exception as exc:
+        return {"valid": False, "error_type": "ast_decoder:decoder_failed", "error": str(exc)}
+    if not is_function_calling_format_output(decoded):
+        return {"valid": False, "error_type": "ast_decoder:decoder_wrong_output_format"}
+    result = ast_checker(req["function"], decoded, req["ground_truth"], language, category, "oracle")
+    valid = bool(result["valid"])
+    return {
+        "valid": valid,
+        "error_type": None if valid else result.get("error_type"),
+        "error": jsonable(result.get("error", [])),
+        "decoded": jsonable(decoded),
+    }
+
+
+def op_ast(req):
+    language, _ = LANGUAGES[req.get("language") or language_of(req["category"])]
+    result = ast_checker(req["function"], unjson(req["decoded"]), req["ground_truth"], language, req["category"], "oracle")
+    return jsonable(result)
+
+
+def op_decode_exact(req):
+    """Like ``decode``, plus the runner's failure kind, with values in ``typed`` form."""
+    _, fmt = LANGUAGES[req["language"]]
+    try:
+        decoded = default_decode_ast_prompting(req["text"], fmt)
+    except Exception as exc:
+        return {"ok": False, "kind": "decoder_failed", "error": f"{type(exc).__name__}: {exc}"}
+    if not is_function_calling_format_output(decoded):
+        return {"ok": False, "kind": "decoder_wrong_output_format", "error": repr(decoded)[:200]}
+    return {"ok": True, "kind": None, "decoded": typed(decoded)}
+
+
+def op_time_decode(req):
+    """Seconds to decode every text of ``texts`` ``repeat`` times (failures included)."""
+    import time
+
+    _, fmt = LANGUAGES[req["language"]]
+    texts = req["texts"]
+    start = time.perf_counter()
+    for _ in range(req.get("repeat", 1)):
+        for text in texts:
+            try:
+                default_decode_ast_prompting(text, fmt)
+            except Exception:
+                pass
+    return {"seconds": time.perf_counter() - start, "decodes": len(texts) * req.get("repeat", 1)}
+
+
+FUNC_SOURCE = "bfcl_eval.eval_checker.multi_turn_eval.func_source_code"
+BACKEND_MODULES = {
+    "GorillaFileSystem": "gorilla_file_system",
+    "MathAPI": "math_api",
+    "MessageAPI": "message_api",
+    "TwitterAPI": "posting_api",
+    "TicketAPI": "ticket_api",
+    "TradingBot": "trading_bot",
+    "TravelAPI": "travel_booking",
+    "VehicleControlAPI": "vehicle_control",
+}
+
+
+def result_string(value):
+    """How BFCL's executor turns a method's return value into the text the model sees."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        try:
+            return json.dumps(value)
+        except Exception:
+            return str(value)
+    return str(value)
+
+
+def op_execute(req):
+    """Fresh instances of the reference classes, then direct method calls on them.
+
+    calls: [{"name", "args": [...], "kwargs": {...}}]; a name is routed to the instance
+    that has it as a public method, the last involved class winning on a clash.
+    """
+    import importlib
+    import inspect
+
+
+    instances = {}
+    for cls in req["involved_classes"]:
+        module = importlib.import_module(f"{FUNC_SOURCE}.{BACKEND_MODULES[cls]}")
+        inst = getattr(module, cls)()
+        if cls != "MathAPI":
+            inst._load_scenario(copy.deepcopy(req["initial_config"].get(cls, {})), long_context=req.get("long_context", False))
+        instances[cls] = inst
+    routes = {}
+    for inst in instances.values():
+        for name, member in inspect.getmembers(inst, inspect.ismethod):
+            if not name.startswith("_"):
+                routes[name] = inst
+    results = []
+    for call in req["calls"]:
+        inst = routes.get(call["name"])
+        if inst is None:
+            results.append(f"Error during execution: name '{call['name']}' is not defined")
+            continue
+        try:
+            value = getattr(inst, call["name"])(*unjson(call.get("args", [])), **unjson(call.get("kwargs", {})))
+            results.append(result_string(value))
+        except Exception as exc:
+            results.append(f"Error during execution: {exc}")
+    return {"results": results, "states": {cls: public_state(inst) for cls, inst in instances.items()}}
+
+
+def op_prompt(req):
+    """The first turn's messages as BFCL builds them for a prompting model at inference."""
+    from bfcl_eval.model_handler.utils import system_prompt_pre_processing_chat_model
+    from bfcl_eval.utils import add_language_specific_hint_to_function_doc
+
+    entry = add_language_specific_hint_to_function_doc([copy.deepcopy(req["entry"])])[0]
+    return {"messages": system_prompt_pre_processing_chat_model(entry["question"][0], entry["function"], entry["id"])}
+
+
+# --- ops for the single-turn checker tests and bench (checkers/) ---
+
+
+def _raised(exc):
+    return {"raised": f"{type(exc).__name__}: {exc}"}
+
+
+def op_convert(req):
+    """BFCL's Java/JavaScript string->value converter on one value; exceptions are reported."""
+    from bfcl_eval.eval_checker.ast_eval.type_convertor.java_type_converter import (
+        java_type_converter,
+    )
+    from bfcl_eval.eval_checker.ast_eval.type_convertor.js_type_converter import js_type_converter
+
+    convert = java_type_converter if req["language"] == "java" else js_type_converter
+    try:
+        return {"value": jsonable(convert(req["value"], req["type"], req.get("nested")))}
+    except Exception as exc:
+        return _raised(exc)
+
+
+def op_ast_safe(req):
+    """Like "ast", but an exception inside BFCL's checker (where BFCL's own runner crashes) is reported."""
+    try:
+        return op_ast(req)
+    except Exception as exc:
+        return _raised(exc)
+
+
+def op_single_safe(req):
+    """Like "single", but an exception inside BFCL's checker is reported instead of ending the request."""
+    try:
+        return op_single(req)
+    except Exception as exc:
+        return _raised(exc)
+
+
+def op_time_single(req):
+    """Seconds to run the runner logic of "single" over ``items``, ``repeat`` times (exceptions counted in)."""
+    import time
+
+    items = req["items"]
+    start = time.perf_counter()
+    for _ in range(req.get("repeat", 1)):
+        for item in items:
+            try:
+                op_single(item)
+            except Exception:
+                pass
+    return {"seconds": time.perf_counter() - start, "calls": len(items) * req.get("repeat", 1)}
+
+
+_LONG_CONTEXT_SNAPSHOT = {}
+
+
+def fresh_long_context():
+    """Put BFCL's long-context constants back as they were at import, in place.
+
+    Its classes pad instances with these objects without copying them, so one evaluation's
+    calls would leak into the next in the same process. Restoring them makes every request
+    behave as in a fresh BFCL process.
+    """
+    from bfcl_eval.eval_checker.multi_turn_eval.func_source_code import long_context
+
+    if not _LONG_CONTEXT_SNAPSHOT:
+        _LONG_CONTEXT_SNAPSHOT.update({k: copy.deepcopy(v) for k, v in vars(long_context).items() if k.isupper()})
+    for name, value in _LONG_CONTEXT_SNAPSHOT.items():
+        current, fresh = getattr(long_context, name), copy.deepcopy(value)
+        if isinstance(current, dict):
+            current.clear()
+            current.update(fresh)
+        elif isinstance(current, list):
+            current[:] = fresh
+
+
+def op_multi(req):
+    """BFCL's evaluation of one multi-turn trajectory of raw step texts, plus, for differential
+    tests, every call's result string and each class's public state after every turn."""
+    from bfcl_eval.eval_checker.multi_turn_eval import multi_turn_utils
+    from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker import multi_turn_checker
+    from bfcl_eval.model_handler.utils import default_decode_execute_prompting
+
+
+    entry = req["entry"]
+    category = entry["id"].rsplit("_", 1)[0]
+    long_context = "long_context" in category or "composite" in category
+    fresh_long_context()
+    fresh_method_defaults()
+
+    def decode(text):
+        try:
+            return default_decode_execute_prompting(text)
+        except Exception:
+            return []
+
+    decoded = [[d for d in map(decode, steps) if d] for steps in req["turns"]]
+    tag = f"oracle{next(_counter)}"
+    try:
+        if len(req["turns"]) != len(req["ground_truth"]):
+            verdict = {"valid": False, "error_type": "multi_turn:force_terminated"}
+        else:
+            verdict = multi_turn_checker(decoded, req["ground_truth"], entry, category, tag + "_check")
+        fresh_long_context()  # the check above changed the shared objects
+        fresh_method_defaults()
+        results, states = [], []
+        for steps in decoded:
+            instances = {}
+            for calls in steps:
+                out, instances = multi_turn_utils.execute_multi_turn_func_call(
+                    calls, entry["initial_config"], entry["involved_classes"], tag + "_replay", entry["id"],
+                    long_context=long_context, is_evaL_run=True)
+                results.append(out)
+            if not instances:  # no call this turn: look the instances up without running anything
+                _, instances = multi_turn_utils.execute_multi_turn_func_call(
+                    [], entry["initial_config"], entry["involved_classes"], tag + "_replay", entry["id"],
+                    long_context=long_context, is_evaL_run=True)
+            states.append({name: public_state(inst) for name, inst in instances.items()})
+    finally:
+        # BFCL caches instances in module globals by name; drop this request's.
+        for key in [k for k in vars(multi_turn_utils) if tag in k]:
+            delattr(multi_turn_utils, key)
+    return {"valid": bool(verdict["valid"]), "error_type": None if verdict["valid"] else verdict.get("error_type"),
+            "decoded": decoded, "results": results, "states": states}
+
+
+def op_time_ast(req):
+    """Seconds to run BFCL's ast_checker alone over already-decoded ``items``, ``repeat`` times."""
+    import time
+
+    items = [(it["function"], unjson(it["decoded"]), it["ground_truth"], LANGUAGES[language_of(it["category"])][0],
+              it["category"]) for it in req["items"]]
+    start = time.perf_counter()
+    for _ in range(req.get("repeat", 1)):
+        for function, decoded, ground_truth, language, category in items:
+            try:
+                ast_checker(function, decoded, ground_truth, language, category, "oracle")
+            except Exception:
+                pass
+    return {"seconds": time.perf_counter() - start, "calls": len(items) * req.get("repeat", 1)}
+
+
+def op_time_multi(req):
+    """Seconds BFCL's runner needs to evaluate the given multi-turn trajectories (decode every
+    step, then ``multi_turn_checker``), ``repeat`` times over."""
+    import time
+
+    from bfcl_eval.eval_checker.multi_turn_eval import multi_turn_utils
+    from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker import multi_turn_checker
+    from bfcl_eval.model_handler.utils import default_decode_execute_prompting
+
+    def decode(text):
+        try:
+            return default_decode_execute_prompting(text)
+        except Exception:
+            return []
+
+    elapsed = 0.0
+    for _ in range(req.get("repeat", 1)):
+        for item in req["items"]:
+            entry = item["entry"]
+            fresh_long_context()
+            fresh_method_defaults()
+            tag = f"timed{next(_counter)}"
+            start = time.perf_counter()
+            decoded = [[d for d in map(decode, steps) if d] for steps in item["turns"]]
+            if len(decoded) == len(item["ground_truth"]):
+                multi_turn_checker(decoded, item["ground_truth"], entry, entry["id"].rsplit("_", 1)[0], tag)
+            elapsed += time.perf_counter() - start
+            for key in [k for k in vars(multi_turn_utils) if tag in k]:
+                delattr(multi_turn_utils, key)
+    return {"seconds": elapsed}
+
+# --- FC (native tool calling) mode: BFCL's handlers for open models of three families ---
+
+FC_HANDLERS = {
+    "hermes": ("qwen_fc", "QwenFCHandler"),
+    "llama_json": ("llama_3_1", "LlamaHandler_3_1"),
+    "mistral": ("mistral_fc", "MistralFCHandler"),
+}
+
+
+def _stub_vendor_modules():
+    """The handlers' modules import the OpenAI client, ``requests`` and ``overrides`` to serve
+    models; decoding and prompt building use none of them. Stand-ins where they are missing."""
+    import importlib.util
+
+    if "overrides" not in sys.modules and importlib.util.find_spec("overrides") is None:
+        overrides = types.ModuleType("overrides")
+        overrides.override = overrides.final = lambda f: f
+        overrides.EnforceOverrides = object
+        sys.modules["overrides"] = overrides
+    for name, attrs in (("openai", ("OpenAI",)), ("requests", ())):
+        if name not in sys.modules and importlib.util.find_spec(name) is None:
+            module = types.ModuleType(name)
+            for attr in attrs:
+                setattr(module, attr, object)
+            sys.modules[name] = module
+
+
+def fc_handler(family):
+    """An instance of the family's BFCL handler, without starting a server."""
+    import importlib
+
+    _stub_vendor_modules()
+    module, cls = FC_HANDLERS[family]
+    handler_class = getattr(importlib.import_module(f"bfcl_eval.model_handler.local_inference.{module}"), cls)
+    return object.__new__(handler_class)
+
+
+def _completion(text):
+    """What the OpenAI completions client returns; the server drops special tokens (vLLM's
+    default), and Mistral's [TOOL_CALLS] is one."""
+    choice = types.SimpleNamespace(text=text)
+    return types.SimpleNamespace(choices=[choice], usage=types.SimpleNamespace(prompt_tokens=0, completion_tokens=0))
+
+
+def _served_text(family, text):
+    return text.replace("[TOOL_CALLS]", "") if family == "mistral" else text
+
+
+def fc_recorded(handler, family, text):
+    """The result BFCL records for one single-turn answer (its inference-time parsing included)."""
+    try:
+        return handler._parse_query_response_prompting(_completion(_served_text(family, text)))["model_responses"]
+    except Exception as exc:
+        return f"Error during inference: {exc}"
+
+
+def op_fc_single(req):
+    """BFCL's inference parsing and evaluation runner for one single-turn FC answer."""
+    handler = fc_handler(req["family"])
+    category = req["category"]
+    recorded = fc_recorded(handler, req["family"], req["text"])
+    language, _ = LANGUAGES[language_of(category)]
+    try:
+        decoded = handler.decode_ast(recorded, language, False)
+        decode_error = None
+    except Exception as exc:
+        decoded, decode_error = None, exc
+    if "relevance" in category or "irrelevance" in category:
+        contains_call = decode_error is None and not is_empty_output(decoded)
+        if "irrelevance" in category:
+            valid = not contains_call
+            return {"valid": valid, "error_type": None if valid else "irrelevance_error:decoder_success"}
+        return {"valid": contains_call, "error_type": None if contains_call else "relevance_error:decoder_failed"}
+    if decode_error is not None:
+        return {"valid": False, "error_type": "ast_decoder:decoder_failed", "error": str(decode_error)}
+    if not is_function_calling_format_output(decoded):
+        return {"valid": False, "error_type": "ast_decoder:decoder_wrong_output_format"}
+    result = ast_checker(req["function"], decoded, req["ground_truth"], language, category, "oracle")
+    valid = bool(result["valid"])
+    return {"valid": valid, "error_type": None if valid else result.get("error_type"), "decoded": jsonable(decoded)}
+
+
+def op_fc_multi(req):
+    """BFCL's inference loop for an open FC model (the family's handler parses each answer,
+    keeps the history, builds every prompt from it, decodes and runs the calls), served the
+    given step texts turn by turn, then its evaluation runner on what it recorded.
+
+    A turn ends at the first step whose calls do not decode (its later texts are not used);
+    an exception anywhere in the loop is BFCL's inference error for the whole entry.
+    """
+    from bfcl_eval.constants.default_prompts import (
+        DEFAULT_USER_PROMPT_FOR_ADDITIONAL_FUNCTION_PROMPTING,
+        MAXIMUM_STEP_LIMIT,
+    )
+    from bfcl_eval.eval_checker.multi_turn_eval import multi_turn_utils
+    from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker import multi_turn_checker
+    from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_utils import is_empty_execute_response
+
+    family, entry = req["family"], copy.deepcopy(req["entry"])
+    handler = fc_handler(family)
+    category = entry["id"].rsplit("_", 1)[0]
+    long_context = "long_context" in category or "composite" in category
+    fresh_long_context()
+    fresh_method_defaults()
+    tag = f"oracle{next(_counter)}"
+    recorded, force_quit = [], False
+    try:
+        data = {"message": [], "function": entry["function"]}
+        for turn, steps in enumerate(req["turns"]):
+            message = entry["question"][turn]
+            if str(turn) in entry.get("missed_function", {}):
+                message = [{"role": "user", "content": DEFAULT_USER_PROMPT_FOR_ADDITIONAL_FUNCTION_PROMPTING.format(
+                    functions=entry["missed_function"][str(turn)])}]
+            data["message"].extend(message)
+            recorded.append([])
+            steps_done = 0
+            for text in steps:
+                handler._format_prompt(data["message"], data["function"])  # the query's prompt
+                response = handler._parse_query_response_prompting(_completion(_served_text(family, text)))
+                recorded[-1].append(response["model_responses"])
+                data = handler._add_assistant_message_prompting(data, response)
+                try:
+                    calls = handler.decode_execute(response["model_responses"], has_tool_call_tag=False)
+                    if is_empty_execute_response(calls):
+                        break
+                except Exception:
+                    break
+                results, _ = multi_turn_utils.execute_multi_turn_func_call(
+                    calls, entry["initial_config"], entry["involved_classes"], tag + "_inference", entry["id"],
+                    long_context=long_context, is_evaL_run=False)
+                response["model_responses_decoded"] = calls
+                data = handler._add_execution_results_prompting(data, results, response)
+                steps_done += 1
+                if steps_done > MAXIMUM_STEP_LIMIT:  # BFCL's force quit ends the entry's inference
+                    force_quit = True
+                    break
+            if force_quit:
+                break
+    except Exception as exc:
+        recorded = f"Error during inference: {type(exc).__name__}: {exc}"
+    try:
+        if not isinstance(recorded, list):
+            return {"valid": False, "error_type": "multi_turn:inference_error"}
+        if len(recorded) != len(req["ground_truth"]):
+            return {"valid": False, "error_type": "multi_turn:force_terminated"}
+        decoded = []
+        for steps in recorded:
+            decoded.append([])
+            for response in steps:
+                try:
+                    calls = handler.decode_execute(response, has_tool_call_tag=False)
+                except Exception:
+                    continue
+                if not is_empty_execute_response(calls):
+                    decoded[-1].append(calls)
+        fresh_long_context()
+        fresh_method_defaults()
+        verdict = multi_turn_checker(decoded, req["ground_truth"], entry, category, tag + "_check")
+        return {"valid": bool(verdict["valid"]), "error_type": None if verdict["valid"] else verdict.get("error_type"),
+                "decoded": decoded}
+    finally:
+        for key in [k for k in vars(multi_turn_utils) if tag in k]:
+            delattr(multi_turn_utils, key)
+
+
+HANDLERS = {"multi": op_multi, "time_multi": op_time_multi, "prompt": op_prompt, "decode": op_decode, "single": op_single, "ast": op_ast, "execute": op_execute}
+HANDLERS.update(convert=op_convert, ast_safe=op_ast_safe, single_safe=op_single_safe, time_single=op_time_single,
+                time_ast=op_time_ast)
+HANDLERS.update(decode_exact=op_decode_exact, time_decode=op_time_decode)
+HANDLERS.update(fc_single=op_fc_single, fc_multi=op_fc_multi)
+
+
+_METHOD_DEFAULTS = {}
+
+
+def fresh_method_defaults():
+    """Put the reference classes' mutable default arguments back as they were at first use.
+
+    BFCL's TwitterAPI.post_tweet stores its default ``mentions`` list in the tweet, so a later
+    ``mention`` changes the default for every following call in the process. Restoring the
+    defaults makes every request behave as in a fresh BFCL process.
+    """
+    import importlib
+
+    for cls_name, module_name in BACKEND_MODULES.items():
+        cls = getattr(importlib.import_module(f"{FUNC_SOURCE}.{module_name}"), cls_name)
+        for attr, member in vars(cls).items():
+            defaults = getattr(member, "__defaults__", None)
+            if not defaults:
+                continue
+            key = (cls_name, attr)
+            if key not in _METHOD_DEFAULTS:
+                _METHOD_DEFAULTS[key] = copy.deepcopy(defaults)
+            member.__defaults__ = copy.deepcopy(_METHOD_DEFAULTS[key])
+
+
+def op_execute_turns(req):
+    """Like ``execute``, in a fresh-process state, with the calls split into turns:
+    {turns: [[call, ...], ...]} -> {results: [[str, ...] per turn], states: [{cls: state} per turn]}."""
+    import importlib
+    import inspect
+
+
+    fresh_long_context()
+    fresh_method_defaults()
+    instances = {}
+    for cls in req["involved_classes"]:
+        inst = getattr(importlib.import_module(f"{FUNC_SOURCE}.{BACKEND_MODULES[cls]}"), cls)()
+        if cls != "MathAPI":
+            inst._load_scenario(copy.deepcopy(req["initial_config"].get(cls, {})), long_context=req.get("long_context", False))
+        instances[cls] = inst
+    routes = {}
+    for inst in instances.values():
+        for name, _ in inspect.getmembers(inst, inspect.ismethod):
+            if not name.startswith("_"):
+                routes[name] = inst
+    results, states = [], []
+    for turn in req["turns"]:
+        turn_results = []
+        for call in turn:
+            inst = routes.get(call["name"])
+            if inst is None:
+                turn_results.append(f"Error during execution: name '{call['name']}' is not defined")
+                continue
+            try:
+                value = getattr(inst, call["name"])(*unjson(call.get("args", [])), **unjson(call.get("kwargs", {})))
+                turn_results.append(result_string(value))
+            except Exception as exc:
+                turn_results.append(f"Error during execution: {exc}")
+        results.append(turn_results)
+        try:
+            states.append({cls: public_state(inst) for cls, inst in instances.items()})
+        except RecursionError:  # a directory moved into itself: no finite state to report
+            states.append(None)
+    return {"results": results, "states": states}
+
+
+HANDLERS.update(execute_turns=op_execute_turns)
+
+
+def main():
+    for line in sys.stdin:
+        req = json.loads(line)
+        try:
+            resp = HANDLERS[req["op"]](req)
+        except Exception as exc:  # report, never die: one bad request must not end the batch
+            resp = {"driver_error": f"{type(exc).__name__}: {exc}"}
+        sys.stdout.write(json.dumps(resp) + "\n")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

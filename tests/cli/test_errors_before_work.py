@@ -1,0 +1,129 @@
+"""Issue 28, part 4: what a newcomer gets wrong first is named before any work, in one line with
+exit status 2, naming the flag and what to do: a misspelt bundled split, a model folder
+without its tokenizer or weights, and the training commands on an install without the
+``[train]`` extras. The tiny model's cache is an empty folder: a command that got as far as the
+model would start a build there."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from packaging.requirements import Requirement
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run(*args: str, python: str = sys.executable) -> subprocess.CompletedProcess:
+    return subprocess.run([python, *args], cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+
+def assert_one_line(done: subprocess.CompletedProcess, *expected: str) -> None:
+    assert done.returncode == 2, done.stderr[-3000:]
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr[-3000:]
+    for text in expected:
+        assert text in done.stderr, (text, done.stderr)
+
+
+def test_a_misspelt_bundled_split_gets_a_hint(tmp_path):
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    for flag, name, meant in (("--dataset_path", "tiny_evl", "tiny_eval"),
+                              ("--eval_dataset_path", "multi_turn_trian", "multi_turn_train")):
+        done = run("train_fctncalling.py", "--cache_dir", str(cache), "--results_dir", str(tmp_path / "runs"),
+                   flag, name)
+        assert_one_line(done, f"error: {flag} {name}: ", f"no such file (did you mean the bundled split {meant}?)")
+    done = run("-m", "fcenv", "evaluate", "--data", "tiny_evl", "--results", str(tmp_path / "r.jsonl"),
+               "--out", str(tmp_path / "v.jsonl"))
+    assert_one_line(done, "did you mean the bundled split tiny_eval?")
+    assert not any(cache.iterdir()) and not (tmp_path / "runs").exists()
+
+
+def test_a_model_folder_without_tokenizer_or_weights_is_named(tiny_model, tmp_path):
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    folder = tmp_path / "model"
+    folder.mkdir()
+    flags = ["--cache_dir", str(cache), "--results_dir", str(tmp_path / "runs"), "--model_name_or_path", str(folder)]
+    assert_one_line(run("train_fctncalling.py", *flags), f"--model_name_or_path {folder}: ", "no config.json")
+    shutil.copy(tiny_model / "config.json", folder)
+    assert_one_line(run("train_fctncalling.py", *flags), f"--model_name_or_path {folder}: ",
+                    "without its tokenizer", "tokenizer.save_pretrained")
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        shutil.copy(tiny_model / name, folder)
+    assert_one_line(run("train_fctncalling.py", *flags), f"--model_name_or_path {folder}: ",
+                    "without weights", "model.save_pretrained")
+    assert_one_line(run("-m", "fcenv", "generate", "--model", str(folder), "--data", "tiny_eval", "--out",
+                        str(tmp_path / "answers")), f"--model {folder}: ", "without weights")
+    assert not any(cache.iterdir()) and not (tmp_path / "runs").exists()
+
+
+def base_install(target: Path) -> Path:
+    """A venv holding what `pip install .` installs, without extras: this checkout, fcenv's
+    metadata (its commands' entry points) and its base requirements, linked from the test venv
+    (so nothing is downloaded), and nothing of torch, transformers, peft or accelerate."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(target)], check=True, timeout=120)
+    python = target / "bin" / "python"
+    site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                               capture_output=True, text=True, check=True).stdout.strip())
+    (site / "checkout.pth").write_text(f"{ROOT}\n")
+    wanted, seen = ["fcenv"], set()
+    while wanted:
+        dist = importlib.metadata.distribution(wanted.pop())
+        name = dist.metadata["Name"].lower().replace("_", "-")
+        if name in seen:
+            continue
+        seen.add(name)
+        home = Path(dist.locate_file(""))
+        for top in {f.parts[0] for f in dist.files or [] if f.parts[0] != ".."}:
+            if name == "fcenv" and not top.endswith(".dist-info"):
+                continue  # the editable install's finder points at another checkout
+            if not (site / top).exists() and (home / top).exists():
+                (site / top).symlink_to(home / top)
+        for text in dist.requires or []:
+            requirement = Requirement(text)
+            if requirement.marker is None or requirement.marker.evaluate({"extra": ""}):
+                wanted.append(requirement.name)
+    assert not {"torch", "transformers", "peft", "accelerate"} & seen
+    return python
+
+
+def test_training_commands_without_the_train_extras_say_what_to_install(tmp_path):
+    python = str(base_install(tmp_path / "venv"))
+    hint = 'pip install "fcenv[train]"'
+    assert_one_line(run("-m", "fcenv", "train", python=python), "fcenv train: error: needs the training extras",
+                    "no torch", hint)
+    assert_one_line(run("train_fctncalling.py", "--help", python=python), hint)
+    assert_one_line(run("-m", "fcenv", "generate", "--data", "tiny_eval", "--out", str(tmp_path / "a"), python=python),
+                    "fcenv generate: needs the training extras", hint)
+    assert_one_line(run("-m", "fcenv", "process-rewards", "--out", str(tmp_path / "lpr"), python=python), hint)
+    # the env, the checkers and the evaluator work without them
+    evaluated = run("-m", "fcenv", "evaluate", "--data", "tiny_eval", "--results", str(tmp_path / "none.jsonl"),
+                    "--out", str(tmp_path / "v.jsonl"), python=python)
+    assert evaluated.returncode == 2 and "none.jsonl" in evaluated.stderr and "needs the training" not in evaluated.stderr
+
+
+def test_flag_errors_are_one_line_and_flags_are_spelt_out(capsys):
+    """Issue 28, part 7: no page of usage before the error, and no abbreviations (a misspelt
+    --num_env_step would otherwise mean --num_env_steps)."""
+    import pytest
+
+    from algos.config import parse_config
+    from fcenv.cli import build_parser
+
+    for parse, argv, expected in (
+        (parse_config, ["--num_env_step", "5"], "train_fctncalling.py: error: unrecognized arguments: --num_env_step 5"),
+        (parse_config, ["--lr", "nan"], "--lr must be positive and finite, not nan"),
+        (build_parser().parse_args, ["evaluate", "--dat", "x", "--results", "r", "--out", "o"],
+         "fcenv evaluate: error: the following arguments are required: --data"),
+    ):
+        with pytest.raises(SystemExit) as caught:
+            parse(argv)
+        err = capsys.readouterr().err
+        assert caught.value.code == 2 and err.count("\n") == 1 and "usage:" not in err, err
+        assert expected in err and "--help` lists the flags" in err, err

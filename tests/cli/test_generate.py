@@ -1,0 +1,126 @@
+"""``fcenv generate``: a model's answers written as BFCL result files that ``fcenv evaluate``
+scores, from a local checkpoint with a trained adapter, and from an OpenAI-compatible server
+(a small one started here on 127.0.0.1, serving the tiny model with plain ``transformers``)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+import torch
+
+pytest.importorskip("peft")
+from algos.store.results import read_metrics
+from algos.tiny.build import BUNDLED_EVAL, TINY_SYSTEM_PROMPT, TINY_TRAIN
+from fcenv.data import load_tasks
+from tests.support.runs import MULTI_TURN_EVAL, fcenv, make_runner
+
+ROOT = Path(__file__).resolve().parents[2]
+TINY_EVAL = BUNDLED_EVAL[TINY_TRAIN]
+
+
+def _lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_a_trained_adapter_answers_as_the_trainer_measured(tiny_model, tmp_path):
+    runner = make_runner(tiny_model, tmp_path / "results", "--eval_interval", "1", "--num_env_steps", "4")
+    run = runner.run()
+    trainer_greedy = [m for m in read_metrics(run) if "heldout_greedy/accuracy" in m][-1]["heldout_greedy/accuracy"]
+    out = tmp_path / "answers"
+    done = fcenv("generate", "--run", str(run), "--data", str(TINY_EVAL), "--out", str(out), "--greedy",
+                 "--max_new_tokens", "24", "--no-progress")
+    assert done.returncode == 0, done.stderr[-2000:]
+    results = out / f"{TINY_EVAL.stem}_result.json"
+    lines = _lines(results)
+    assert [line["id"] for line in lines] == [t.id for t in load_tasks(str(TINY_EVAL))]
+    assert all(isinstance(line["result"], str) for line in lines)
+    scored = fcenv("evaluate", "--compat", "bfcl", "--data", str(TINY_EVAL), "--results", str(results),
+                   "--out", str(tmp_path / "verdicts.jsonl"))
+    assert scored.returncode == 0, scored.stderr
+    verdicts = _lines(tmp_path / "verdicts.jsonl")
+    accuracy = sum(v["valid"] for v in verdicts) / len(verdicts)
+    # Greedy answers of the same adapter; batches differ, so a near-tie may rarely flip.
+    assert abs(accuracy - trainer_greedy) <= 2 / len(verdicts)
+
+
+def test_multi_turn_answers_run_on_the_backends_turn_by_turn(tiny_model, tmp_path):
+    done = fcenv("generate", "--model", str(tiny_model), "--system_prompt", TINY_SYSTEM_PROMPT, "--data",
+                 str(MULTI_TURN_EVAL), "--out", str(tmp_path), "--n", "2", "--max_new_tokens", "16", "--no-progress")
+    assert done.returncode == 0, done.stderr[-2000:]
+    tasks = load_tasks(str(MULTI_TURN_EVAL))
+    for sample in range(2):
+        results = tmp_path / f"{MULTI_TURN_EVAL.stem}_result_sample{sample}.json"
+        lines = _lines(results)
+        assert [line["id"] for line in lines] == [t.id for t in tasks]
+        for line, task in zip(lines, tasks):
+            # every turn answered, each with at least one step; a turn that did not hit the step
+            # limit ends with a step that made no call
+            assert len(line["result"]) == len(task.question) and all(line["result"])
+        scored = fcenv("evaluate", "--data", str(MULTI_TURN_EVAL), "--results", str(results),
+                       "--out", str(tmp_path / f"verdicts{sample}.jsonl"))
+        assert scored.returncode == 0, scored.stderr
+
+
+class _TinyServer(BaseHTTPRequestHandler):
+    """POST /v1/chat/completions with the tiny model: its chat template and greedy ``generate``."""
+    model = tokenizer = None
+    requests = 0
+
+    def do_POST(self):  # noqa: N802  (http.server's name)
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        type(self).requests += 1
+        ids = self.tokenizer.apply_chat_template(body["messages"], add_generation_prompt=True, tokenize=True,
+                                                 return_dict=False)
+        prompt = torch.tensor([list(ids)])
+        with torch.no_grad():
+            out = self.model.generate(input_ids=prompt, attention_mask=torch.ones_like(prompt), do_sample=False,
+                                      max_new_tokens=body["max_tokens"], pad_token_id=self.tokenizer.eos_token_id)
+        text = self.tokenizer.decode(out[0, prompt.shape[1]:], skip_special_tokens=True)
+        reply = json.dumps({"choices": [{"index": 0, "message": {"role": "assistant", "content": text}}]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(reply)))
+        self.end_headers()
+        self.wfile.write(reply)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_an_openai_compatible_endpoint_answers_like_the_local_model(tiny_model, tmp_path):
+    from transformers import AutoModelForCausalLM
+
+    from algos.model.loading import load_tokenizer
+
+    _TinyServer.model = AutoModelForCausalLM.from_pretrained(tiny_model).eval()
+    _TinyServer.tokenizer = load_tokenizer(tiny_model)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _TinyServer)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        common = ["--data", str(TINY_EVAL), "--system_prompt", TINY_SYSTEM_PROMPT, "--greedy",
+                  "--max_new_tokens", "16", "--no-progress"]
+        remote = fcenv("generate", "--endpoint", f"http://127.0.0.1:{server.server_port}/v1", "--model", "tiny-test",
+                       "--out", str(tmp_path / "remote"), *common)
+        assert remote.returncode == 0, remote.stderr[-2000:]
+    finally:
+        server.shutdown()
+    local = fcenv("generate", "--model", str(tiny_model), "--out", str(tmp_path / "local"), *common)
+    assert local.returncode == 0, local.stderr[-2000:]
+    name = f"{TINY_EVAL.stem}_result.json"
+    remote_lines, local_lines = _lines(tmp_path / "remote" / name), _lines(tmp_path / "local" / name)
+    assert _TinyServer.requests == len(remote_lines) == 150
+    same = sum(r == m for r, m in zip(remote_lines, local_lines))
+    assert same >= 0.95 * len(local_lines)  # one model, one template, greedy: the same answers
+
+
+def test_misuse_is_refused_before_any_model_loads(tmp_path):
+    for args, message in [(["--data", "missing.json", "--out", str(tmp_path)], "no such file"),
+                          (["--data", str(TINY_EVAL), "--out", str(tmp_path), "--n", "0"], "--n must be positive"),
+                          (["--data", str(TINY_EVAL), "--out", str(tmp_path), "--run", str(tmp_path)],
+                           "not a training run folder")]:
+        done = fcenv("generate", *args)
+        assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr

@@ -1,0 +1,159 @@
+"""Issue 26, class 4: `fcenv generate --endpoint` against a real HTTP server (started here on
+127.0.0.1) that answers some requests with malformed replies: a bad reply is that entry's
+failed answer and the run goes on; a failing server ends the run cleanly, and the answers
+finished before it are kept."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+from fcenv.bundled import BUNDLED
+from fcenv.data import load_tasks
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def fcenv(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "fcenv", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=600)
+
+
+def subset(folder: Path, split: str, count: int) -> Path:
+    """The first ``count`` entries of a bundled split, with their answers."""
+    (folder / "possible_answer").mkdir(parents=True, exist_ok=True)
+    source = BUNDLED[split]
+    for src, dst in ((source, folder / source.name),
+                     (source.parent / "possible_answer" / source.name, folder / "possible_answer" / source.name)):
+        dst.write_text("".join(src.read_text().splitlines(keepends=True)[:count]))
+    return folder / source.name
+
+
+class Server(BaseHTTPRequestHandler):
+    """Replies chosen by ``plan(body, number)``: (status, JSON value or raw bytes)."""
+
+    plan = staticmethod(lambda body, number: (200, {}))
+    requests = 0
+
+    def do_POST(self):  # noqa: N802  (http.server's name)
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        type(self).requests += 1
+        status, reply = type(self).plan(body, type(self).requests)
+        data = reply if isinstance(reply, bytes) else json.dumps(reply).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+def serve(plan):
+    Server.plan, Server.requests = staticmethod(plan), 0
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Server)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_port}/v1"
+
+
+def message(**fields):
+    return {"choices": [{"index": 0, "message": {"role": "assistant", **fields}}]}
+
+
+def lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_a_bad_reply_fails_its_entry_and_the_run_goes_on(tmp_path):
+    single = subset(tmp_path / "data", "tiny_eval", 7)
+    multi = subset(tmp_path / "data", "multi_turn_eval", 2)
+    questions = {t.question[0][0]["content"]: t for t in load_tasks(single) + load_tasks(multi)}
+    single_tasks = load_tasks(single)
+
+    def plan(body, number):
+        task = questions[body["messages"][1]["content"]]  # after the system prompt
+        steps = sum(m["role"] == "assistant" for m in body["messages"])
+        if task.is_multi_turn:  # the first entry: a good call, then a message that is a string
+            return (200, message(content="[add(a=7, b=7)]") if steps == 0 else
+                    {"choices": [{"message": "Done."}]} if task.id.endswith("_0") else message(content="Done."))
+        (name, params), = task.ground_truth[0].items()
+        truth = f"[{name}({', '.join(f'{k}={v[0]!r}' for k, v in params.items() if v[0] != '')})]"
+        index = single_tasks.index(task)
+        return [
+            (200, message(content=truth)),
+            (200, {"choices": [{"message": truth}]}),                                      # message is a string
+            (200, message(content=[{"type": "text", "text": truth[:5]}, {"type": "text", "text": truth[5:]}])),
+            (200, {"choices": []}),
+            (200, b"<html>oops</html>"),
+            (400, {"error": {"message": "the prompt is too long"}}),
+            (200, message(content={"text": truth})),
+        ][index]
+
+    server, url = serve(plan)
+    try:
+        done = fcenv("generate", "--endpoint", url, "--model", "m", "--data", str(single), str(multi),
+                     "--out", str(tmp_path / "out"), "--no-progress")
+    finally:
+        server.shutdown()
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "fcenv generate: 5 of 7 answers to" in done.stderr and "Traceback" not in done.stderr
+    answers = lines(tmp_path / "out" / "tiny_eval_result.json")
+    assert [a["id"] for a in answers] == [t.id for t in single_tasks]
+    failed = [a["result"] for a in answers if a["result"].startswith("Error during inference: ")]
+    assert len(failed) == 5
+    assert answers[1]["result"] == "Error during inference: choices[0].message is a str, not an object"
+    assert answers[3]["result"] == "Error during inference: the reply has no choices[0].message"
+    assert answers[4]["result"].startswith("Error during inference: the reply is not JSON")
+    assert answers[5]["result"].startswith("Error during inference: HTTP 400 Bad Request")
+    multi_answers = lines(tmp_path / "out" / "multi_turn_eval_result.json")
+    assert multi_answers[0]["result"] == "Error during inference: choices[0].message is a str, not an object"
+    assert multi_answers[1]["result"][0][-1] == "Done."
+    assert not list((tmp_path / "out").glob("*.partial"))
+    # The failed answers score as failures; the text parts were read as the text.
+    scored = fcenv("evaluate", "--data", str(single), "--results", str(tmp_path / "out" / "tiny_eval_result.json"),
+                   "--out", str(tmp_path / "v.jsonl"))
+    assert scored.returncode == 0, scored.stderr
+    assert [v["valid"] for v in lines(tmp_path / "v.jsonl")] == [True, False, True, False, False, False, False]
+
+
+def test_tool_calls_that_cannot_be_read_fail_their_entry(tmp_path):
+    single = subset(tmp_path / "data", "tiny_eval", 3)
+    calls = [
+        [{"id": "a", "type": "function", "function": {"name": "set_alarm", "arguments": '{"hour": 10, "minute": 16}'}}],
+        [{"id": "b", "type": "function", "function": {"name": "get_weather", "arguments": "{city: Prague"}}],
+        "set_alarm()",
+    ]
+    server, url = serve(lambda body, number: (200, message(content=None, tool_calls=calls[number - 1])))
+    try:
+        done = fcenv("generate", "--endpoint", url, "--model", "m", "--tool_format", "hermes", "--data", str(single),
+                     "--out", str(tmp_path / "out"), "--no-progress")
+    finally:
+        server.shutdown()
+    assert done.returncode == 0, done.stderr[-3000:]
+    answers = [a["result"] for a in lines(tmp_path / "out" / "tiny_eval_result.json")]
+    assert answers[0].startswith("<tool_call>\n") and '"set_alarm"' in answers[0]
+    assert answers[1] == "Error during inference: the arguments of the tool call 'get_weather' are not JSON: '{city: Prague'"
+    assert answers[2] == "Error during inference: tool_calls is a str, not a list"
+
+
+def test_a_failing_server_ends_the_run_cleanly_and_keeps_the_finished_answers(tmp_path):
+    single = subset(tmp_path / "data", "tiny_eval", 6)
+    server, url = serve(lambda body, number: (200, message(content="No.")) if number <= 3 else
+                        (503, {"error": "overloaded"}))
+    try:
+        done = fcenv("generate", "--endpoint", url, "--model", "m", "--data", str(single),
+                     "--out", str(tmp_path / "out"), "--no-progress")
+    finally:
+        server.shutdown()
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-3000:]
+    assert f"fcenv generate: --endpoint {url}/chat/completions: HTTP 503 Service Unavailable" in done.stderr
+    assert "(3 tries); the answers finished so far are in" in done.stderr
+    kept = tmp_path / "out" / "tiny_eval_result.json.partial"
+    assert str(kept) in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert [a["id"] for a in lines(kept)] == ["simple_python_0", "simple_python_1", "simple_python_2"]
+    assert not (tmp_path / "out" / "tiny_eval_result.json").exists()

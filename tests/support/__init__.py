@@ -1,0 +1,14 @@
+"""Helpers only the tests use (no tests here); what the benchmarks share with the tests is in
+the top-level ``harness`` package.
+
+- ``backend_differential``: the same direct method calls on our backends and on BFCL's;
+- ``files_math_social_calls``: perturbed calls for the file system, math, message and twitter
+  backends; ``tickets_trading_travel_vehicle_calls`` and
+  ``tickets_trading_travel_vehicle_sequences``: calls and random
+  call sequences for the ticket, trading, travel and vehicle backends;
+- ``source_samples``: records in the layouts of other training sets (tests/env/test_sources.py);
+- ``verl_driver``: run in verl's venv by tests/doors/test_verl.py;
+- ``answers``: a right answer to a single-turn task, as text;
+- ``replay``: our side of a multi-turn trajectory in the oracle's answer shape;
+- ``runs``: tiny training runs and CLI invocations.
+"""
