@@ -334,7 +334,12 @@ def build_tiny(
 def _pretrained_model(tokenizer, spec: TinySpec, dataset_path: Path, log: Callable[[str], None], progress: bool):
     from transformers import LlamaForCausalLM
 
-    from algos.model.warmup import ground_truth_examples, plain_logprobs, shared_context_logprobs, supervised_steps
+    from algos.model.warmup import (
+        ground_truth_examples,
+        plain_logprobs,
+        shared_context_logprobs,
+        supervised_steps,
+    )
     from algos.tiny.teacher import Teacher, teacher_step, value_pools
     from fcenv.data import load_tasks
 

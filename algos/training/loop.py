@@ -39,8 +39,8 @@ from algos.training import setup
 from algos.training.distributed import Processes, has_accelerator
 from algos.training.evaluation import HEADLINE, evaluate_heldout
 from algos.training.metrics import explained_variance, explained_variance_sums, means, rollout_stats
-from fcenv.sources.resolve import test_set_warnings
 from algos.training.resume import resume
+from fcenv.sources.resolve import test_set_warnings
 
 
 class Runner:

@@ -14,6 +14,7 @@ import pytest
 
 pytest.importorskip("peft")
 from algos.config import ConfigError, parse_config
+from algos.model.warmup import answer_text, written_in
 from algos.process_rewards import (
     Trajectory,
     monte_carlo_values,
@@ -22,7 +23,6 @@ from algos.process_rewards import (
     sampler_from_flags,
     step_records,
 )
-from algos.model.warmup import answer_text, written_in
 from algos.rollout.hf import HFEngine
 from algos.rollout.play import play
 from algos.tiny.build import MULTI_TURN_TRAIN, TINY_TRAIN
@@ -121,11 +121,11 @@ def test_fc_verdicts_values_and_dpo_pairs_with_the_tools(tiny_model, tmp_path):
     data = tmp_path / "pairs.jsonl"
     data.write_text("".join(json.dumps(p) + "\n" for p in pairs))
 
-    from datasets import load_dataset
     from transformers import AutoModelForCausalLM
     from trl import DPOConfig, DPOTrainer
 
     from algos.model.loading import load_tokenizer
+    from datasets import load_dataset
 
     tokenizer = load_tokenizer(tiny_model)
     tokenizer.chat_template = get_tool_format("hermes").chat_template  # the model's own renders no tools

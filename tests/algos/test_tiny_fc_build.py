@@ -16,8 +16,8 @@ import torch
 pytest.importorskip("peft")
 from transformers import AutoTokenizer
 
-from algos.tiny import teacher
 from algos.model.loading import load_tokenizer
+from algos.tiny import teacher
 from algos.tiny.build import (
     CHAT_TEMPLATE,
     MULTI_TURN_TRAIN,
@@ -126,8 +126,8 @@ def test_every_family_has_a_visible_habit_to_remove():
     RL can see and remove (here the prose answer, its calls in the prompting syntax)."""
     import random
 
-    from algos.tiny.teacher import Teacher, teacher_step, value_pools
     from algos.model.warmup import ground_truth_steps, written_in
+    from algos.tiny.teacher import Teacher, teacher_step, value_pools
     from fcenv.data import load_tasks
 
     tasks = load_tasks(str(TINY_TRAIN))
