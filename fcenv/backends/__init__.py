@@ -30,7 +30,8 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib.metadata import entry_points
+
+from handlers.registry import Registry
 
 # class name -> (our module, BFCL's func_source_code module of the same class)
 BACKENDS: dict[str, tuple[str, str]] = {
@@ -54,8 +55,10 @@ class UserBackend:
     docs: list[dict]
 
 
-_USER: dict[str, UserBackend] = {}
-_ENTRY_POINTS_LOADED = False
+# Users' backends; the built-in classes stay the fixed table above (their modules load on first
+# use, and each has a twin in BFCL's code for the differential tests). An entry point in the
+# ``fcenv.backends`` group names the class itself.
+USER_BACKENDS: Registry[UserBackend | type] = Registry("tool backend", "fcenv.backends", (), "fcenv.backends")
 
 
 def register_backend(name: str | None = None, *, docs: list[dict] | None = None) -> Callable[[type], type]:
@@ -66,31 +69,22 @@ def register_backend(name: str | None = None, *, docs: list[dict] | None = None)
         key = name or cls.__name__
         if key in BACKENDS:
             raise ValueError(f"backend {key!r} is one of the built-in classes; choose another name")
-        _USER[key] = UserBackend(cls, list(docs if docs is not None else getattr(cls, "FUNCTION_DOCS", [])))
+        USER_BACKENDS.register(key, UserBackend(cls, list(docs if docs is not None else getattr(cls, "FUNCTION_DOCS", []))))
         return cls
 
     return decorator
 
 
-def _load_entry_points() -> None:
-    global _ENTRY_POINTS_LOADED
-    if _ENTRY_POINTS_LOADED:
-        return
-    _ENTRY_POINTS_LOADED = True
-    for ep in entry_points(group="fcenv.backends"):
-        if ep.name not in _USER and ep.name not in BACKENDS:
-            register_backend(ep.name)(ep.load())
-
-
 def known_backends() -> list[str]:
-    _load_entry_points()
-    return sorted({*BACKENDS, *_USER})
+    return sorted({*BACKENDS, *USER_BACKENDS.names()})
 
 
 def user_backend(name: str) -> UserBackend | None:
     """The registered backend called ``name`` (None for the built-in classes and unknown names)."""
-    _load_entry_points()
-    return _USER.get(name)
+    if name in BACKENDS or name not in USER_BACKENDS:
+        return None
+    entry = USER_BACKENDS.get(name)
+    return entry if isinstance(entry, UserBackend) else UserBackend(entry, list(getattr(entry, "FUNCTION_DOCS", [])))
 
 
 def is_stateless(name: str) -> bool:

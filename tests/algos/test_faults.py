@@ -283,7 +283,7 @@ def test_cli_reports_a_damaged_checkpoint_without_a_traceback(case, tiny_model, 
         name, words = "rng_rank0.pt", "corrupt"
         _flip_byte(damaged / name)
     training = Training([*train_flags(tiny_model, tmp_path, ITERATIONS), "--resume", str(target)], tmp_path, "cli")
-    assert training.finish() == 1
+    assert training.finish() == 2  # found before training starts: the user's input to fix, as a flag error is
     output = training.output()
     assert f"error: checkpoint {damaged}: {name}: {words}" in output
     assert "Traceback" not in output
@@ -325,10 +325,10 @@ def test_cli_reports_every_bad_entry_at_once(tiny_model, tmp_path):
     path, expected = bad_dataset(tmp_path / "data")
     flags = [*train_flags(tiny_model, tmp_path / "results", 2), "--dataset_path", str(path)]
     training = Training(flags, tmp_path, "cli")
-    assert training.finish() == 1
+    assert training.finish() == 2  # refused before the model loads
     output = training.output()
     assert "Traceback" not in output
-    assert f"error: {len(expected)} problems in the input" in output
+    assert f"error: --dataset_path {path}: {len(expected)} problems in the input" in output
     for line, entry_id, field in expected:
         parts = [f"line {line}" if line else None, f"entry {entry_id!r}" if entry_id else None,
                  f"field '{field}'" if field else None]

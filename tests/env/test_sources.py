@@ -232,7 +232,7 @@ def test_decontamination_finds_a_planted_bfcl_question(bfcl_dir, tmp_path):
     assert "3 of the 4 tasks copy BFCL's test set: exact 1, function set 1, near 1" in check.stdout
     assert f"planted.jsonl, line 2, step 1, task 'xlam_simple_1': its question equals BFCL's {bfcl['id']}" in check.stdout
     assert f"line 3, step 1, task 'xlam_simple_2': its question nearly equals BFCL's {bfcl['id']}" in check.stdout
-    assert f"line 4, step 1, task 'xlam_simple_3': its function set equals BFCL's" in check.stdout
+    assert "line 4, step 1, task 'xlam_simple_3': its function set equals BFCL's" in check.stdout
     out = tmp_path / "out"
     proc = run("data", "convert", str(source), "--out", str(out), "--decontaminate", "--bfcl_dir", str(bfcl_dir))
     assert proc.returncode == 0, proc.stderr

@@ -17,6 +17,7 @@ from fcenv.prompts import MessageRenderer
 from fcenv.tool_formats import TemplateRenderer, get_tool_format
 from handlers import Call
 from handlers.base import MAX_STEP_CALLS
+from harness.fuzz_properties import CountingRenderer
 from harness.generators_fc import fc_turns
 from harness.trajectories import ground_truth_steps
 
@@ -49,27 +50,12 @@ def test_a_step_runs_at_most_max_step_calls(bfcl_dir, mode):
     assert set(env.unwrapped._episode.trajectory.model.public_state("GorillaFileSystem")["root"].__dict__) == folders
 
 
-class Counting:
-    """The env's renderer, recording how many messages each rendering is given."""
-
-    def __init__(self, inner):
-        self.inner, self.sizes = inner, []
-
-    def __call__(self, messages, *tools):
-        self.sizes.append(len(messages))
-        return self.inner(messages, *tools)
-
-    def extend(self, rendered, messages, start, tools=None):
-        self.sizes.append(len(messages) - start)
-        return self.inner.extend(rendered, messages, start, tools)
-
-
 @pytest.mark.parametrize("mode", MODES)
 def test_a_step_renders_and_copies_only_its_new_messages(bfcl_dir, mode):
     env = make_env(bfcl_dir, mode)
     full = env.renderer
     assert isinstance(full, TemplateRenderer if mode != "prompting" else MessageRenderer)
-    env.renderer = counting = Counting(full)
+    env.renderer = counting = CountingRenderer(full)
     for entry in ("multi_turn_base_0", "multi_turn_base_10"):
         _, reset_info = env.reset(options={"id": entry})
         turns = ground_truth_steps(env.task)
