@@ -8,7 +8,7 @@ tokenizer's own chat template, plain ``generate``), greedy and sampled at temper
 counts BFCL's verdicts and the error types of the failures. This is the "base" a run starts
 from: what RL has to work with, and the habit it has to remove.
 
-Run: ``python bench/bench_fc_build.py --dataset_path tiny_train --tool_format hermes
+Run: ``python -m bench.bench_fc_build --dataset_path tiny_train --tool_format hermes
 [--set pretrain_steps=800 ...] [--out bench/results/fc_build.json]``.
 """
 
@@ -25,12 +25,16 @@ from pathlib import Path
 import gymnasium as gym
 import torch
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-import fcenv  # noqa: E402  (registers the env id)
-from algos.tiny.build import BUNDLED_EVAL, DEFAULT_CACHE_DIR, TinySpec, build_tiny, bundled_train_split, tiny_spec  # noqa: E402
-from bench.heldout import answer  # noqa: E402
+import fcenv  # registers the env id
+from algos.tiny.build import (
+    BUNDLED_EVAL,
+    DEFAULT_CACHE_DIR,
+    TinySpec,
+    build_tiny,
+    bundled_train_split,
+    tiny_spec,
+)
+from bench.heldout import answer
 
 
 def spec_with(base: TinySpec, settings: list[str]) -> TinySpec:
