@@ -1,5 +1,6 @@
 # Everything a fresh machine needs, in two commands:
 #   make train   trains the embedded default (python train_fctncalling.py)
+#   make train-fc   the same task in native tool calling (BFCL's FC mode): $(FC_FLAGS)
 #   make test    runs the test suite, BFCL parity tests included
 # Both create what they need first: .venv (the package with its test extras, CPU torch) and,
 # for the tests, .oracle-venv (BFCL's reference checker, kept apart from our package),
@@ -19,10 +20,19 @@ PYTEST_ARGS ?=
 
 BIN := $(VENV)/bin
 
-.PHONY: train test venv oracle verl vllm data bench clean
+.PHONY: train train-fc test venv oracle verl vllm data bench clean
 
 train: $(VENV)/.installed
 	$(BIN)/python train_fctncalling.py
+
+# The FC default (README, "Does it teach?"): the tiny model built for Hermes/Qwen tool calls, and
+# RLOO, whose groups run each long prompt once. Other families: make train-fc FC_FORMAT=mistral;
+# multi-turn: make train-fc FC_DATA=multi_turn_train.
+FC_FORMAT ?= hermes
+FC_DATA ?= tiny_train
+FC_FLAGS = --dataset_path $(FC_DATA) --tool_format $(FC_FORMAT) --algorithm_name RLOO --group_size 4
+train-fc: $(VENV)/.installed
+	$(BIN)/python train_fctncalling.py $(FC_FLAGS)
 
 test: $(VENV)/.installed $(ORACLE)/.installed $(VERL)/.installed $(VLLM)/.installed $(BFCL_DATA)/long_context.json
 	$(BIN)/python -m pytest -n 2 --require-oracle --oracle-python=$(ORACLE)/bin/python \

@@ -103,6 +103,9 @@ def process_rewards(commands) -> None:
     parser.add_argument("--dataset_path", default="", help="BFCL question file or bundled split name (default: the "
                                                            "run's training data, else tiny_train)")
     parser.add_argument("--system_prompt", default="", help="without --run: the system prompt template")
+    parser.add_argument("--tool_format", default="", help="without --run: native tool calling (BFCL's FC mode) in "
+                                                          "this family's format, the tools through the chat template "
+                                                          "(default: prompting; a run samples in its own format)")
     parser.add_argument("--from_results", default="", help="take the trajectories from this BFCL result file "
                                                           "instead of sampling them")
     parser.add_argument("--tasks", type=int, default=0, help="tasks to sample trajectories for (0: all)")

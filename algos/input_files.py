@@ -57,10 +57,14 @@ def check_model_folder(flag: str, value: str) -> None:
                           f"pytorch_model*.bin); save it with model.save_pretrained")
 
 
-def read_prefix_values(path: str | Path, flag: str = "--critic_init_values") -> list[tuple[list[dict], float]]:
+def read_prefix_values(path: str | Path, flag: str = "--critic_init_values",
+                       with_tools: bool | None = None) -> list[tuple[list[dict], float]]:
     """The distinct (chat prefix, Monte Carlo value) pairs of a ``trajectories.jsonl`` written by
-    ``fcenv process-rewards``. Raises ``ConfigError`` naming the file and line of anything
-    unreadable."""
+    ``fcenv process-rewards``; a prefix sampled in FC mode is a ``ToolChat`` (its row's tools).
+    Raises ``ConfigError`` naming the file and line of anything unreadable, or (``with_tools``
+    given: whether the run trains in FC mode) of trajectories sampled in the other mode."""
+    from algos.rollout.codec import ToolChat
+
     values: dict[str, tuple[list[dict], float]] = {}
     try:
         lines = Path(path).read_text(encoding="utf-8").splitlines()
@@ -74,15 +78,26 @@ def read_prefix_values(path: str | Path, flag: str = "--critic_init_values") -> 
             messages = row["messages"]
             if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
                 raise TypeError("'messages' is not a list of messages")
+            tools = row.get("tools")
+            if tools is not None and (not isinstance(tools, list) or not all(isinstance(t, dict) for t in tools)):
+                raise TypeError("'tools' is not a list of tools")
+            prefixes = []
             for step in row["steps"]:
                 prefix = messages[: int(step["message_index"])]
                 value = float(step["value"])
                 if not 0.0 <= value <= 1.0:
                     raise ValueError(f"a value of {value} (a Monte Carlo value is a share of valid completions)")
-                values.setdefault(json.dumps(prefix, sort_keys=True), (prefix, value))
+                prefixes.append((prefix, value))
         except (ValueError, KeyError, TypeError, RecursionError) as exc:
             raise ConfigError(f"{flag} {path}, line {number}: not a trajectory of `fcenv process-rewards` "
                               f"({type(exc).__name__}: {exc})") from None
+        if with_tools is not None and (tools is not None) != with_tools:
+            sampled, run = (("FC mode (with tools)", "prompting mode") if tools is not None else
+                            ("prompting mode", "FC mode (--tool_format)"))
+            raise ConfigError(f"{flag} {path}, line {number}: sampled in {sampled}, but this run trains in {run}")
+        for prefix, value in prefixes:
+            chat = prefix if tools is None else ToolChat(prefix, tools)
+            values.setdefault(json.dumps([prefix, tools], sort_keys=True), (chat, value))
     if not values:
         raise ConfigError(f"{flag} {path}: holds no trajectory steps")
     return list(values.values())
@@ -123,6 +138,6 @@ def check_training_files(config: Any) -> None:
         raise ConfigError("\n".join(wrong))
     check_model_folder("--model_name_or_path", config.model_name_or_path)
     if config.critic_init_values:
-        read_prefix_values(config.critic_init_values)
+        read_prefix_values(config.critic_init_values, with_tools=bool(config.tool_format))
     if config.resume:
         check_resume(config)

@@ -59,6 +59,7 @@ class Sampler:
     generator: torch.Generator
     dataset_path: Path
     held_out: frozenset[int] = frozenset()  # the run's held-out tasks in this file: never sampled
+    tool_format: str = ""  # FC mode's family ("": prompting)
 
 
 @dataclass
@@ -77,19 +78,25 @@ class Replayed:
     snapshots: list[dict | None]  # per step: the env snapshot before it (None: the task's start)
     messages: list[dict]
     valid: bool
+    tools: list[dict] | None = None  # FC mode: the tools the template shows with the chat
 
 
 def sampler_from_flags(args: argparse.Namespace) -> Sampler:
     """The policy of a run's checkpoint (``--run``), or a base model with a fresh (identity)
-    actor adapter, with the run's (or the flags') data, prompt, window and temperature, and the
-    engine ``--rollout_engine`` names sampling with it (close it when done)."""
+    actor adapter, with the run's (or the flags') data, prompt or tool format, LoRA targets,
+    window and temperature, and the engine ``--rollout_engine`` names sampling with it (close
+    it when done)."""
+    from algos.config import TrainConfig
+
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     checkpoint = None
     held_out: frozenset[int] = frozenset()
     if args.run:
         saved, checkpoint = open_run(args.run, args.checkpoint)
         resolved = saved["resolved"]
-        loaded = load_model(resolved["base_model"], device, system_prompt=resolved["system_prompt"] or "")
+        tool_format = resolved.get("tool_format") or ""
+        loaded = load_model(resolved["base_model"], device, system_prompt=resolved["system_prompt"] or "",
+                            tool_format=tool_format)
         lora = LoraSettings(r=saved["lora_r"], alpha=saved["lora_alpha"], target_modules=list(saved["lora_target_modules"]))
         window, temperature = int(resolved["context_window"]), float(saved["temperature"])
         max_new_tokens = int(saved["max_new_tokens"])
@@ -97,11 +104,14 @@ def sampler_from_flags(args: argparse.Namespace) -> Sampler:
         if Path(resolved["eval_path"]).resolve() == dataset.resolve():
             held_out = frozenset(int(i) for i in resolved["eval_indices"])
     else:
+        tool_format = args.tool_format
         loaded = load_model(args.model_name_or_path, device, system_prompt=args.system_prompt,
-                            dataset_path=args.dataset_path)
+                            dataset_path=args.dataset_path, tool_format=tool_format)
         from algos.tiny.build import TINY_TRAIN
 
-        lora = LoraSettings(r=8, alpha=16, target_modules=["q_proj", "v_proj"])
+        # The trainer's adapter, so that a run started from these values has the same shape.
+        defaults = TrainConfig()
+        lora = LoraSettings(r=defaults.lora_r, alpha=defaults.lora_alpha, target_modules=list(defaults.lora_target_modules))
         window = args.context_window or max_positions(loaded.base)
         temperature, max_new_tokens = args.temperature, args.max_new_tokens
         dataset = resolve_bundled(args.dataset_path) if args.dataset_path else TINY_TRAIN
@@ -112,13 +122,16 @@ def sampler_from_flags(args: argparse.Namespace) -> Sampler:
     if checkpoint is not None:
         load_actor_weights(checkpoint, policy)
     policy.eval()
-    envs = [gym.make("fcenv/FunctionCalling-v0", dataset_path=str(dataset), reward="bfcl", renderer=loaded.renderer,
-                     system_prompt=loaded.system_prompt) for _ in range(args.threads)]
+    # FC mode: the tools go through the tokenizer's chat template, as the trainer shows them.
+    rendering = ({"tool_format": tool_format, "renderer": loaded.tokenizer} if tool_format else
+                 {"renderer": loaded.renderer, "system_prompt": loaded.system_prompt})
+    envs = [gym.make("fcenv/FunctionCalling-v0", dataset_path=str(dataset), reward="bfcl", **rendering)
+            for _ in range(args.threads)]
     codec = TextCodec(loaded.tokenizer, window - max_new_tokens, render=envs[0].unwrapped.renderer)
     generator = torch.Generator(device=device)
     generator.manual_seed(args.seed)
     engine = make_engine(args.rollout_engine, policy, EngineSettings(Path(loaded.path), window, args.seed))
-    return Sampler(policy, engine, codec, envs, max_new_tokens, generator, dataset, held_out)
+    return Sampler(policy, engine, codec, envs, max_new_tokens, generator, dataset, held_out, tool_format)
 
 
 def _play(sampler: Sampler, starts: Sequence[int | tuple[int, dict]], progress: str = "") -> list[tuple[int, bool, list[str]]]:
@@ -152,6 +165,7 @@ def replay(env: gym.Env, trajectory: Trajectory) -> Replayed:
     """Step the trajectory's texts through the env again (the env is deterministic), keeping a
     snapshot before every step. Texts after the episode's end are ignored."""
     observation, info = env.reset(options={"index": trajectory.task_index})
+    tools = info.get("tools")
     message_index, keys, snapshots = [], [], []
     valid, texts = False, []
     for number, text in enumerate(trajectory.texts):
@@ -167,7 +181,7 @@ def replay(env: gym.Env, trajectory: Trajectory) -> Replayed:
     else:
         valid = False  # the texts ran out before the episode ended
     return Replayed(Trajectory(trajectory.task_index, texts), str(info["id"]), message_index, keys, snapshots,
-                    info["messages"], valid)
+                    info["messages"], valid, tools)
 
 
 def monte_carlo_values(sampler: Sampler, replayed: list[Replayed], completions: int,
@@ -197,20 +211,22 @@ def preference_pairs(replayed: list[Replayed], steps: list[list[dict]], margin: 
     """Pairs of different actions taken at the same state whose values differ by ``margin``
     or more; an action taken several times there counts once, with its mean value."""
     at_state: dict[tuple[int, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    prompts: dict[tuple[int, str], tuple[str, list[dict]]] = {}
+    prompts: dict[tuple[int, str], tuple[str, list[dict], list[dict] | None]] = {}
     for r, records in zip(replayed, steps):
         for key, record in zip(r.state_keys, records):
             state = (r.trajectory.task_index, key)
             at_state[state][record["action"]].append(record["action_value"])
-            prompts[state] = (r.task_id, r.messages[: record["message_index"]])
+            prompts[state] = (r.task_id, r.messages[: record["message_index"]], r.tools)
     pairs = []
     for state, actions in at_state.items():
         scored = sorted(((float(np.mean(v)), text) for text, v in actions.items()), reverse=True)
-        task_id, prompt = prompts[state]
+        task_id, prompt, tools = prompts[state]
+        # FC mode: the tools as JSON text, the column TRL's DPOTrainer passes to the chat template.
+        shown = {"tools": json.dumps(tools)} if tools is not None else {}
         for i, (high, chosen) in enumerate(scored):
             for low, rejected in scored[i + 1:]:
                 if high - low >= margin:
-                    pairs.append({"id": task_id, "prompt": prompt,
+                    pairs.append({"id": task_id, "prompt": prompt, **shown,
                                   "chosen": [{"role": "assistant", "content": chosen}],
                                   "rejected": [{"role": "assistant", "content": rejected}],
                                   "chosen_value": high, "rejected_value": low})
@@ -266,22 +282,28 @@ def _process_rewards(args: argparse.Namespace, sampler: Sampler, started: float)
     out.mkdir(parents=True, exist_ok=True)
     _write_jsonl(out / "trajectories.jsonl", [
         {"id": r.task_id, "task_index": r.trajectory.task_index, "valid": r.valid, "messages": r.messages,
-         "steps": s} for r, s in zip(replayed, steps)])
+         **({"tools": r.tools} if r.tools is not None else {}), "steps": s} for r, s in zip(replayed, steps)])
     _write_jsonl(out / "pairs.jsonl", pairs)
-    summary = {"trajectories": len(replayed), "valid": float(np.mean([r.valid for r in replayed])) if replayed else 0.0,
+    summary = {"tool_format": sampler.tool_format or None, "trajectories": len(replayed), "valid": float(np.mean([r.valid for r in replayed])) if replayed else 0.0,
                "states_valued": len(values), "completions": len(values) * args.completions, "pairs": len(pairs),
                "seconds": round(time.perf_counter() - started, 1)}
     (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     return summary
 
 
-def prefix_value_examples(path: Path, codec: TextCodec, render) -> list[tuple[list[int], float]]:
+def prefix_value_examples(path: Path, codec: TextCodec, render, with_tools: bool = False) -> list[tuple[list[int], float]]:
     """(context tokens, Monte Carlo value) of every distinct prefix in a trajectories.jsonl,
-    each context rendered and cut exactly as in rollouts. Raises ``ConfigError`` naming the
-    file and line of anything unreadable."""
+    each context rendered and cut exactly as in rollouts (``with_tools``: FC mode, the
+    trajectories' tools through the template, ``render(messages, tools)``). Raises
+    ``ConfigError`` naming the file and line of anything unreadable, or of trajectories
+    sampled in the other mode."""
     from algos.input_files import read_prefix_values
 
-    return [(codec.encode(render(prefix), prefix), value) for prefix, value in read_prefix_values(path)]
+    def rendered(chat: list[dict]) -> str:
+        return render(list(chat)) if not with_tools else render(list(chat), chat.tools)
+
+    return [(codec.encode(rendered(chat), chat), value)
+            for chat, value in read_prefix_values(path, with_tools=with_tools)]
 
 
 def _check_files(args: argparse.Namespace) -> None:
@@ -325,6 +347,16 @@ def _command(args: argparse.Namespace) -> int:
         raise UsageError(f"--run {args.run}: no such folder")
     if args.from_results and not Path(args.from_results).is_file():
         raise UsageError(f"--from_results {args.from_results}: no such file")
+    if args.tool_format:
+        from fcenv.tool_formats import available_tool_formats
+
+        if args.run:
+            raise UsageError("--run samples in the run's own tool format: leave --tool_format out")
+        if args.tool_format not in available_tool_formats():
+            raise UsageError(f"--tool_format: unknown tool format {args.tool_format!r}; known: "
+                             f"{', '.join(available_tool_formats())}")
+        if args.system_prompt:
+            raise UsageError("--tool_format renders the tools through the chat template: leave --system_prompt out")
     from algos.config import ConfigError
     from algos.store.manifest import CheckpointError
 

@@ -13,7 +13,8 @@ engine from ``.vllm-venv``: ``make vllm``).
    with the same LoRA actor (random, non-zero) and the same number of CPU threads
    (``--threads``). The engines take turns, one warm-up batch each first, so both see the
    same machine load; each round's tokens/s is printed, then per engine the median and best
-   rounds and the ratio vllm / hf of the medians.
+   rounds and the ratio vllm / hf of the medians. transformers' own ``generate`` on the same
+   actor takes its turn too, as the reference both engines are measured against.
 2. One whole iteration (play, score, update, sync), samples/s: our GRPO (groups of 4, one
    epoch, the sampling pass's old log-probs, as ``bench/bench_grpo.py`` runs it) and the
    default TPPO, each with each engine, 32 actions per iteration, one warm-up iteration, then
@@ -32,6 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 ENGINES = ("hf", "vllm")
+GENERATE = "generate"  # transformers' generate, the reference row
 # The two trainers of bench/bench_grpo.py: GRPO doing TRL's GRPO's work per sample, and the default TPPO.
 TRAINERS = {
     "GRPO": ["--algorithm_name", "GRPO", "--group_size", "4", "--ppo_epoch", "1", "--sampling_old_logprobs"],
@@ -76,6 +78,27 @@ def shaped_model(shape: str, folder: Path) -> Path:
     return folder
 
 
+def generate_tokens(policy, loaded, contexts: list[list[int]], max_new_tokens: int) -> int:
+    """The reference the engines are measured against: transformers' own ``generate`` on the
+    PEFT actor (how TRL samples without vLLM, and what the ``hf`` engine replaced), the whole
+    batch left-padded, sampled at temperature 1 without top-k or top-p; returns the tokens
+    sampled, up to and including each row's stop token."""
+    import torch
+
+    width = max(map(len, contexts))
+    ids = torch.tensor([[loaded.pad_id] * (width - len(c)) + c for c in contexts])
+    mask = torch.tensor([[0] * (width - len(c)) + [1] * len(c) for c in contexts])
+    with torch.no_grad():
+        out = policy.model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=max_new_tokens,
+                                    do_sample=True, temperature=1.0, top_k=0, top_p=1.0,
+                                    pad_token_id=loaded.pad_id, eos_token_id=list(loaded.stop_ids))
+    tokens = 0
+    for row in out[:, width:].tolist():
+        stops = [i for i, token in enumerate(row) if token in loaded.stop_ids]
+        tokens += stops[0] + 1 if stops else len(row)
+    return tokens
+
+
 def rollout_speed(args) -> dict:
     import torch
 
@@ -95,22 +118,26 @@ def rollout_speed(args) -> dict:
     settings = EngineSettings(Path(loaded.path), max_positions(loaded.base), seed=0, compile=args.compile)
     engines = {name: make_engine(name, policy, settings) for name in ENGINES}
     generator = torch.Generator().manual_seed(0)
+    runners = (*ENGINES, GENERATE)
     try:
         def run(name: str) -> tuple[int, float]:
             started = time.perf_counter()
-            actions = engines[name].sample(contexts, args.max_new_tokens, generator=generator).actions
-            return sum(map(len, actions)), time.perf_counter() - started
+            if name == GENERATE:
+                tokens = generate_tokens(policy, loaded, contexts, args.max_new_tokens)
+            else:
+                tokens = sum(map(len, engines[name].sample(contexts, args.max_new_tokens, generator=generator).actions))
+            return tokens, time.perf_counter() - started
 
-        for name in ENGINES:  # warm-up (the vllm engine folds the actor in at its first call)
+        for name in runners:  # warm-up (the vllm engine folds the actor in at its first call)
             run(name)
         print(f"model {loaded.path.name} ({args.model}), {len(contexts)} rows in groups of {args.group_size}, "
               f"contexts {min(map(len, contexts))}-{max(map(len, contexts))} tokens, max_new_tokens "
               f"{args.max_new_tokens}, {args.threads} thread(s), vLLM {engines['vllm'].info['vllm']}"
               f"{' compiled' if args.compile else ' eager'}", flush=True)
-        speeds: dict[str, list[float]] = {name: [] for name in ENGINES}
+        speeds: dict[str, list[float]] = {name: [] for name in runners}
         for round_ in range(args.rounds):
             line = []
-            for name in ENGINES:
+            for name in runners:
                 tokens, seconds = run(name)
                 speeds[name].append(tokens / seconds)
                 line.append(f"{name} {tokens} tokens {seconds:.2f}s {tokens / seconds:.0f} tok/s")
@@ -121,8 +148,10 @@ def rollout_speed(args) -> dict:
     medians = {name: statistics.median(values) for name, values in speeds.items()}
     for name, values in speeds.items():
         print(f"{name:<5} rollout tokens/s: median {medians[name]:.0f}, best {max(values):.0f}")
-    print(f"vllm / hf (medians): {medians['vllm'] / medians['hf']:.2f}x", flush=True)
+    print(f"vllm / hf (medians): {medians['vllm'] / medians['hf']:.2f}x; against transformers' generate: "
+          f"vllm {medians['vllm'] / medians[GENERATE]:.2f}x, hf {medians['hf'] / medians[GENERATE]:.2f}x", flush=True)
     return {"tokens_per_second": speeds, "median": medians, "vllm_over_hf": medians["vllm"] / medians["hf"],
+            "vllm_over_generate": medians["vllm"] / medians[GENERATE], "hf_over_generate": medians["hf"] / medians[GENERATE],
             "rows": args.rows, "group_size": args.group_size, "max_new_tokens": args.max_new_tokens,
             "threads": args.threads, "vllm": engines["vllm"].info["vllm"], "compiled": args.compile}
 

@@ -53,6 +53,25 @@ def plain_logprobs(model: torch.nn.Module, batch: TokenBatch) -> torch.Tensor:
     return logp * batch.action_mask
 
 
+def shared_context_logprobs(model: torch.nn.Module, batch: TokenBatch) -> torch.Tensor:
+    """``plain_logprobs``, with rows that share a context running it once (its KV cache
+    repeated for their rows, the gradients flowing back into the one pass): several
+    demonstrations of one long prompt cost about one prompt."""
+    from algos.model.policy import run_once_per_context, shared_contexts
+
+    shared = shared_contexts(batch)
+    if shared is None:
+        return plain_logprobs(model, batch)
+    c = batch.context_length
+    prefix = run_once_per_context(model, batch, shared, logits_to_keep=1)
+    rest = model(input_ids=batch.input_ids[:, c:], attention_mask=batch.attention_mask,
+                 position_ids=batch.position_ids[:, c:], past_key_values=prefix.past_key_values, use_cache=True)
+    # The logits before action token j: the context's last for j = 0, then the action's own.
+    logits = torch.cat([prefix.logits[shared[1]], rest.logits[:, :batch.action_width - 1]], dim=1).float()
+    logp = torch.log_softmax(logits, -1).gather(-1, batch.action_ids.unsqueeze(-1)).squeeze(-1)
+    return logp * batch.action_mask
+
+
 def supervised_steps(
     logprob_fn: LogprobFn,
     params: Sequence[torch.nn.Parameter],
@@ -66,13 +85,16 @@ def supervised_steps(
     seed: int,
     max_grad_norm: float = 1.0,
     on_step: Callable[[int, float], None] | None = None,
+    groups: Sequence[Sequence[int]] | None = None,
     progress: str = "",
 ) -> list[float]:
     """Run ``steps`` AdamW steps of answer-token NLL; returns the loss of each step.
 
     The learning rate warms up linearly over the first tenth of the steps, then decays
-    linearly to a tenth of ``lr``: a short run still ends on a small step size. ``progress``:
-    the description of a progress bar over the steps (none when empty).
+    linearly to a tenth of ``lr``: a short run still ends on a small step size. With
+    ``groups`` (lists of example indices, e.g. the demonstrations of one prompt) a batch is
+    ``batch_size`` whole groups instead of ``batch_size`` examples. ``progress``: the
+    description of a progress bar over the steps (none when empty).
     """
     if steps <= 0 or not examples:
         return []
@@ -92,12 +114,14 @@ def supervised_steps(
     # Random batches. Batches of similar lengths cut the padding (a quarter of the compute)
     # but were measured to cost the tiny model much of its copying skill (held-out greedy
     # accuracy after clean supervised training 0.76 instead of 0.93).
+    units = [[i] for i in range(len(examples))] if groups is None else [list(g) for g in groups]
     for step in range(steps):
         if len(pool) < batch_size:
-            fresh = list(range(len(examples)))
+            fresh = list(range(len(units)))
             order.shuffle(fresh)
             pool += fresh
-        chosen, pool = pool[:batch_size], pool[batch_size:]
+        drawn, pool = pool[:batch_size], pool[batch_size:]
+        chosen = [i for unit in drawn for i in units[unit]]
         batch = pack([examples[i][0] for i in chosen], [examples[i][1] for i in chosen], pad_id, device)
         logp = logprob_fn(batch)
         loss = -(logp.sum() / batch.action_mask.sum().clamp(min=1.0))

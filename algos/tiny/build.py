@@ -76,6 +76,50 @@ class TinySpec:
     # Native tool calling (fcenv.tool_formats): prompts with the tools through the family's chat
     # template, demonstrations written in its format. "" is BFCL's prompting format.
     tool_format: str = ""
+    # Batches of whole demonstration groups (every demonstration of a prompt), each prompt run
+    # once for all of them: pretrain_batch then counts prompts. FC prompts carry the tool docs
+    # and are 4 to 8 times as long as the tiny prompting prompt.
+    share_contexts: bool = False
+    # FC builds: the tools each on one line (TOOLS_ON_ONE_LINE) in the family's template, and the
+    # template's fixed text as single tokens (template_pieces): the same prompt in fewer tokens.
+    compact_tools: bool = False
+    template_tokens: bool = False
+
+
+# Fields added after the prompting builds were published: a build's cache key names them only
+# when they are set, so the keys (and caches) of the builds that do not use them stay as they were.
+LATER_FIELDS = {"tool_format": "", "share_contexts": False, "compact_tools": False, "template_tokens": False}
+
+# The tiny FC model's tools, shown by its family's template: each tool as one line instead of its
+# JSON schema, with everything the schema says (name; parameters in order with their types, "?"
+# after an optional one; the descriptions; any other field of a parameter's schema as JSON).
+# Prepended to the family's template, it replaces `tools` by these lines, which the template then
+# renders where it renders tools. Half the tokens of the JSON, for a model that reads every token
+# on two CPU cores.
+TOOLS_ON_ONE_LINE = """\
+{%- if tools %}
+    {%- set listed = namespace(lines=[]) %}
+    {%- for tool in tools %}
+        {%- set tool = tool.function if tool.function is defined else tool %}
+        {%- set schema = tool.parameters or {} %}
+        {%- set properties = schema.properties or {} %}
+        {%- set line = namespace(text=tool.name + '(') %}
+        {%- for name, field in properties.items() %}
+            {%- set line.text = line.text + (', ' if not loop.first else '') + name
+                + ('' if name in (schema.required or []) else '?') + ': ' + (field.type | string) %}
+        {%- endfor %}
+        {%- set line.text = line.text + ') ' + (tool.description or '') %}
+        {%- for name, field in properties.items() %}
+            {%- set line.text = line.text + ' ' + name + ': ' + (field.description or '') %}
+            {%- for key, value in field.items() if key not in ('type', 'description') %}
+                {%- set line.text = line.text + ' ' + key + '=' + (value | tojson) %}
+            {%- endfor %}
+        {%- endfor %}
+        {%- set listed.lines = listed.lines + [line.text] %}
+    {%- endfor %}
+    {%- set tools = listed.lines %}
+{%- endif %}
+"""
 
 
 def bundled_train_split(path: Path | str | None) -> Path | None:
@@ -89,25 +133,39 @@ def bundled_train_split(path: Path | str | None) -> Path | None:
 def tiny_spec(dataset_path: Path, tool_format: str = "") -> TinySpec:
     """The build of the tiny model for a bundled split. Multi-turn contexts are three times as
     long, so each prompt gets fewer demonstrations; the habit that RL has to unlearn there is
-    stopping after the first call (algos/tiny/teacher.py)."""
-    if dataset_path == MULTI_TURN_TRAIN:
-        return TinySpec(pretrain_steps=2200, demonstrations=2, habit_rate=0.7, tool_format=tool_format)
-    return TinySpec(tool_format=tool_format)
+    stopping after the first call (algos/tiny/teacher.py).
+
+    FC builds (``tool_format``) see the tool docs in every prompt, which the prompting prompt
+    leaves out: the docs on one line per tool and the template's fixed text as single tokens
+    keep those prompts at about three times the prompting prompt's tokens instead of six
+    (BENCHMARKS.md, "The FC default")."""
+    multi_turn = dataset_path == MULTI_TURN_TRAIN
+    if tool_format:
+        compact = {"compact_tools": True, "template_tokens": True, "tool_format": tool_format}
+        if multi_turn:
+            return TinySpec(pretrain_steps=2200, demonstrations=2, habit_rate=0.6, **compact)
+        return TinySpec(**compact)
+    if multi_turn:
+        return TinySpec(pretrain_steps=2200, demonstrations=2, habit_rate=0.7)
+    return TinySpec()
 
 
-def tokenizer_corpus(dataset_path: Path = TINY_TRAIN, tool_format: str = "") -> list[str]:
+def tokenizer_corpus(dataset_path: Path = TINY_TRAIN, tool_format: str = "", template: str | None = None) -> list[str]:
     """The texts the tokenizer learns from: every prompt and answer of the training split,
     written the way the env writes them (multi-turn: with the tool results of the ground
-    truth's calls; FC mode: the first prompt as the family's template renders it, the answers
-    in its format)."""
+    truth's calls; FC mode: the first prompt as ``template``, by default the family's, renders
+    it, the answers in its format)."""
     import gymnasium as gym
 
     import fcenv
     from algos.model.warmup import answer_text, ground_truth_steps, written_in
     from algos.tiny.teacher import PROSE
     from fcenv.prompts import hinted_functions, system_prompt
+    from fcenv.tool_formats import template_renderer
 
-    options = {"tool_format": tool_format} if tool_format else {"system_prompt": TINY_SYSTEM_PROMPT}
+    options = {"system_prompt": TINY_SYSTEM_PROMPT}
+    if tool_format:
+        options = {"tool_format": tool_format, "renderer": template_renderer(template) if template else None}
     env = gym.make(fcenv.ENV_ID, dataset_path=str(dataset_path), **options)
     written = written_in(env.unwrapped.settings.tool_format) if tool_format else (lambda text: text)
     texts = []
@@ -158,6 +216,31 @@ def family_template(tool_format: str) -> str:
     return get_tool_format(tool_format).chat_template
 
 
+def model_template(spec: TinySpec) -> str:
+    """The chat template saved with the tiny model: its own (prompting), or its family's, with
+    the tools on one line each when ``spec.compact_tools``."""
+    if not spec.tool_format:
+        return CHAT_TEMPLATE
+    family = family_template(spec.tool_format)
+    return TOOLS_ON_ONE_LINE + family if spec.compact_tools else family
+
+
+def template_pieces(template: str) -> list[str]:
+    """The fixed text a chat template writes (its string constants) that is markup rather than
+    words: role headers, the tools' frame and instructions, the calls' frame (``<|im_start|>``,
+    ``<tool_call>\\n{"name": "``, ``[TOOL_CALLS] [``, ...). Real tokenizers of a family hold its
+    markers as single tokens; the tiny one holds every such piece, so the template's text costs
+    one token per piece and the tools and the chat the rest."""
+    import re
+
+    from jinja2 import Environment, nodes
+
+    tree = Environment().parse(template)
+    found = {node.value for node in tree.find_all(nodes.Const) if isinstance(node.value, str)}
+    found |= {node.data for node in tree.find_all(nodes.TemplateData)}
+    return sorted(text for text in found if len(text.strip()) >= 3 and re.search(r"[^\w\s]", text))
+
+
 def tiny_config(tokenizer, spec: TinySpec):
     from transformers import LlamaConfig
 
@@ -193,10 +276,10 @@ def cache_key(corpus: list[str], spec: TinySpec) -> str:
     # The teacher's code decides the pretraining data, so it is part of the key too.
     # A prompting build's key does not name the (empty) tool format, so caches built before
     # FC mode existed stay valid.
-    fields = {k: v for k, v in asdict(spec).items() if k != "tool_format" or v}
+    fields = {k: v for k, v in asdict(spec).items() if k not in LATER_FIELDS or v != LATER_FIELDS[k]}
     payload = {"version": BUILD_VERSION, "spec": fields, "prompt": TINY_SYSTEM_PROMPT,
                "teacher": Path(teacher.__file__).read_text(),
-               "template": family_template(spec.tool_format) if spec.tool_format else CHAT_TEMPLATE,
+               "template": model_template(spec),
                "pre_tokenizer": PRE_TOKENIZER_PATTERN, "torch": torch.__version__.split("+")[0]}
     digest.update(json.dumps(payload, sort_keys=True).encode())
     for text in corpus:
@@ -217,7 +300,8 @@ def build_tiny(
     building it if needed (``spec`` defaults to the split's, ``tiny_spec``, in ``tool_format``;
     ``progress``: a bar over the pretraining steps, the build's cost)."""
     spec = spec or tiny_spec(dataset_path, tool_format)
-    corpus = tokenizer_corpus(dataset_path, spec.tool_format)
+    template = model_template(spec)
+    corpus = tokenizer_corpus(dataset_path, spec.tool_format, template if spec.tool_format else None)
     target = Path(cache_dir) / f"tiny-{cache_key(corpus, spec)}"
     if (target / "config.json").exists():
         return target
@@ -226,7 +310,11 @@ def build_tiny(
     if spec.tool_format:
         # The family's template, saved with the tokenizer: any client's apply_chat_template(tools=...)
         # then shows the model the prompt it was trained on.
-        tokenizer.chat_template = family_template(spec.tool_format)
+        tokenizer.chat_template = template
+    if spec.template_tokens:
+        from tokenizers import AddedToken
+
+        tokenizer.add_tokens([AddedToken(piece, normalized=False, special=False) for piece in template_pieces(template)])
     model = _pretrained_model(tokenizer, spec, dataset_path, log, progress)
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".tiny-", dir=target.parent))
@@ -246,7 +334,12 @@ def build_tiny(
 def _pretrained_model(tokenizer, spec: TinySpec, dataset_path: Path, log: Callable[[str], None], progress: bool):
     from transformers import LlamaForCausalLM
 
-    from algos.model.warmup import ground_truth_examples, plain_logprobs, supervised_steps
+    from algos.model.warmup import (
+        ground_truth_examples,
+        plain_logprobs,
+        shared_context_logprobs,
+        supervised_steps,
+    )
     from algos.tiny.teacher import Teacher, teacher_step, value_pools
     from fcenv.data import load_tasks
 
@@ -268,12 +361,25 @@ def _pretrained_model(tokenizer, spec: TinySpec, dataset_path: Path, log: Callab
         examples = ground_truth_examples(dataset_path, tokenizer, renderer, TINY_SYSTEM_PROMPT,
                                          spec.max_positions - 64, answers=answers, tool_format=spec.tool_format or None)
         model.train()
+        logprobs = shared_context_logprobs if spec.share_contexts else plain_logprobs
         losses = supervised_steps(
-            lambda batch: plain_logprobs(model, batch), list(model.parameters()), examples,
+            lambda batch: logprobs(model, batch), list(model.parameters()), examples,
             steps=spec.pretrain_steps, batch_size=spec.pretrain_batch, lr=spec.pretrain_lr,
             pad_id=tokenizer.pad_token_id, device="cpu", seed=spec.seed,
+            groups=same_context_runs(examples) if spec.share_contexts else None,
             progress="pretraining the tiny model" if progress else "")
     torch.set_num_threads(threads)
     if losses:
         log(f"tiny model pretrained: {len(losses)} steps, loss {losses[0]:.3f} -> {losses[-1]:.3f}")
     return model.eval()
+
+
+def same_context_runs(examples: list[tuple[list[int], list[int]]]) -> list[list[int]]:
+    """The indices of ``examples`` in runs of one context (a prompt's demonstrations follow each other)."""
+    runs: list[list[int]] = []
+    for index, (context, _) in enumerate(examples):
+        if runs and examples[runs[-1][0]][0] == context:
+            runs[-1].append(index)
+        else:
+            runs.append([index])
+    return runs

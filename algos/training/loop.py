@@ -112,7 +112,7 @@ class Runner:
         else:
             # Read before the run folder exists: a bad file leaves nothing behind.
             critic_examples = (prefix_value_examples(Path(c.critic_init_values), self.codec,
-                                                     self.envs[0].unwrapped.renderer)
+                                                     self.envs[0].unwrapped.renderer, bool(c.tool_format))
                                if c.critic_init_values else [])
             self.engine = self._start_engine()  # before the run folder: an engine that cannot start leaves none
             self.run_dir = Path(self.processes.broadcast(
