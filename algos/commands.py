@@ -16,6 +16,9 @@ from collections.abc import Callable
 from fcenv.tool_formats import available_tool_formats
 
 TRAINING_PACKAGES = ("torch", "transformers", "peft", "accelerate")
+# Checked when the command runs (the engines' registry is torch code): hf, vllm or a registered one.
+ENGINE_HELP = ("what samples a local model's answers: 'hf' (default) in this process, 'vllm' in a vLLM engine "
+               "(`make vllm` installs it), or an engine a package registers")
 
 
 def training_extras_missing() -> str:
@@ -80,6 +83,7 @@ def generate(commands) -> None:
     parser.add_argument("--max_new_tokens", type=int, default=256, help="most tokens of one answer")
     parser.add_argument("--context_window", type=int, default=0, help="0: the model's maximum")
     parser.add_argument("--batch", type=int, default=16, help="entries answered together (local model)")
+    parser.add_argument("--rollout_engine", default="hf", metavar="ENGINE", help=ENGINE_HELP)
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per endpoint request")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True)
@@ -112,6 +116,7 @@ def process_rewards(commands) -> None:
     parser.add_argument("--context_window", type=int, default=0, help="without --run: 0 = the model's maximum")
     parser.add_argument("--temperature", type=float, default=1.0, help="without --run: the sampling temperature")
     parser.add_argument("--threads", type=int, default=32, help="environments stepped in parallel")
+    parser.add_argument("--rollout_engine", default="hf", metavar="ENGINE", help=ENGINE_HELP)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
                         help="progress bars over the trajectories and the completions")

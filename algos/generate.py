@@ -3,10 +3,12 @@
     fcenv generate --model PATH [--adapter DIR] --data FILE [FILE ...] --out DIR [--n 4] [--greedy]
     fcenv generate --endpoint http://127.0.0.1:8000/v1 --model NAME --data FILE --out DIR
     fcenv generate --model PATH --tool_format hermes --data FILE --out DIR     # FC mode
+    fcenv generate --model PATH --rollout_engine vllm --data FILE --out DIR    # sampled by vLLM
 
 The model is a local Hugging Face checkpoint (``tiny`` for the embedded default), optionally
 with a PEFT LoRA adapter such as a trained run's ``checkpoints/iter_N/actor``, sampled in
-batches; or an OpenAI-compatible chat-completions server the user runs (``--endpoint``), asked
+batches by a rollout engine (``--rollout_engine``: ``hf`` in this process, the default, or
+``vllm``, the trainer's vLLM engine, or one a package registers); or an OpenAI-compatible chat-completions server the user runs (``--endpoint``), asked
 one chat at a time. Either way the env plays each entry: multi-turn calls run on fcenv's
 backends between steps, exactly as in training and in BFCL. Each question file gives
 ``<out>/<stem>_result.json`` (JSON Lines of ``{"id", "result"}``: a single-turn entry's text,
@@ -122,17 +124,28 @@ def load_local(args: argparse.Namespace):
     return loaded, policy
 
 
-def local_responder(args: argparse.Namespace, loaded, policy, render: Callable[..., str]) -> Respond:
-    """Batched sampling with fcenv's policy, each chat rendered as the env renders it."""
+def context_window(args: argparse.Namespace, loaded) -> int:
     from algos.model.loading import max_positions
-    from algos.rollout.codec import TextCodec
-    from algos.rollout.hf import HFEngine
 
-    window = args.context_window or max_positions(loaded.base)
-    codec = TextCodec(loaded.tokenizer, window - args.max_new_tokens, render=render)
-    generator = torch.Generator(device=policy.device)
+    return args.context_window or max_positions(loaded.base)
+
+
+def start_engine(args: argparse.Namespace, loaded, policy):
+    """The rollout engine ``--rollout_engine`` names, sampling with the policy's actor."""
+    from algos.rollout.engine import EngineSettings, make_engine
+
+    return make_engine(args.rollout_engine, policy, EngineSettings(Path(loaded.path), context_window(args, loaded),
+                                                                   args.seed))
+
+
+def local_responder(args: argparse.Namespace, loaded, engine, device: torch.device,
+                    render: Callable[..., str]) -> Respond:
+    """Batched sampling by the rollout engine, each chat rendered as the env renders it."""
+    from algos.rollout.codec import TextCodec
+
+    codec = TextCodec(loaded.tokenizer, context_window(args, loaded) - args.max_new_tokens, render=render)
+    generator = torch.Generator(device=device)
     generator.manual_seed(args.seed)
-    engine = HFEngine(policy)
 
     def respond(chats: list[list[dict]]) -> list[str]:
         contexts = [codec.encode(codec.render_chat(chat), chat) for chat in chats]
@@ -286,24 +299,33 @@ def result_line(task_id: str, answer: Answer, multi_turn: bool) -> dict[str, Any
 
 
 def generate(args: argparse.Namespace) -> list[Path]:
-    from tqdm.auto import tqdm
-
     if args.endpoint:
-        loaded, policy = None, None
         rendering = {"tool_format": args.tool_format} if args.tool_format else {"system_prompt": args.system_prompt or None}
         respond = endpoint_responder(args)
-    else:
-        loaded, policy = load_local(args)
-        rendering = {"tool_format": args.tool_format, "renderer": loaded.tokenizer} if args.tool_format else \
-            {"system_prompt": loaded.system_prompt, "renderer": loaded.renderer}
+        return _generate_files(args, rendering, lambda render: respond, threads=1)
+    loaded, policy = load_local(args)
+    rendering = {"tool_format": args.tool_format, "renderer": loaded.tokenizer} if args.tool_format else \
+        {"system_prompt": loaded.system_prompt, "renderer": loaded.renderer}
+    engine = start_engine(args, loaded, policy)  # one for all the files (vLLM takes a while to start)
+    try:
+        return _generate_files(args, rendering, lambda render: local_responder(args, loaded, engine, policy.device,
+                                                                               render), threads=args.batch)
+    finally:
+        engine.close()
+
+
+def _generate_files(args: argparse.Namespace, rendering: dict, responder: Callable[[Callable[..., str]], Respond],
+                    threads: int) -> list[Path]:
+    """Each question file's result files; ``responder(render)``: the answers to chats rendered
+    by the env's ``render``."""
+    from tqdm.auto import tqdm
+
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for data in args.data:
-        envs = [gym.make("fcenv/FunctionCalling-v0", dataset_path=data, **rendering)
-                for _ in range(1 if args.endpoint else args.batch)]
-        if policy is not None:
-            respond = local_responder(args, loaded, policy, envs[0].unwrapped.renderer)
+        envs = [gym.make("fcenv/FunctionCalling-v0", dataset_path=data, **rendering) for _ in range(threads)]
+        respond = responder(envs[0].unwrapped.renderer)
         tasks = envs[0].unwrapped.tasks
         jobs = [(entry, sample) for entry in range(len(tasks)) for sample in range(args.n)]
         names = [f"{Path(data).stem}_result.json" if args.n == 1 else f"{Path(data).stem}_result_sample{k}.json"
@@ -352,6 +374,8 @@ def _command(args: argparse.Namespace) -> int:
         raise UsageError("--tool_format renders the tools through the chat template: leave --system_prompt out")
     if args.adapter and args.endpoint:
         raise UsageError("--adapter applies to a local model, not to an --endpoint")
+    if args.endpoint and args.rollout_engine != "hf":
+        raise UsageError("--rollout_engine applies to a local model, not to an --endpoint")
     if args.adapter and not Path(args.adapter).is_dir():
         raise UsageError(f"--adapter {args.adapter}: no such folder")
     from fcenv.bundled import resolve
@@ -366,12 +390,14 @@ def _command(args: argparse.Namespace) -> int:
         _take_run(args)
     from algos.config import ConfigError
     from algos.input_files import check_datasets, check_model_folder
+    from algos.rollout.engine import check_engine
     from algos.store.manifest import CheckpointError
 
     # Every file the flags name, read before the model loads (or the tiny model builds).
     check_datasets(args.data)
     try:
         if not args.endpoint:
+            check_engine(args.rollout_engine)
             check_model_folder("--model", args.model)
     except ConfigError as exc:
         raise UsageError(str(exc)) from None

@@ -41,7 +41,7 @@ from algos.model.loading import load_model, max_positions
 from algos.model.policy import LoraSettings, Policy
 from algos.progress import progress_bar
 from algos.rollout.codec import TextCodec
-from algos.rollout.hf import HFEngine
+from algos.rollout.engine import Engine, EngineSettings, check_engine, make_engine
 from algos.rollout.play import play
 from algos.rollout.records import Rollout
 from algos.store.checkpoint import load_actor_weights, open_run
@@ -50,8 +50,9 @@ from fcenv.bundled import resolve as resolve_bundled
 
 @dataclass
 class Sampler:
-    """A policy with its env and codec: what sampling trajectories and completions needs."""
+    """A policy with its engine, env and codec: what sampling trajectories and completions needs."""
     policy: Policy
+    engine: Engine  # --rollout_engine, sampling with the policy's actor
     codec: TextCodec
     envs: list[gym.Env]
     max_new_tokens: int
@@ -83,7 +84,8 @@ class Replayed:
 def sampler_from_flags(args: argparse.Namespace) -> Sampler:
     """The policy of a run's checkpoint (``--run``), or a base model with a fresh (identity)
     actor adapter, with the run's (or the flags') data, prompt or tool format, LoRA targets,
-    window and temperature."""
+    window and temperature, and the engine ``--rollout_engine`` names sampling with it (close
+    it when done)."""
     from algos.config import TrainConfig
 
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
@@ -128,7 +130,8 @@ def sampler_from_flags(args: argparse.Namespace) -> Sampler:
     codec = TextCodec(loaded.tokenizer, window - max_new_tokens, render=envs[0].unwrapped.renderer)
     generator = torch.Generator(device=device)
     generator.manual_seed(args.seed)
-    return Sampler(policy, codec, envs, max_new_tokens, generator, dataset, held_out, tool_format)
+    engine = make_engine(args.rollout_engine, policy, EngineSettings(Path(loaded.path), window, args.seed))
+    return Sampler(policy, engine, codec, envs, max_new_tokens, generator, dataset, held_out, tool_format)
 
 
 def _play(sampler: Sampler, starts: Sequence[int | tuple[int, dict]], progress: str = "") -> list[tuple[int, bool, list[str]]]:
@@ -147,7 +150,7 @@ def _play(sampler: Sampler, starts: Sequence[int | tuple[int, dict]], progress: 
         started[thread].append(number)
         return start
 
-    rollout: Rollout = play(sampler.envs, HFEngine(sampler.policy), sampler.codec, next_task,
+    rollout: Rollout = play(sampler.envs, sampler.engine, sampler.codec, next_task,
                             max_new_tokens=sampler.max_new_tokens, generator=sampler.generator)
     bar.update(len(starts) - bar.n)
     bar.close()
@@ -256,6 +259,13 @@ def trajectories_from_results(path: Path, dataset: Path) -> list[Trajectory]:
 def process_rewards(args: argparse.Namespace) -> dict[str, Any]:
     started = time.perf_counter()
     sampler = sampler_from_flags(args)
+    try:
+        return _process_rewards(args, sampler, started)
+    finally:
+        sampler.engine.close()
+
+
+def _process_rewards(args: argparse.Namespace, sampler: Sampler, started: float) -> dict[str, Any]:
     if args.from_results:
         trajectories = trajectories_from_results(Path(args.from_results), sampler.dataset_path)
     else:
@@ -303,6 +313,7 @@ def _check_files(args: argparse.Namespace) -> None:
     from fcenv.env import dataset_tasks
     from fcenv.evaluate import read_results
 
+    check_engine(args.rollout_engine)
     if args.run:
         saved, _ = open_run(args.run, args.checkpoint)
         dataset = args.dataset_path or saved["resolved"]["train_path"]

@@ -15,10 +15,19 @@ policy (actor and critic LoRA adapters, value head) measures:
   a CPU the peak is measured: the best fp32 FLOP/s of large square ``torch.matmul`` calls on
   this machine with this thread count (the CPU analogue of MFU: how close to the hardware).
 
+With ``--rollout_engine vllm``, the same rollout is also sampled by the ``vllm`` engine
+(``algos/rollout/vllm.py``: vLLM serving the same base, saved to a scratch folder, with the
+actor folded in at each sync; bf16, compiled with CUDA graphs on a GPU): its generated tokens
+per second, the seconds of a sync (the actor handed to the engine after an update), the update
+over its samples, a whole iteration (rollout, update, sync) next to the ``hf`` engine's
+(rollout, update), and the mean gap between the engine's log-probs and the trainer's of the
+same tokens (``rollout/engine_logprob_gap``). vLLM comes from ``.vllm-venv`` (``make vllm``)
+or this interpreter.
+
 Every action is forced to ``--new_tokens`` tokens (no stop token can be sampled), so both
 sides generate the same number of tokens. Run on a GPU: ``python -m bench.bench_gpu``; a
 quick CPU smoke run: ``python -m bench.bench_gpu --shape small --batch 4 --context 64
---new_tokens 16``; the compute-bound CPU size: ``python -m bench.bench_gpu --shape qwen2-40m
+--new_tokens 16`` (``--rollout_engine vllm`` for the vLLM section); the compute-bound CPU size: ``python -m bench.bench_gpu --shape qwen2-40m
 --batch 8 --context 512 --new_tokens 64 --repeats 2``.
 """
 
@@ -27,19 +36,24 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 import torch
 
 from algos.config import TrainConfig
+from algos.model.batching import pack
 from algos.model.policy import LoraSettings, Policy
 from algos.ppo.algorithms import resolve
 from algos.ppo.buffer import compute_advantages, score_rollout
 from algos.ppo.update import PPOSettings, PPOTrainer, make_optimizers
+from algos.rollout.engine import EngineSettings
 from algos.rollout.hf import HFEngine
 from algos.rollout.records import ActionRecord, EpisodeRecord, Rollout
+from algos.rollout.vllm import VLLMEngine
 from bench.bench_memory import SHAPES
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -85,6 +99,34 @@ def timed(fn, device: torch.device) -> tuple[float, object]:
     return time.perf_counter() - start, out
 
 
+def vllm_section(policy: Policy, base_dir: Path, contexts: list[list[int]], args, generator: torch.Generator,
+                 update_fn, device: torch.device) -> dict:
+    """The vllm engine's rollout, update over its samples and sync, timed as the hf engine's
+    (a warm-up round first, medians of ``--repeats``), and its log-prob gap to the trainer."""
+    seconds: dict[str, list[float]] = {k: [] for k in ("rollout", "update", "sync", "iteration")}
+    with VLLMEngine(policy, EngineSettings(base_dir, args.context + args.new_tokens, seed=0)) as engine:
+        # vLLM refuses the policy's out-of-vocabulary stop id; with none, every action has full length too.
+        engine.stop_ids = []
+        for repeat in range(args.repeats + 1):
+            rollout, samples = timed(partial(engine.sample, contexts, args.new_tokens, generator=generator), device)
+            update = timed(partial(update_fn, samples.actions, samples.logprobs, repeat), device)[0]
+            sync = timed(partial(engine.sync, policy), device)[0]  # the actor just updated, handed to the engine
+            if repeat:
+                for key, value in zip(seconds, (rollout, update, sync, rollout + update + sync)):
+                    seconds[key].append(value)
+        samples = engine.sample(contexts, args.new_tokens, generator=generator)
+        with torch.no_grad():
+            trainer = policy.token_logprobs(pack(contexts, samples.actions, policy.pad_id, device))[0]
+        engine_logps = torch.tensor(samples.logprobs, device=device, dtype=trainer.dtype)
+        gap = float((engine_logps - trainer).abs().mean())
+        info = engine.info
+    median = {k: float(np.median(v)) for k, v in seconds.items()}
+    lengths = {len(action) for action in samples.actions}
+    return {"seconds": median, "engine": info, "action_lengths": sorted(lengths), "engine_logprob_gap": gap,
+            "tokens_per_second": {"rollout": len(contexts) * args.new_tokens / median["rollout"],
+                                  "update": len(contexts) * (args.context + args.new_tokens) / median["update"]}}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--shape", choices=sorted(SHAPES), default="qwen2-0.5b")
@@ -95,6 +137,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--peak_tflops", type=float, default=None)
     parser.add_argument("--threads", type=int, default=0, help="CPU threads (0: torch's default)")
     parser.add_argument("--group", type=int, default=1, help="samples per prompt (the batch holds batch/group prompts)")
+    parser.add_argument("--rollout_engine", choices=["hf", "vllm"], default="hf",
+                        help="vllm: also measure the vllm rollout engine (rollout, sync, whole iteration)")
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "gpu.json"))
     args = parser.parse_args(argv)
     if args.group < 1 or args.batch % args.group:
@@ -108,6 +152,9 @@ def main(argv: list[str] | None = None) -> int:
         torch.set_num_threads(args.threads or torch.get_num_threads())
         peak, peak_source = measured_matmul_tflops(), f"measured fp32 matmul, {torch.get_num_threads()} threads"
     base, vocab = build(args.shape, device)
+    scratch = tempfile.TemporaryDirectory(prefix="bench-gpu-base-")
+    if args.rollout_engine == "vllm":
+        base.save_pretrained(scratch.name)  # vLLM loads the base from a folder (before LoRA wraps it)
     lora = LoraSettings(r=8, alpha=16, target_modules=["q_proj", "k_proj", "v_proj", "o_proj"])
     # A stop id outside the vocabulary is never sampled, so every action has full length
     # (HF generate gets the same from min_new_tokens).
@@ -158,6 +205,10 @@ def main(argv: list[str] | None = None) -> int:
         if repeat:
             for key, value in zip(seconds, times):
                 seconds[key].append(value)
+    vllm_report = None
+    if args.rollout_engine == "vllm":
+        vllm_report = vllm_section(policy, Path(scratch.name), contexts, args, generator, update_fn, device)
+    scratch.cleanup()
     median_seconds = {k: float(np.median(v)) for k, v in seconds.items()}
     # Tokens each workload handles: generated tokens for sampling; every position of every
     # sequence for the update and the plain forward+backward.
@@ -185,6 +236,11 @@ def main(argv: list[str] | None = None) -> int:
               "achieved_tflops": achieved, "mfu": mfu, "peak_tflops": peak,
               "peak_source": peak_source, "threads": torch.get_num_threads(),
               "torch": torch.__version__}
+    if vllm_report is not None:
+        rollout_flops = flops["rollout"]  # the same contexts and lengths as Policy.sample's
+        vllm_report["rollout_achieved_tflops"] = rollout_flops / vllm_report["seconds"]["rollout"] / 1e12
+        vllm_report["iteration_seconds_hf"] = median_seconds["rollout"] + median_seconds["update"]
+        report["vllm"] = vllm_report
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(report, indent=2) + "\n")
     print(f"{name}, {args.shape} ({report['parameters'] / 1e6:.0f}M parameters, {report['dtype']}), batch "
@@ -193,6 +249,15 @@ def main(argv: list[str] | None = None) -> int:
                        ("update", "TPPO scoring + update"), ("forward_backward", "plain forward+backward")):
         extra = f", MFU {mfu[key] * 100:.1f}%" if mfu else ""
         print(f"  {label:<26} {median[key]:>10.0f} tokens/s, {achieved[key] * 1e3:.1f} GFLOP/s{extra}")
+    if vllm_report is not None:
+        v = vllm_report
+        extra = f", MFU {v['rollout_achieved_tflops'] / peak * 100:.1f}%" if peak else ""
+        print(f"  {'rollout (vllm engine)':<26} {v['tokens_per_second']['rollout']:>10.0f} tokens/s, "
+              f"{v['rollout_achieved_tflops'] * 1e3:.1f} GFLOP/s{extra} (vLLM {v['engine']['vllm']})")
+        print(f"  {'TPPO update, vllm samples':<26} {v['tokens_per_second']['update']:>10.0f} tokens/s")
+        print(f"  iteration: vllm {v['seconds']['iteration']:.2f} s (rollout {v['seconds']['rollout']:.2f}, update "
+              f"{v['seconds']['update']:.2f}, sync {v['seconds']['sync']:.2f}); hf {v['iteration_seconds_hf']:.2f} s; "
+              f"engine log-prob gap {v['engine_logprob_gap']:.2e}")
     return 0
 
 

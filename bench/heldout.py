@@ -9,13 +9,22 @@ episode ends. Both the checkpoint of the run's start (``iter_000000``) and its l
 measured, greedy and sampled (temperature 1, no top-k or top-p), so "start -> end" is the
 change RL made.
 
-Run: ``python -m bench.heldout RUN_DIR [--data EVAL_FILE] [--samples 4] [--out report.json]``.
+``--engine vllm`` takes the answers from vLLM's own API instead of ``generate``
+(``bench/heldout_vllm.py``, run with ``.vllm-venv``'s interpreter: ``LLM`` on the saved base,
+the actor as a ``LoRARequest`` of the checkpoint's adapter folder), on the same prompts (the
+tokenizer's chat template) and decoded the same way; the entries are played in lockstep, one
+batch per step. In float32 its greedy answers are ``generate``'s; sampled ones draw other
+random numbers.
+
+Run: ``python -m bench.heldout RUN_DIR [--data EVAL_FILE] [--samples 4] [--engine hf|vllm] [--out report.json]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -26,6 +35,8 @@ import torch
 import fcenv  # registers the env id
 
 ROOT = Path(__file__).resolve().parents[1]
+VLLM_CLIENT = Path(__file__).resolve().with_name("heldout_vllm.py")
+LOCKSTEP = 64  # episodes played together with --engine vllm
 
 
 def checkpoints(run_dir: Path) -> list[Path]:
@@ -43,12 +54,19 @@ def load_actor(run_dir: Path, checkpoint: Path):
     return tokenizer, model.eval()
 
 
+def prompt_ids(tokenizer, messages: list[dict], tools: list[dict] | None, *, max_new_tokens: int,
+               context_window: int) -> list[int]:
+    """The tokenizer's own chat template over the env's messages (and tools in FC mode), its
+    latest tokens that leave room for the answer."""
+    ids = tokenizer.apply_chat_template(messages, tools=tools, add_generation_prompt=True, tokenize=True,
+                                        return_dict=False)
+    return list(ids)[-(context_window - max_new_tokens):]
+
+
 @torch.no_grad()
 def answer(model, tokenizer, messages: list[dict], *, greedy: bool, max_new_tokens: int,
            context_window: int, tools: list[dict] | None = None) -> str:
-    ids = tokenizer.apply_chat_template(messages, tools=tools, add_generation_prompt=True, tokenize=True,
-                                        return_dict=False)
-    ids = list(ids)[-(context_window - max_new_tokens):]
+    ids = prompt_ids(tokenizer, messages, tools, max_new_tokens=max_new_tokens, context_window=context_window)
     prompt = torch.tensor([ids])
     options = {"do_sample": False} if greedy else {"do_sample": True, "temperature": 1.0, "top_k": 0, "top_p": 1.0}
     out = model.generate(input_ids=prompt, attention_mask=torch.ones_like(prompt), max_new_tokens=max_new_tokens,
@@ -69,26 +87,100 @@ def play(env, index: int, model, tokenizer, *, greedy: bool, max_new_tokens: int
     return bool(info["valid"]), total
 
 
+class VLLMClient:
+    """vLLM's ``LLM`` in a process of its own (``bench/heldout_vllm.py``), started once for the
+    run's base; each request names the checkpoint whose actor answers."""
+
+    def __init__(self, run_dir: Path, python: str, seed: int, context_window: int):
+        from transformers import AutoTokenizer
+
+        saved = json.loads((run_dir / "args.json").read_text())
+        base = saved["resolved"]["base_model"]
+        self.tokenizer = AutoTokenizer.from_pretrained(base)
+        settings = {"base": base, "max_lora_rank": int(saved["lora_r"]), "max_model_len": context_window,
+                    "seed": seed, "stop_ids": [self.tokenizer.eos_token_id]}
+        # vLLM in this one process, eager, on as many threads as the hf client, from local files only.
+        env = {**os.environ, "VLLM_ENABLE_V1_MULTIPROCESSING": "0", "HF_HUB_OFFLINE": "1", "TORCHDYNAMO_DISABLE": "1",
+               "OMP_NUM_THREADS": str(torch.get_num_threads())}
+        env.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
+        self.process = subprocess.Popen([python, str(VLLM_CLIENT), json.dumps(settings)], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, text=True, env=env)
+
+    def generate(self, adapter: Path, prompts: list[list[int]], *, greedy: bool, max_new_tokens: int) -> list[str]:
+        request = {"adapter": str(adapter), "prompts": prompts, "greedy": greedy, "max_new_tokens": max_new_tokens}
+        self.process.stdin.write(json.dumps(request) + "\n")
+        self.process.stdin.flush()
+        line = self.process.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the vLLM client ({VLLM_CLIENT.name}) exited with status {self.process.wait()} "
+                               "(its error is printed above)")
+        return [self.tokenizer.decode(tokens, skip_special_tokens=True) for tokens in json.loads(line)["tokens"]]
+
+    def close(self) -> None:
+        self.process.stdin.close()
+        self.process.wait()
+
+
+def play_lockstep(make_env, jobs: list[int], respond) -> list[tuple[bool, float]]:
+    """One episode per job (a task index), up to ``LOCKSTEP`` at once: each step asks
+    ``respond`` for every live episode's next answer in one batch. Per job, in order: (BFCL
+    verdict, summed reward)."""
+    envs = [make_env() for _ in range(min(LOCKSTEP, len(jobs)))]
+    pending = list(enumerate(jobs))[::-1]
+    live: dict[int, tuple[int, dict, float]] = {}  # env slot -> (job number, latest info, reward so far)
+    results: dict[int, tuple[bool, float]] = {}
+    while pending or live:
+        for slot, env in enumerate(envs):
+            if slot not in live and pending:
+                number, index = pending.pop()
+                live[slot] = (number, env.reset(options={"index": index})[1], 0.0)
+        slots = sorted(live)
+        texts = respond([live[slot][1] for slot in slots])
+        for slot, text in zip(slots, texts):
+            number, _, total = live[slot]
+            _, reward, terminated, truncated, info = envs[slot].step(text)
+            if terminated or truncated:
+                results[number] = (bool(info["valid"]), total + reward)
+                del live[slot]
+            else:
+                live[slot] = (number, info, total + reward)
+    return [results[number] for number in range(len(jobs))]
+
+
+def vllm_responder(client: VLLMClient, checkpoint: Path, greedy: bool, args):
+    """The checkpoint's actor's answers to a batch of episodes (their latest infos), from vLLM."""
+    def respond(infos: list[dict]) -> list[str]:
+        prompts = [prompt_ids(client.tokenizer, info["messages"], info.get("tools"), max_new_tokens=args.max_new_tokens,
+                              context_window=args.context_window) for info in infos]
+        return client.generate(checkpoint / "actor", prompts, greedy=greedy, max_new_tokens=args.max_new_tokens)
+
+    return respond
+
+
 def measure(run_dir: Path, checkpoint: Path, data: Path, indices: list[int], args, system_prompt: str,
-            reward: str, tool_format: str | None = None) -> dict:
-    tokenizer, model = load_actor(run_dir, checkpoint)
+            reward: str, tool_format: str | None = None, client: VLLMClient | None = None) -> dict:
     # FC mode: the env only judges; the tools reach the model through the tokenizer's own template.
     rendering = {"tool_format": tool_format, "renderer": lambda messages, tools: ""} if tool_format else \
         {"system_prompt": system_prompt}
-    env = gym.make(fcenv.ENV_ID, dataset_path=str(data), reward=reward, **rendering)
+
+    def make_env():
+        return gym.make(fcenv.ENV_ID, dataset_path=str(data), reward=reward, **rendering)
+
+    if client is None:
+        tokenizer, model = load_actor(run_dir, checkpoint)
+        env = make_env()
     count = len(indices)
-    torch.manual_seed(args.seed)
+    torch.manual_seed(args.seed)  # after loading: PEFT draws a fresh adapter's weights before reading the saved ones
     report = {"checkpoint": checkpoint.name, "tasks": count}
     for mode, greedy, repeats in (("greedy", True, 1), ("sampled", False, args.samples)):
-        valid = reward_sum = 0.0
-        for index in indices:
-            for _ in range(repeats):
-                ok, total = play(env, index, model, tokenizer, greedy=greedy, max_new_tokens=args.max_new_tokens,
-                                 context_window=args.context_window)
-                valid += ok
-                reward_sum += total
-        report[f"{mode}_accuracy"] = valid / (count * repeats)
-        report[f"{mode}_reward"] = reward_sum / (count * repeats)
+        if client is None:
+            outcomes = [play(env, index, model, tokenizer, greedy=greedy, max_new_tokens=args.max_new_tokens,
+                             context_window=args.context_window) for index in indices for _ in range(repeats)]
+        else:
+            outcomes = play_lockstep(make_env, [index for index in indices for _ in range(repeats)],
+                                     vllm_responder(client, checkpoint, greedy, args))
+        report[f"{mode}_accuracy"] = sum(ok for ok, _ in outcomes) / (count * repeats)
+        report[f"{mode}_reward"] = sum(total for _, total in outcomes) / (count * repeats)
     return report
 
 
@@ -106,6 +198,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--samples", type=int, default=4, help="sampled answers per task")
     parser.add_argument("--limit", type=int, default=0, help="first N tasks only (0: all)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--engine", choices=["hf", "vllm"], default="hf",
+                        help="what answers: transformers' generate (hf), or vLLM's LLM with a LoRARequest (vllm)")
+    parser.add_argument("--vllm_python", default=str(ROOT / ".vllm-venv" / "bin" / "python"),
+                        help="with --engine vllm: the interpreter that has vLLM (`make vllm` builds .vllm-venv)")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
     saved = json.loads((args.run_dir / "args.json").read_text())
@@ -125,20 +221,29 @@ def main(argv: list[str] | None = None) -> int:
     if not found:
         print(f"{args.run_dir}: no checkpoints", file=sys.stderr)
         return 2
+    if args.engine == "vllm" and not Path(args.vllm_python).is_file():
+        print(f"--vllm_python {args.vllm_python}: no such interpreter (`make vllm` builds .vllm-venv)", file=sys.stderr)
+        return 2
+    client = VLLMClient(args.run_dir, args.vllm_python, args.seed, args.context_window) if args.engine == "vllm" else None
     reports = []
-    for checkpoint in dict.fromkeys([found[0], found[-1]]):
-        started = time.perf_counter()
-        report = measure(args.run_dir, checkpoint, data, indices, args, resolved["system_prompt"], saved["reward"],
-                         resolved.get("tool_format"))
-        report["seconds"] = round(time.perf_counter() - started, 1)
-        reports.append(report)
-        print(json.dumps(report), flush=True)
+    try:
+        for checkpoint in dict.fromkeys([found[0], found[-1]]):
+            started = time.perf_counter()
+            report = measure(args.run_dir, checkpoint, data, indices, args, resolved["system_prompt"], saved["reward"],
+                             resolved.get("tool_format"), client)
+            report["seconds"] = round(time.perf_counter() - started, 1)
+            reports.append(report)
+            print(json.dumps(report), flush=True)
+    finally:
+        if client is not None:
+            client.close()
     start, end = reports[0], reports[-1]
     for mode in ("greedy", "sampled"):
         print(f"held-out {mode} accuracy {start[f'{mode}_accuracy']:.3f} -> {end[f'{mode}_accuracy']:.3f}")
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps({"run": str(args.run_dir), "data": str(data), "reports": reports}, indent=2) + "\n")
+        args.out.write_text(json.dumps({"run": str(args.run_dir), "data": str(data), "engine": args.engine,
+                                        "reports": reports}, indent=2) + "\n")
     return 0
 
 

@@ -66,6 +66,14 @@ ENGINES: Registry[type] = Registry("rollout engine", "algos.rollout", ("hf", "vl
 register_engine = ENGINES.register
 
 
+def check_engine(name: str) -> None:
+    """Raises ``ConfigError`` naming ``--rollout_engine`` unless an engine is registered as ``name``."""
+    from algos.config import ConfigError
+
+    if name not in ENGINES:
+        raise ConfigError(f"--rollout_engine {name!r}: no such rollout engine (registered: {', '.join(ENGINES.names())})")
+
+
 def make_engine(name: str, policy, settings: EngineSettings) -> Engine:
     """The registered engine ``name`` sampling with ``policy``'s actor."""
     return ENGINES.get(name)(policy, settings)

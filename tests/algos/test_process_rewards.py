@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def _flags(model: Path, dataset: Path, **extra) -> argparse.Namespace:
     values = dict(run="", checkpoint="", model_name_or_path=str(model), dataset_path=str(dataset),
                   system_prompt=TINY_SYSTEM_PROMPT, tool_format="", max_new_tokens=16, context_window=0, temperature=1.0, threads=8,
-                  seed=1)
+                  seed=1, rollout_engine="hf")
     return argparse.Namespace(**{**values, **extra})
 
 

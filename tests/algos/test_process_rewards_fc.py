@@ -34,7 +34,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _flags(model: Path, dataset: Path, **extra) -> argparse.Namespace:
     values = dict(run="", checkpoint="", model_name_or_path=str(model), dataset_path=str(dataset), system_prompt="",
-                  tool_format="hermes", max_new_tokens=16, context_window=0, temperature=1.0, threads=4, seed=1)
+                  tool_format="hermes", max_new_tokens=16, context_window=0, temperature=1.0, threads=4, seed=1,
+                  rollout_engine="hf")
     return argparse.Namespace(**{**values, **extra})
 
 

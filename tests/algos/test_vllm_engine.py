@@ -6,12 +6,16 @@ on the same policy: greedy tokens equal, every log-prob within 1e-4, sampled log
 first tokens' entropy (ARPO's branching signal) equal the trainer's, and after an update
 (``sync``) the engine samples with the new actor, never a stale one. Then whole training
 iterations with ``--rollout_engine vllm``: single-turn, multi-turn with groups and branching,
-and a resumed run that continues exactly.
+and a resumed run that continues exactly. Then the same choice in ``fcenv generate`` and
+``fcenv process-rewards``, and the independent held-out client's vLLM side (bench/heldout.py
+--engine vllm), and bench/bench_gpu.py's vLLM section on a small shape.
 """
 
 from __future__ import annotations
 
+import json
 import math
+import subprocess
 import sys
 from pathlib import Path
 
@@ -27,7 +31,9 @@ from algos.rollout.hf import HFEngine
 from algos.rollout.vllm import EngineError, VLLMEngine
 from algos.tiny.build import MULTI_TURN_TRAIN, TINY_EVAL, TINY_SYSTEM_PROMPT
 from algos.training.loop import Runner
+from tests.support.runs import MULTI_TURN_EVAL
 
+ROOT = Path(__file__).resolve().parents[2]
 TOLERANCE = 1e-4
 MAX_NEW_TOKENS = 24
 LORA = LoraSettings(r=8, alpha=16, target_modules=["q_proj", "v_proj"])
@@ -287,3 +293,85 @@ def test_a_resumed_run_continues_exactly(model_dir, tmp_path):
             resumed.engine.close()
     finally:
         straight.engine.close()
+
+
+# ---- the same choice in fcenv generate and process-rewards, and the independent held-out client ----
+def command(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=900, check=False)
+
+
+@pytest.fixture(scope="module")
+def trained_run(model_dir, tmp_path_factory) -> Path:
+    """A short run of the tests' model (the hf engine): an actor that differs from the base."""
+    return make_runner(model_dir, tmp_path_factory.mktemp("run"), "--rollout_engine", "hf", "--save_interval", "1",
+                       "--num_env_steps", "12").run()
+
+
+def first_entries(data: Path, count: int, folder: Path) -> Path:
+    """A question file of ``data``'s first ``count`` entries, with their answers beside it."""
+    (folder / "possible_answer").mkdir(parents=True, exist_ok=True)
+    for source, target in ((data, folder / data.name),
+                           (data.parent / "possible_answer" / data.name, folder / "possible_answer" / data.name)):
+        target.write_text("".join(source.read_text().splitlines(keepends=True)[:count]))
+    return folder / data.name
+
+
+def test_generate_answers_greedy_with_vllm_as_with_hf(trained_run, tmp_path):
+    """`fcenv generate --run` with either engine: the same greedy answers (float32), one
+    engine serving both question files."""
+    files = (first_entries(TINY_EVAL, 60, tmp_path / "data"), first_entries(MULTI_TURN_EVAL, 12, tmp_path / "data"))
+    for engine in ("hf", "vllm"):
+        done = command("-m", "fcenv", "generate", "--run", str(trained_run), "--data", *map(str, files), "--out",
+                       str(tmp_path / engine), "--greedy", "--max_new_tokens", "24", "--no-progress",
+                       "--rollout_engine", engine)
+        assert done.returncode == 0, done.stderr[-3000:]
+    for data in files:
+        name = f"{data.stem}_result.json"
+        assert (tmp_path / "vllm" / name).read_text() == (tmp_path / "hf" / name).read_text()
+
+
+def test_process_rewards_samples_with_vllm(trained_run, tmp_path):
+    done = command("-m", "fcenv", "process-rewards", "--run", str(trained_run), "--rollout_engine", "vllm",
+                   "--tasks", "3", "--trajectories", "2", "--completions", "2", "--threads", "4", "--out",
+                   str(tmp_path), "--no-progress")
+    assert done.returncode == 0, done.stderr[-3000:]
+    summary = json.loads(done.stdout.strip().splitlines()[-1])
+    assert summary["trajectories"] == 6 and summary["completions"] == 2 * summary["states_valued"] > 0
+    for line in (tmp_path / "trajectories.jsonl").read_text().splitlines():
+        steps = json.loads(line)["steps"]
+        assert steps and all(step["value"] in (0.0, 0.5, 1.0) for step in steps)
+
+
+def test_the_held_out_client_scores_greedy_answers_from_vllm_as_from_generate(trained_run, tmp_path):
+    """bench/heldout.py --engine vllm (vLLM's LLM with the checkpoint's actor as a LoRARequest)
+    against plain transformers generate: the same greedy verdicts and rewards, start and end,
+    single-turn and multi-turn (played step by step)."""
+    for data, limit in ((TINY_EVAL, "30"), (MULTI_TURN_EVAL, "8")):
+        reports = {}
+        for engine in ("hf", "vllm"):
+            out = tmp_path / f"{data.stem}_{engine}.json"
+            done = command("-m", "bench.heldout", str(trained_run), "--data", str(data), "--limit", limit,
+                           "--samples", "1", "--engine", engine, "--out", str(out))
+            assert done.returncode == 0, done.stderr[-3000:]
+            reports[engine] = json.loads(out.read_text())["reports"]
+        assert [r["checkpoint"] for r in reports["vllm"]] == ["iter_000000", "iter_000003"]
+        for hf, vllm in zip(reports["hf"], reports["vllm"]):
+            assert vllm["greedy_accuracy"] == hf["greedy_accuracy"]
+            assert vllm["greedy_reward"] == pytest.approx(hf["greedy_reward"], abs=1e-9)
+            assert 0.0 <= vllm["sampled_accuracy"] <= 1.0
+
+
+def test_bench_gpu_measures_the_vllm_engine(vllm_ready, tmp_path):
+    """bench/bench_gpu.py's vLLM section, run on the CPU with a small shape (on a GPU it is the
+    0.5B Qwen2 shape in bfloat16): every action of full length, and in float32 the engine's
+    log-probs are the trainer's."""
+    out = tmp_path / "gpu.json"
+    done = command("-m", "bench.bench_gpu", "--shape", "small", "--batch", "4", "--context", "32", "--new_tokens",
+                   "8", "--repeats", "1", "--rollout_engine", "vllm", "--out", str(out))
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(out.read_text())["vllm"]
+    assert report["action_lengths"] == [8]
+    assert report["engine_logprob_gap"] < TOLERANCE
+    seconds = report["seconds"]
+    assert seconds["iteration"] == pytest.approx(seconds["rollout"] + seconds["update"] + seconds["sync"])
+    assert "rollout (vllm engine)" in done.stdout and "iteration: vllm" in done.stdout

@@ -124,3 +124,13 @@ def test_misuse_is_refused_before_any_model_loads(tmp_path):
                            "not a training run folder")]:
         done = fcenv("generate", *args)
         assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("command", ["generate", "process-rewards"])
+def test_an_unknown_rollout_engine_is_refused_before_any_work(command, tmp_path):
+    out = tmp_path / "out"
+    flags = ["--data", "tiny_eval"] if command == "generate" else []
+    done = fcenv(command, *flags, "--out", str(out), "--rollout_engine", "nope", "--no-progress")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "--rollout_engine 'nope': no such rollout engine (registered: hf, vllm)" in done.stderr
+    assert not out.exists()
