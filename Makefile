@@ -26,11 +26,11 @@ train: $(VENV)/.installed
 	$(BIN)/python train_fctncalling.py
 
 # The FC default (README, "Does it teach?"): the tiny model built for Hermes/Qwen tool calls, and
-# RLOO, whose groups run each long prompt once. Other families: make train-fc FC_FORMAT=mistral;
-# multi-turn: make train-fc FC_DATA=multi_turn_train.
+# TPPO as make train (its prompts, each tool's signature, are about as long as the prompting
+# default's). Other families: make train-fc FC_FORMAT=mistral; multi-turn: FC_DATA=multi_turn_train.
 FC_FORMAT ?= hermes
 FC_DATA ?= tiny_train
-FC_FLAGS = --dataset_path $(FC_DATA) --tool_format $(FC_FORMAT) --algorithm_name RLOO --group_size 4
+FC_FLAGS = --dataset_path $(FC_DATA) --tool_format $(FC_FORMAT)
 train-fc: $(VENV)/.installed
 	$(BIN)/python train_fctncalling.py $(FC_FLAGS)
 

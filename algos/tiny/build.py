@@ -80,8 +80,9 @@ class TinySpec:
     # once for all of them: pretrain_batch then counts prompts. FC prompts carry the tool docs
     # and are 4 to 8 times as long as the tiny prompting prompt.
     share_contexts: bool = False
-    # FC builds: the tools each on one line (TOOLS_ON_ONE_LINE) in the family's template, and the
-    # template's fixed text as single tokens (template_pieces): the same prompt in fewer tokens.
+    # FC builds: each tool's signature on one line (TOOLS_ON_ONE_LINE) in the family's template, and
+    # the template's fixed text as single tokens (template_pieces): a prompt a few tokens longer
+    # than the prompting prompt.
     compact_tools: bool = False
     template_tokens: bool = False
 
@@ -90,12 +91,15 @@ class TinySpec:
 # when they are set, so the keys (and caches) of the builds that do not use them stay as they were.
 LATER_FIELDS = {"tool_format": "", "share_contexts": False, "compact_tools": False, "template_tokens": False}
 
-# The tiny FC model's tools, shown by its family's template: each tool as one line instead of its
-# JSON schema, with everything the schema says (name; parameters in order with their types, "?"
-# after an optional one; the descriptions; any other field of a parameter's schema as JSON).
-# Prepended to the family's template, it replaces `tools` by these lines, which the template then
-# renders where it renders tools. Half the tokens of the JSON, for a model that reads every token
-# on two CPU cores.
+# The tiny FC model's tools, shown by its family's template: each tool as its signature on one
+# line instead of its JSON schema: the name, the parameters in order with their types ("?" after
+# an optional one) and every constraint of a parameter's schema (enum, items, default, ...) as
+# JSON. Prepended to the family's template, it replaces `tools` by these lines, which the template
+# then renders where it renders tools. The descriptions are left out, as TINY_SYSTEM_PROMPT leaves
+# out the docs: they would be half of every prompt, a model of a million parameters learns what
+# the bundled functions do from the data instead, and their numbers ("Hour, 0 to 23.", "Python 3
+# syntax") sit where the model must find the question's numbers to copy them. Every other model
+# gets its family's full template with the JSON schemas.
 TOOLS_ON_ONE_LINE = """\
 {%- if tools %}
     {%- set listed = namespace(lines=[]) %}
@@ -107,15 +111,11 @@ TOOLS_ON_ONE_LINE = """\
         {%- for name, field in properties.items() %}
             {%- set line.text = line.text + (', ' if not loop.first else '') + name
                 + ('' if name in (schema.required or []) else '?') + ': ' + (field.type | string) %}
-        {%- endfor %}
-        {%- set line.text = line.text + ') ' + (tool.description or '') %}
-        {%- for name, field in properties.items() %}
-            {%- set line.text = line.text + ' ' + name + ': ' + (field.description or '') %}
             {%- for key, value in field.items() if key not in ('type', 'description') %}
                 {%- set line.text = line.text + ' ' + key + '=' + (value | tojson) %}
             {%- endfor %}
         {%- endfor %}
-        {%- set listed.lines = listed.lines + [line.text] %}
+        {%- set listed.lines = listed.lines + [line.text + ')'] %}
     {%- endfor %}
     {%- set tools = listed.lines %}
 {%- endif %}
@@ -135,10 +135,11 @@ def tiny_spec(dataset_path: Path, tool_format: str = "") -> TinySpec:
     long, so each prompt gets fewer demonstrations; the habit that RL has to unlearn there is
     stopping after the first call (algos/tiny/teacher.py).
 
-    FC builds (``tool_format``) see the tool docs in every prompt, which the prompting prompt
-    leaves out: the docs on one line per tool and the template's fixed text as single tokens
-    keep those prompts at about three times the prompting prompt's tokens instead of six
-    (BENCHMARKS.md, "The FC default")."""
+    FC builds (``tool_format``) see the tools in every prompt, which the prompting prompt
+    leaves out: each tool's signature on one line and the template's fixed text as single
+    tokens keep those prompts about as long as the prompting prompt (34 tokens on average
+    instead of 29 single-turn; 77 with the descriptions, 191 as JSON), so the build costs about
+    what the prompting build does (BENCHMARKS.md, "The FC default")."""
     multi_turn = dataset_path == MULTI_TURN_TRAIN
     if tool_format:
         compact = {"compact_tools": True, "template_tokens": True, "tool_format": tool_format}
@@ -218,7 +219,7 @@ def family_template(tool_format: str) -> str:
 
 def model_template(spec: TinySpec) -> str:
     """The chat template saved with the tiny model: its own (prompting), or its family's, with
-    the tools on one line each when ``spec.compact_tools``."""
+    each tool's signature on one line when ``spec.compact_tools``."""
     if not spec.tool_format:
         return CHAT_TEMPLATE
     family = family_template(spec.tool_format)
