@@ -76,6 +76,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.plot_only:
         return 0 if plot(json.loads(Path(args.out).read_text())["runs"], Path(args.plot), args.title) else 1
     extra = [a for a in args.extra if a != "--"]
+    # Each seed's run must be the only one in its folder (the trainer numbers a second run2 and
+    # the client would measure the first): refuse before any training.
+    taken = [seed for seed in args.seeds if args.runs_dir and Path(args.runs_dir, f"seed{seed}").exists()]
+    if taken:
+        parser.error(f"--runs_dir {args.runs_dir} already holds runs of seed(s) {taken}: pick another folder")
     report = []
     with tempfile.TemporaryDirectory() as scratch:
         results = args.runs_dir or scratch
