@@ -28,15 +28,14 @@ from algos.rollout.play import play
 from algos.tiny.build import MULTI_TURN_TRAIN, TINY_TRAIN
 from algos.training.loop import Runner
 from fcenv.tool_formats import get_tool_format
+from tests.support.runs import process_rewards_flags
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _flags(model: Path, dataset: Path, **extra) -> argparse.Namespace:
-    values = dict(run="", checkpoint="", model_name_or_path=str(model), dataset_path=str(dataset), system_prompt="",
-                  tool_format="hermes", max_new_tokens=16, context_window=0, temperature=1.0, threads=4, seed=1,
-                  rollout_engine="hf")
-    return argparse.Namespace(**{**values, **extra})
+    return process_rewards_flags(model, dataset, **{"tool_format": "hermes", "max_new_tokens": 16, "threads": 4,
+                                                    **extra})
 
 
 def _read(path: Path) -> list[dict]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import subprocess
 import sys
 from pathlib import Path
@@ -33,3 +34,13 @@ def tiny_flags(model: Path, results: Path) -> list[str]:
 def fcenv(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "fcenv", *args], cwd=ROOT, capture_output=True, text=True,
                           timeout=600)
+
+
+def process_rewards_flags(model: Path, dataset: Path, **settings) -> argparse.Namespace:
+    """``fcenv process-rewards``' flags for ``model`` and ``dataset`` as its own parser defaults
+    them (a flag the command gains needs no test edit), with ``settings`` over them."""
+    from fcenv.cli import build_parser
+
+    args = build_parser().parse_args(["process-rewards", "--out", "unused", "--model_name_or_path", str(model),
+                                      "--dataset_path", str(dataset)])
+    return argparse.Namespace(**{**vars(args), "run": "", **settings})
