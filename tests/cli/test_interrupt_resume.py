@@ -34,8 +34,17 @@ def flags(model: Path, results: Path, iterations: int) -> list[str]:
             "--no-progress"]
 
 
+# Ctrl-C's usual disposition in the trainer. A shell starts a background job (`make test &`,
+# nohup) with SIGINT ignored, every process under it inherits that, and Python then installs no
+# KeyboardInterrupt handler: the trainer would never see the test's Ctrl-C. So the child resets
+# SIGINT to its default and execs the command, as a terminal would have started it.
+FROM_A_TERMINAL = ("import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+                   "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])")
+
+
 def test_ctrl_c_ends_cleanly_and_names_the_checkpoint_and_the_command(tiny_model, tmp_path):
-    process = subprocess.Popen([sys.executable, "-m", "fcenv", "train", *flags(tiny_model, tmp_path, 10_000)],
+    process = subprocess.Popen([sys.executable, "-c", FROM_A_TERMINAL, "-m", "fcenv", "train",
+                                *flags(tiny_model, tmp_path, 10_000)],
                                cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 240
     while not list(tmp_path.glob("**/checkpoints/iter_000002")):
