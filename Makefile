@@ -31,8 +31,8 @@ train: $(VENV)/.installed
 # which trains on twice the samples (its sampled accuracy still rises after 6,400: BENCHMARKS.md).
 FC_FORMAT ?= hermes
 FC_DATA ?= tiny_train
-FC_SAMPLES ?= $(if $(filter multi_turn_train,$(FC_DATA)),12800,6400)
-FC_FLAGS = --dataset_path $(FC_DATA) --tool_format $(FC_FORMAT) --num_env_steps $(FC_SAMPLES)
+FC_SAMPLES ?= $(if $(filter multi_turn_train,$(FC_DATA)),12800)
+FC_FLAGS = --dataset_path $(FC_DATA) --tool_format $(FC_FORMAT) $(if $(FC_SAMPLES),--num_env_steps $(FC_SAMPLES))
 train-fc: $(VENV)/.installed
 	$(BIN)/python train_fctncalling.py $(FC_FLAGS)
 
