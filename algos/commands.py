@@ -86,6 +86,9 @@ def generate(commands) -> None:
     parser.add_argument("--rollout_engine", default="hf", metavar="ENGINE", help=ENGINE_HELP)
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per endpoint request")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--include-input-log", "--include_input_log", dest="include_input_log", action="store_true",
+                        help="write what the model was given at each step beside each result, as "
+                             "'inference_log' (BFCL's flag of that name): the prompt text, or an endpoint's request")
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True)
     parser.set_defaults(command_fn=_runs("algos.generate"))
 

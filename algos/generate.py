@@ -28,6 +28,13 @@ scores as a failure), and the run goes on; the failures are counted at the end. 
 server (no connection, a 5xx or 429 after ``ATTEMPTS`` tries, another 4xx) ends the run with
 exit status 2. Answers are appended to ``<name>.partial`` as they finish, so none is lost when
 a run ends early; a finished run writes ``<name>`` in the file's order and removes it.
+
+With ``--include-input-log`` each result line also holds ``inference_log``, as BFCL's flag of
+that name writes it: what the model was given at each step, as ``{"role": "inference_input",
+"content": {"formatted_prompt": TEXT}}`` (a local model: its context tokens decoded, the chat
+template's text) or ``{"message": [...], "tools": [...]}`` (an endpoint: the request); a
+single-turn entry's log is the list of its one step's entries, a multi-turn entry's one
+object per turn (``begin_of_turn_query``, then ``step_<k>``: the input and the model's reply).
 """
 
 from __future__ import annotations
@@ -39,7 +46,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -53,8 +60,14 @@ class BadReply(Exception):
     """A server's reply that holds no readable answer for one chat: that entry's failed answer."""
 
 
-# chats -> one answer each: the text, or the BadReply that stands for it
-Respond = Callable[[list[list[dict]]], list["str | BadReply"]]
+@dataclass
+class Reply:
+    text: str | BadReply  # the answer, or the BadReply that stands for it
+    given: dict[str, Any] | None = None  # what the model was given (the input log's content)
+
+
+# chats -> one reply each
+Respond = Callable[[list[list[dict]]], list[Reply]]
 
 
 @dataclass
@@ -63,6 +76,7 @@ class Answer:
     sample: int
     turns: list[list[str]]  # the step texts of each turn
     failure: str = ""  # why no answer could be had (a bad reply), recorded instead of the turns
+    log: list[dict] = field(default_factory=list)  # per turn: BFCL's inference log of its steps
 
 
 def play_entries(envs: Sequence[gym.Env], jobs: list[tuple[int, int]], respond: Respond,
@@ -80,17 +94,24 @@ def play_entries(envs: Sequence[gym.Env], jobs: list[tuple[int, int]], respond: 
             if slot not in live and pending:
                 entry, sample = pending.pop()
                 _, info = env.reset(options={"index": entry})
-                live[slot] = (Answer(entry, sample, [[]]), chat_of(info))
+                chat = chat_of(info)
+                live[slot] = (Answer(entry, sample, [[]], log=[_turn_log(chat, 0)]), chat)
         slots = sorted(live)
-        texts = respond([live[s][1] for s in slots])
-        for slot, text in zip(slots, texts):
-            answer, _ = live[slot]
-            if isinstance(text, BadReply):
-                answer.failure = str(text)
+        replies = respond([live[s][1] for s in slots])
+        for slot, reply in zip(slots, replies):
+            answer, chat = live[slot]
+            turn_log = answer.log[-1]
+            step_log = turn_log.setdefault(f"step_{sum(k.startswith('step_') for k in turn_log)}", [])
+            if reply.given is not None:
+                step_log.append({"role": "inference_input", "content": reply.given})
+            if isinstance(reply.text, BadReply):
+                answer.failure = str(reply.text)
                 done.append(answer)
                 del live[slot]
                 finished(answer)
                 continue
+            text = reply.text
+            step_log.append({"role": "assistant", "content": text})
             _, _, terminated, truncated, info = envs[slot].step(text)
             turn = int(info.get("turn", 0))
             while len(answer.turns) <= turn:
@@ -101,8 +122,16 @@ def play_entries(envs: Sequence[gym.Env], jobs: list[tuple[int, int]], respond: 
                 del live[slot]
                 finished(answer)
             else:
-                live[slot] = (answer, chat_of(info))
+                following = chat_of(info)
+                if "turn_valid" in info:  # the turn ended; the next one opens with its query
+                    answer.log.append(_turn_log(following, len(chat) + 1))
+                live[slot] = (answer, following)
     return done
+
+
+def _turn_log(chat: list[dict], start: int) -> dict[str, Any]:
+    """A turn's log as BFCL opens it: the messages that begin the turn (the user's query)."""
+    return {"begin_of_turn_query": [m for m in chat[start:] if m.get("role") in ("user", "system")]}
 
 
 def load_local(args: argparse.Namespace):
@@ -147,10 +176,12 @@ def local_responder(args: argparse.Namespace, loaded, engine, device: torch.devi
     generator = torch.Generator(device=device)
     generator.manual_seed(args.seed)
 
-    def respond(chats: list[list[dict]]) -> list[str]:
+    def respond(chats: list[list[dict]]) -> list[Reply]:
         contexts = [codec.encode(codec.render_chat(chat), chat) for chat in chats]
         actions = engine.sample(contexts, args.max_new_tokens, generator=generator, greedy=args.greedy).actions
-        return [codec.decode(a) for a in actions]
+        given = ([{"formatted_prompt": loaded.tokenizer.decode(c, skip_special_tokens=False)} for c in contexts]
+                 if args.include_input_log else [None] * len(contexts))
+        return [Reply(codec.decode(a), g) for a, g in zip(actions, given)]
 
     return respond
 
@@ -179,15 +210,17 @@ def endpoint_responder(args: argparse.Namespace) -> Respond:
 
         tool_format = get_tool_format(args.tool_format)
 
-    def ask(chat: list[dict]) -> str | BadReply:
+    def ask(chat: list[dict]) -> Reply:
         body = {"model": args.model, "messages": chat, "max_tokens": args.max_new_tokens,
                 "temperature": 0.0 if args.greedy else args.temperature, "seed": args.seed}
         if tool_format is not None:
             body["messages"], body["tools"] = api_messages(chat), [{"type": "function", "function": t} for t in chat.tools]
+        given = {"message": body["messages"], **({"tools": body["tools"]} if "tools" in body else {})} \
+            if args.include_input_log else None
         try:
-            return reply_text(post(url, body, args.timeout), tool_format)
+            return Reply(reply_text(post(url, body, args.timeout), tool_format), given)
         except BadReply as bad:
-            return bad
+            return Reply(bad, given)
 
     return lambda chats: [ask(chat) for chat in chats]
 
@@ -292,10 +325,14 @@ def written_calls(tool_format, tool_calls: Any) -> str:
     return tool_format.write(calls)
 
 
-def result_line(task_id: str, answer: Answer, multi_turn: bool) -> dict[str, Any]:
+def result_line(task_id: str, answer: Answer, multi_turn: bool, input_log: bool = False) -> dict[str, Any]:
     if answer.failure:  # as BFCL records a failed inference; it scores as a failure
-        return {"id": task_id, "result": f"Error during inference: {answer.failure}"}
-    return {"id": task_id, "result": answer.turns if multi_turn else answer.turns[0][0]}
+        line = {"id": task_id, "result": f"Error during inference: {answer.failure}"}
+    else:
+        line = {"id": task_id, "result": answer.turns if multi_turn else answer.turns[0][0]}
+    if input_log:  # BFCL's shape: a single-turn entry's step entries, a multi-turn entry's turns
+        line["inference_log"] = answer.log if multi_turn else answer.log[0].get("step_0", [])
+    return line
 
 
 def generate(args: argparse.Namespace) -> list[Path]:
@@ -333,7 +370,8 @@ def _generate_files(args: argparse.Namespace, rendering: dict, responder: Callab
         partials = [(out / (name + ".partial")).open("w", encoding="utf-8") for name in names]
 
         def keep(answer: Answer) -> None:  # as soon as it is finished: a run that ends early loses none
-            line = result_line(tasks[answer.entry].id, answer, tasks[answer.entry].is_multi_turn)
+            line = result_line(tasks[answer.entry].id, answer, tasks[answer.entry].is_multi_turn,
+                               args.include_input_log)
             partials[answer.sample].write(json.dumps(line) + "\n")
             partials[answer.sample].flush()
             bar.update(1)
@@ -354,7 +392,8 @@ def _generate_files(args: argparse.Namespace, rendering: dict, responder: Callab
                   f"{failed[0].failure}", file=sys.stderr)
         for sample, name in enumerate(names):
             mine = sorted((a for a in answers if a.sample == sample), key=lambda a: a.entry)
-            lines = [result_line(tasks[a.entry].id, a, tasks[a.entry].is_multi_turn) for a in mine]
+            lines = [result_line(tasks[a.entry].id, a, tasks[a.entry].is_multi_turn, args.include_input_log)
+                     for a in mine]
             (out / (name + ".partial")).write_text("".join(json.dumps(line) + "\n" for line in lines))
             (out / (name + ".partial")).replace(out / name)
             written.append(out / name)

@@ -1,0 +1,116 @@
+"""A real model's BFCL card: per-category accuracy on a fixed sample of BFCL's entries, greedy, in
+FC mode (the tools through the model's own chat template, answers read as BFCL's FC handler for
+its family reads them) and in prompting mode (BFCL's system prompt, BFCL's decoder), with the
+wall time of each.
+
+Each mode is one ``fcenv generate`` (the model loaded once, entries answered in batches by the
+``hf`` engine) and one ``fcenv evaluate``. The sample is ``bench/bfcl_sample.py``'s: ``k``
+entries spread evenly over each category's file. Results accumulate in ``--report`` (one key
+per mode and category, so single- and multi-turn runs can be made apart); the answers are kept
+in ``--answers`` (model text only), where ``tests/real_models`` checks fcenv's verdicts on every
+one of them against BFCL's own handler and checker.
+
+Run: ``python -m bench.bench_real_card [--categories ...] [--per_category 100] [--modes fc prompting]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+from bench.bfcl_sample import MULTI_TURN, SINGLE_TURN, write_sample
+from fcenv.bfcl_data import DEFAULT_DIR as BFCL_DIR
+from fcenv.pretrained import DEFAULT_DIR as MODELS_DIR
+
+ROOT = Path(__file__).resolve().parents[1]
+MODES = {"fc": ["--tool_format", "hermes"], "prompting": []}
+SCORING = {"fc": ["--tool_format", "hermes"], "prompting": ["--compat", "bfcl"]}
+
+
+def run(cmd: list[str]) -> float:
+    start = time.perf_counter()
+    print("$ " + " ".join(cmd), flush=True)
+    subprocess.run(cmd, cwd=ROOT, check=True)
+    return time.perf_counter() - start
+
+
+def card_mode(args: argparse.Namespace, mode: str, files: list[Path], work: Path) -> dict:
+    out = work / mode
+    generate = [sys.executable, "-m", "fcenv", "generate", "--model", str(args.model), *MODES[mode], "--greedy",
+                "--max_new_tokens", str(args.max_new_tokens), "--batch", str(args.batch), "--no-progress",
+                "--out", str(out), "--data", *map(str, files)]
+    seconds = run(generate)
+    results = [out / f"{f.stem}_result.json" for f in files]
+    verdicts = work / f"{mode}_verdicts.jsonl"
+    run([sys.executable, "-m", "fcenv", "evaluate", *SCORING[mode], "--data", *map(str, files),
+         "--results", *map(str, results), "--out", str(verdicts)])
+    kept = Path(args.answers) / mode
+    kept.mkdir(parents=True, exist_ok=True)
+    for path in results:
+        shutil.copy(path, kept / path.name)
+    lines = [json.loads(line) for line in verdicts.read_text().splitlines()]
+    categories = Counter(), Counter()
+    for line in lines:
+        category = line["id"].rsplit("_", 1)[0]
+        categories[0][category] += 1
+        categories[1][category] += bool(line["valid"])
+    return {"generate_seconds": round(seconds, 1), "entries": len(lines),
+            "generate_command": " ".join(generate[1:]).replace(str(work), "SAMPLE"),
+            "categories": {c: {"entries": n, "valid": categories[1][c], "accuracy": round(categories[1][c] / n, 4)}
+                           for c, n in sorted(categories[0].items())}}
+
+
+def table(report: dict) -> str:
+    modes = [m for m in MODES if m in report["modes"]]
+    rows = ["| category | entries | " + " | ".join(f"{m} accuracy" for m in modes) + " |",
+            "|---|---|" + "---|" * len(modes)]
+    categories = sorted({c for m in modes for c in report["modes"][m]["categories"]},
+                        key=lambda c: (SINGLE_TURN + MULTI_TURN).index(c) if c in SINGLE_TURN + MULTI_TURN else 99)
+    for category in categories:
+        cells = [report["modes"][m]["categories"].get(category) for m in modes]
+        entries = next(c["entries"] for c in cells if c)
+        rows.append(f"| {category} | {entries} | "
+                    + " | ".join(f"{c['accuracy']:.3f} ({c['valid']})" if c else "" for c in cells) + " |")
+    return "\n".join(rows)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", default=str(MODELS_DIR / "qwen2.5-coder-0.5b-instruct"))
+    parser.add_argument("--bfcl_dir", default=str(BFCL_DIR))
+    parser.add_argument("--categories", nargs="+", default=list(SINGLE_TURN))
+    parser.add_argument("--per_category", type=int, default=100)
+    parser.add_argument("--modes", nargs="+", choices=list(MODES), default=list(MODES))
+    parser.add_argument("--max_new_tokens", type=int, default=256)
+    parser.add_argument("--batch", type=int, default=16)
+    parser.add_argument("--report", default=str(ROOT / "bench/results/real_card_qwen2.5_coder_0.5b.json"))
+    parser.add_argument("--answers", default=str(ROOT / "bench/results/real_card"))
+    args = parser.parse_args()
+
+    report_path = Path(args.report)
+    report = json.loads(report_path.read_text()) if report_path.exists() else {"modes": {}}
+    report.update(model=Path(args.model).name, engine="hf", greedy=True, max_new_tokens=args.max_new_tokens,
+                  batch=args.batch, machine=f"{platform.machine()}, {os.cpu_count()} cores",
+                  sample="bench/bfcl_sample.py: k entries spread evenly over each category's file")
+    with tempfile.TemporaryDirectory() as tmp:
+        files = [write_sample(Path(args.bfcl_dir), c, args.per_category, Path(tmp)) for c in args.categories]
+        for mode in args.modes:
+            measured = card_mode(args, mode, files, Path(tmp))
+            entry = report["modes"].setdefault(mode, {"categories": {}, "runs": []})
+            entry["categories"].update(measured.pop("categories"))
+            entry["runs"].append({**measured, "categories": args.categories, "per_category": args.per_category})
+            report_path.write_text(json.dumps(report, indent=2) + "\n")
+    print(table(report))
+
+
+if __name__ == "__main__":
+    main()

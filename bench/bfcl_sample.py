@@ -1,0 +1,46 @@
+"""A fixed sample of BFCL's entries, written in BFCL's layout (question files, and their possible
+answers in ``possible_answer/``), so that every command that takes a question file takes it.
+
+The sample of a category is ``k`` entries spread evenly over its file: positions
+``i * n // k`` for ``i < k`` (all ``n`` entries when ``n <= k``). It depends on nothing but the
+files, so the same command names the same entries on every machine.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+SINGLE_TURN = ("simple_python", "simple_java", "simple_javascript", "multiple", "parallel", "parallel_multiple",
+               "irrelevance", "live_simple", "live_multiple", "live_parallel", "live_parallel_multiple",
+               "live_irrelevance", "live_relevance")
+MULTI_TURN = ("multi_turn_base",)
+
+
+def spread(count: int, k: int) -> list[int]:
+    """``k`` positions spread evenly over ``count`` (all of them when there are no more)."""
+    return list(range(count)) if count <= k else [i * count // k for i in range(k)]
+
+
+def write_sample(bfcl_dir: Path, category: str, k: int, out: Path) -> Path:
+    """The sample of ``category`` as ``out/BFCL_v4_<category>.json`` (its answers beside it, where
+    the category has them); returns the question file."""
+    name = f"BFCL_v4_{category}.json"
+    lines = (Path(bfcl_dir) / name).read_text(encoding="utf-8").splitlines()
+    lines = [line for line in lines if line.strip()]
+    keep = spread(len(lines), k)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / name).write_text("".join(lines[i] + "\n" for i in keep), encoding="utf-8")
+    answers = Path(bfcl_dir) / "possible_answer" / name
+    if answers.exists():
+        wanted = {_id(lines[i]) for i in keep}
+        kept = [line for line in answers.read_text(encoding="utf-8").splitlines() if line.strip()
+                and _id(line) in wanted]
+        (out / "possible_answer").mkdir(exist_ok=True)
+        (out / "possible_answer" / name).write_text("".join(line + "\n" for line in kept), encoding="utf-8")
+    return out / name
+
+
+def _id(line: str) -> str:
+    import json
+
+    return json.loads(line)["id"]
