@@ -33,8 +33,8 @@ With ``--include-input-log`` each result line also holds ``inference_log``, as B
 that name writes it: what the model was given at each step, as ``{"role": "inference_input",
 "content": {"formatted_prompt": TEXT}}`` (a local model: its context tokens decoded, the chat
 template's text) or ``{"message": [...], "tools": [...]}`` (an endpoint: the request); a
-single-turn entry's log is the list of its one step's entries, a multi-turn entry's one
-object per turn (``begin_of_turn_query``, then ``step_<k>``: the input and the model's reply).
+single-turn entry's log is a list holding that one input, a multi-turn entry's one object per
+turn (``begin_of_turn_query``, then ``step_<k>``: the step's input and the model's reply).
 """
 
 from __future__ import annotations
@@ -170,18 +170,29 @@ def start_engine(args: argparse.Namespace, loaded, policy):
 def local_responder(args: argparse.Namespace, loaded, engine, device: torch.device,
                     render: Callable[..., str]) -> Respond:
     """Batched sampling by the rollout engine, each chat rendered as the env renders it."""
-    from algos.rollout.codec import TextCodec
+    from algos.rollout.codec import CONTEXT_OVERFLOW, ContextTooLong, TextCodec
 
-    codec = TextCodec(loaded.tokenizer, context_window(args, loaded) - args.max_new_tokens, render=render)
+    codec = TextCodec(loaded.tokenizer, context_window(args, loaded) - args.max_new_tokens, render=render,
+                      stop_ids=loaded.stop_ids)
     generator = torch.Generator(device=device)
     generator.manual_seed(args.seed)
 
     def respond(chats: list[list[dict]]) -> list[Reply]:
-        contexts = [codec.encode(codec.render_chat(chat), chat) for chat in chats]
-        actions = engine.sample(contexts, args.max_new_tokens, generator=generator, greedy=args.greedy).actions
-        given = ([{"formatted_prompt": loaded.tokenizer.decode(c, skip_special_tokens=False)} for c in contexts]
-                 if args.include_input_log else [None] * len(contexts))
-        return [Reply(codec.decode(a), g) for a, g in zip(actions, given)]
+        replies: list[Reply | None] = [None] * len(chats)
+        contexts = {}
+        for slot, chat in enumerate(chats):
+            try:
+                contexts[slot] = codec.encode(codec.render_chat(chat), chat)
+            except ContextTooLong as exc:  # this entry fails, as BFCL's inference fails it; the run goes on
+                replies[slot] = Reply(BadReply(f"{CONTEXT_OVERFLOW}: {exc}"))
+        if contexts:
+            actions = engine.sample(list(contexts.values()), args.max_new_tokens, generator=generator,
+                                    greedy=args.greedy).actions
+            for (slot, context), action in zip(contexts.items(), actions):
+                given = {"formatted_prompt": loaded.tokenizer.decode(context, skip_special_tokens=False)} \
+                    if args.include_input_log else None
+                replies[slot] = Reply(codec.decode(action), given)
+        return replies
 
     return respond
 
@@ -330,8 +341,9 @@ def result_line(task_id: str, answer: Answer, multi_turn: bool, input_log: bool 
         line = {"id": task_id, "result": f"Error during inference: {answer.failure}"}
     else:
         line = {"id": task_id, "result": answer.turns if multi_turn else answer.turns[0][0]}
-    if input_log:  # BFCL's shape: a single-turn entry's step entries, a multi-turn entry's turns
-        line["inference_log"] = answer.log if multi_turn else answer.log[0].get("step_0", [])
+    if input_log:  # BFCL's shape: a single-turn entry's input, a multi-turn entry's turns of steps
+        line["inference_log"] = answer.log if multi_turn else [
+            e for e in answer.log[0].get("step_0", []) if e["role"] == "inference_input"]
     return line
 
 

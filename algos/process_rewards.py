@@ -127,7 +127,8 @@ def sampler_from_flags(args: argparse.Namespace) -> Sampler:
                  {"renderer": loaded.renderer, "system_prompt": loaded.system_prompt})
     envs = [gym.make("fcenv/FunctionCalling-v0", dataset_path=str(dataset), reward="bfcl", **rendering)
             for _ in range(args.threads)]
-    codec = TextCodec(loaded.tokenizer, window - max_new_tokens, render=envs[0].unwrapped.renderer)
+    codec = TextCodec(loaded.tokenizer, window - max_new_tokens, render=envs[0].unwrapped.renderer,
+                      stop_ids=loaded.stop_ids)
     generator = torch.Generator(device=device)
     generator.manual_seed(args.seed)
     engine = make_engine(args.rollout_engine, policy, EngineSettings(Path(loaded.path), window, args.seed))

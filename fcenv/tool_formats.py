@@ -106,15 +106,25 @@ def available_tool_formats() -> list[str]:
 # ---------------------------------------------------------------------------- messages
 
 
+THINK_START, THINK_END = "<think>", "</think>"
+
+
 def call_id(number: int) -> str:
     """The episode's ``number``-th call id: 9 letters and digits."""
     return f"call{number:05d}"[-9:]
 
 
-def assistant_calls_message(calls: list[Call], first_id: int) -> dict[str, Any]:
-    return {"role": "assistant", "content": "", "tool_calls": [
+def assistant_calls_message(calls: list[Call], first_id: int, text: str = "") -> dict[str, Any]:
+    """The message of a step that made ``calls``, written as ``text``. Reasoning the text opens
+    with (``<think>...</think>``, Qwen3's) is kept as ``reasoning_content``, as BFCL's Qwen
+    handler keeps it: templates that take it show it until the next user turn."""
+    message = {"role": "assistant", "content": "", "tool_calls": [
         {"id": call_id(first_id + i), "type": "function", "function": {"name": c.name, "arguments": dict(c.arguments)}}
         for i, c in enumerate(calls)]}
+    if THINK_END in text:
+        thought = text.split(THINK_END)[0].rstrip("\n")
+        message["reasoning_content"] = thought.split(THINK_START)[-1].lstrip("\n")
+    return message
 
 
 def tool_message(call: Call, result: str, number: int) -> dict[str, Any]:

@@ -17,6 +17,10 @@ class ContextTooLong(ConfigError):
     """Even the system prompt and the latest message do not fit the context window."""
 
 
+# The error type of an episode whose chat outgrew the context window before it ended.
+CONTEXT_OVERFLOW = "context_overflow"
+
+
 class ToolChat(list):
     """A chat of FC mode (native tool calling): its messages, and the tools its template shows."""
 
@@ -33,6 +37,10 @@ def chat_of(info: dict) -> list[dict] | None:
     return ToolChat(messages, info["tools"])
 
 
+# Stands for the action's message while the template renders the chat after it; no chat holds it.
+_MARKER = "\x00fcenv-action\x00"
+
+
 class TextCodec:
     """Observation to context tokens (cut to the context limit), action tokens to text.
 
@@ -43,10 +51,13 @@ class TextCodec:
     left, as for a plain text.
     """
 
-    def __init__(self, tokenizer, context_limit: int, render: Callable[..., str] | None = None):
+    def __init__(self, tokenizer, context_limit: int, render: Callable[..., str] | None = None,
+                 stop_ids: Sequence[int] = ()):
         self.tokenizer = tokenizer
         self.context_limit = context_limit
         self.render = render
+        # The tokens that end an action; the template's text after one of them skips its end tag.
+        self.stop_ids = set(stop_ids) or {tokenizer.eos_token_id}
 
     def render_chat(self, messages: Sequence[dict]) -> str:
         """The chat rendered as the env renders it (with its tools in FC mode, ``ToolChat``)."""
@@ -110,20 +121,52 @@ class TextCodec:
         """The context of the step after ``action``, taken in ``context`` (the tokens of
         ``observation``, ``cut`` if the chat was cut to fit): (tokens, whether cut).
 
-        Token ids stay ids: when the env's next chat shows the action as the model wrote it (the
-        next observation opens with the observation and the action's text, its end-of-turn token
-        included), the next context is ``context``, the action's ids as sampled, then the tokens
-        of what the env added after them (the end of the message, tool results, the next prompt).
-        Decoding the action and encoding it again could give other ids for the same text, so the
-        model would be trained on a context it never produced. Where the env shows the action
-        otherwise (FC mode renders the calls in the template's own form, as at inference) or the
-        chat no longer fits, the next chat is encoded whole, cut from the middle if need be."""
-        written = observation + self.tokenizer.decode(list(action), skip_special_tokens=False)
-        if not cut and next_observation.startswith(written):
-            tokens = list(context) + list(action) + self.tokens(next_observation[len(written):], allow_empty=True)
+        Token ids stay ids: the next context is ``context``, the action's ids as sampled, then
+        the tokens of the text the chat template puts after the action (the end of the message,
+        tool results, the next user message, the prompt where the model answers). Decoding the
+        action and encoding the chat again could give other ids, or in FC mode other text (the
+        template writes the calls in its own form), so the model would be trained on a context it
+        never produced; an episode is one growing token sequence instead. Where the template
+        shows earlier messages otherwise once the chat has grown (Qwen3 drops the ``<think>``
+        part of earlier turns), the context keeps what was sampled; ``fcenv generate``, like
+        BFCL, shows the template's rendering. Where the chat no longer fits, or no text after
+        the action can be found, the next chat is encoded whole, cut from the middle if need be
+        (``ContextTooLong`` when even that does not fit)."""
+        tail = None if cut else self.after_action(action, observation, next_observation, messages)
+        if tail is not None:
+            tokens = list(context) + list(action) + self.tokens(tail, allow_empty=True)
             if len(tokens) <= self.context_limit:
                 return tokens, False
         return self.encode_counted(next_observation, messages, entry)
+
+    def after_action(self, action: Sequence[int], observation: str, next_observation: str,
+                     messages: Sequence[dict] | None) -> str | None:
+        """The text the env's chat shows after ``action`` (sampled after ``observation``), as the
+        chat template renders it; None where it cannot be told apart."""
+        written = observation + self.tokenizer.decode(list(action), skip_special_tokens=False)
+        if next_observation.startswith(written):  # the chat shows the action as written (prompting mode)
+            return next_observation[len(written):]
+        if self.render is None or not messages:
+            return None
+        # FC mode: the message holds the calls, which the template writes in its own form. The
+        # action's message is rendered as a marker instead; what follows the marker is what
+        # the template writes after the message, its end included.
+        mine = max((i for i, m in enumerate(messages) if m.get("role") == "assistant"), default=None)
+        if mine is None:
+            return None
+        marked = [*messages[:mine], {"role": "assistant", "content": _MARKER}, *messages[mine + 1:]]
+        tools = getattr(messages, "tools", None)
+        try:
+            text = self.render_chat(marked if tools is None else ToolChat(marked, tools))
+        except Exception:  # a template that wants the calls for the tool results  # noqa: BLE001
+            return None
+        if text.count(_MARKER) != 1:
+            return None
+        tail = text[text.index(_MARKER) + len(_MARKER):]
+        # The action's stop token is the message's end the template writes: it is in the action.
+        stop = self.tokenizer.decode(list(action[-1:]), skip_special_tokens=False) if action else ""
+        ended = bool(action) and action[-1] in self.stop_ids
+        return tail[len(stop):] if ended and stop and tail.startswith(stop) else tail
 
     def decode(self, action: Sequence[int]) -> str:
         return self.tokenizer.decode(list(action), skip_special_tokens=True)

@@ -18,7 +18,7 @@ from typing import Any
 import gymnasium as gym
 import torch
 
-from algos.rollout.codec import TextCodec, chat_of
+from algos.rollout.codec import CONTEXT_OVERFLOW, ContextTooLong, TextCodec, chat_of
 from algos.rollout.engine import Engine
 from algos.rollout.records import ActionRecord, EpisodeRecord, Rollout
 
@@ -110,7 +110,14 @@ def take_action(env: gym.Env, thread: int, episode: EpisodeRecord, actions: list
                                 turn=int(info.get("turn", 0)), context_cut=cut))
     step = Step(following, info, bool(terminated or truncated))
     if not terminated:
-        step.context = codec.follow(context, cut, action, observation, following, chat_of(info), episode.task_id)
+        try:
+            step.context = codec.follow(context, cut, action, observation, following, chat_of(info), episode.task_id)
+        except ContextTooLong:
+            # The chat outgrew the window (not even its system prompt and latest message fit):
+            # the episode ends here and fails, as BFCL's inference fails such an entry. Its
+            # rewards so far stand; nothing more is paid.
+            actions[-1].info.update(valid=False, error_type=CONTEXT_OVERFLOW)
+            step.done, terminated = True, True
     if step.done:
         episode.terminated = bool(terminated)
         if not terminated:

@@ -82,7 +82,7 @@ class Runner:
         self.eval_envs: list = []
         self.context_window = setup.context_window(c, self.loaded.base)
         self.codec = TextCodec(self.loaded.tokenizer, self.context_window - c.max_new_tokens,
-                               render=self.envs[0].unwrapped.renderer)
+                               render=self.envs[0].unwrapped.renderer, stop_ids=self.loaded.stop_ids)
         setup.check_prompts(c, self.loaded, self.codec, self.data, self.make_env)
 
         # The update.

@@ -82,7 +82,7 @@ class MultiTurnEpisode:
             self.messages.extend({"role": "tool", "name": call_text(call.name, call.arguments), "content": result}
                                  for call, result in zip(calls, results))
             return
-        self.messages.append(assistant_calls_message(calls, self.calls_made))
+        self.messages.append(assistant_calls_message(calls, self.calls_made, text))
         self.messages.extend(tool_message(call, result, self.calls_made + i)
                              for i, (call, result) in enumerate(zip(calls, results)))
         self.calls_made += len(calls)

@@ -112,8 +112,9 @@ def test_token_ids_stay_ids_from_one_step_to_the_next(tiny_model):
 
 
 def test_a_chat_that_shows_the_action_otherwise_is_encoded_whole(tiny_model):
-    """When the env's chat does not show the action as written (FC templates render calls in
-    their own form), the next context is the chat encoded whole, as at inference."""
+    """Without the chat's messages and renderer to find what follows the action, a chat that
+    does not show the action as written is encoded whole (FC mode with a real template keeps
+    the ids: tests/real_models/test_templates.py)."""
     tokenizer = load_tokenizer(tiny_model)
     codec = TextCodec(tokenizer, 4096)
     observation = "<|user|>Add 2 and 3.<|end|><|assistant|>"
