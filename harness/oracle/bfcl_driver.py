@@ -15,6 +15,7 @@ Requests (``op``):
   time_decode  {texts, language, repeat}          -> {seconds, decodes}
   fc_single {family, text, category, function, ground_truth} -> {valid, error_type}   (FC mode)
   fc_multi  {family, entry, turns, ground_truth}  -> {valid, error_type, decoded}      (FC mode)
+  fc_tools  {family, entry}                       -> {tools}   (what the family's FC handler prompts with)
 """
 
 import os
@@ -570,7 +571,16 @@ HANDLERS = {"multi": op_multi, "time_multi": op_time_multi, "prompt": op_prompt,
 HANDLERS.update(convert=op_convert, ast_safe=op_ast_safe, single_safe=op_single_safe, time_single=op_time_single,
                 time_ast=op_time_ast)
 HANDLERS.update(decode_exact=op_decode_exact, time_decode=op_time_decode)
-HANDLERS.update(fc_single=op_fc_single, fc_multi=op_fc_multi)
+def op_fc_tools(req):
+    """The tools the family's FC handler builds its first prompt with: the entry's docs as BFCL
+    loads them for inference (language hints added), through the handler's own pre-processing."""
+    from bfcl_eval.utils import add_language_specific_hint_to_function_doc
+
+    entry = add_language_specific_hint_to_function_doc([copy.deepcopy(req["entry"])])[0]
+    return {"tools": fc_handler(req["family"])._pre_query_processing_prompting(entry)["function"]}
+
+
+HANDLERS.update(fc_single=op_fc_single, fc_multi=op_fc_multi, fc_tools=op_fc_tools)
 
 
 _METHOD_DEFAULTS = {}
