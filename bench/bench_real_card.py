@@ -4,7 +4,8 @@ its family reads them) and in prompting mode (BFCL's system prompt, BFCL's decod
 wall time of each.
 
 Each mode is one ``fcenv generate`` (the model loaded once, entries answered in batches by the
-``hf`` engine) and one ``fcenv evaluate``. The sample is ``bench/bfcl_sample.py``'s: ``k``
+``hf`` engine, or by vLLM with ``--rollout_engine vllm``, whose prefix cache serves the start of
+a multi-turn step's chat again) and one ``fcenv evaluate``. The sample is ``bench/bfcl_sample.py``'s: ``k``
 entries spread evenly over each category's file. Results accumulate in ``--report`` (one key
 per mode and category, so single- and multi-turn runs can be made apart); the answers are kept
 in ``--answers`` (model text only), where ``tests/real_models`` checks fcenv's verdicts on every
@@ -46,7 +47,8 @@ def run(cmd: list[str]) -> float:
 def card_mode(args: argparse.Namespace, mode: str, files: list[Path], work: Path) -> dict:
     out = work / mode
     generate = [sys.executable, "-m", "fcenv", "generate", "--model", str(args.model), *MODES[mode], "--greedy",
-                "--max_new_tokens", str(args.max_new_tokens), "--batch", str(args.batch), "--no-progress",
+                "--max_new_tokens", str(args.max_new_tokens), "--batch", str(args.batch),
+                "--rollout_engine", args.rollout_engine, "--no-progress",
                 "--out", str(out), "--data", *map(str, files)]
     seconds = run(generate)
     results = [out / f"{f.stem}_result.json" for f in files]
@@ -63,7 +65,7 @@ def card_mode(args: argparse.Namespace, mode: str, files: list[Path], work: Path
         category = line["id"].rsplit("_", 1)[0]
         categories[0][category] += 1
         categories[1][category] += bool(line["valid"])
-    return {"generate_seconds": round(seconds, 1), "entries": len(lines),
+    return {"generate_seconds": round(seconds, 1), "entries": len(lines), "engine": args.rollout_engine,
             "generate_command": " ".join(generate[1:]).replace(str(work), "SAMPLE"),
             "categories": {c: {"entries": n, "valid": categories[1][c], "accuracy": round(categories[1][c] / n, 4)}
                            for c, n in sorted(categories[0].items())}}
@@ -92,14 +94,15 @@ def main() -> None:
     parser.add_argument("--modes", nargs="+", choices=list(MODES), default=list(MODES))
     parser.add_argument("--max_new_tokens", type=int, default=256)
     parser.add_argument("--batch", type=int, default=16)
+    parser.add_argument("--rollout_engine", default="hf", help="hf, or vllm (prefix caching: multi-turn steps "
+                                                               "share their chat's start)")
     parser.add_argument("--report", default=str(ROOT / "bench/results/real_card_qwen2.5_coder_0.5b.json"))
     parser.add_argument("--answers", default=str(ROOT / "bench/results/real_card"))
     args = parser.parse_args()
 
     report_path = Path(args.report)
     report = json.loads(report_path.read_text()) if report_path.exists() else {"modes": {}}
-    report.update(model=Path(args.model).name, engine="hf", greedy=True, max_new_tokens=args.max_new_tokens,
-                  batch=args.batch, machine=f"{platform.machine()}, {os.cpu_count()} cores",
+    report.update(model=Path(args.model).name, greedy=True, max_new_tokens=args.max_new_tokens, machine=f"{platform.machine()}, {os.cpu_count()} cores",
                   sample="bench/bfcl_sample.py: k entries spread evenly over each category's file")
     with tempfile.TemporaryDirectory() as tmp:
         files = [write_sample(Path(args.bfcl_dir), c, args.per_category, Path(tmp)) for c in args.categories]
@@ -107,7 +110,8 @@ def main() -> None:
             measured = card_mode(args, mode, files, Path(tmp))
             entry = report["modes"].setdefault(mode, {"categories": {}, "runs": []})
             entry["categories"].update(measured.pop("categories"))
-            entry["runs"].append({**measured, "categories": args.categories, "per_category": args.per_category})
+            entry["runs"].append({**measured, "categories": args.categories, "per_category": args.per_category,
+                                  "batch": args.batch})
             report_path.write_text(json.dumps(report, indent=2) + "\n")
     print(table(report))
 

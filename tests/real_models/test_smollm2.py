@@ -28,7 +28,7 @@ def test_its_answers_are_generated_from_its_template_and_scored(smollm2, bfcl_di
     out = tmp_path / "out"
     result = subprocess.run([sys.executable, "-m", "fcenv", "generate", "--model", str(smollm2), "--data", str(data),
                              "--out", str(out), "--greedy", "--max_new_tokens", "24", "--include-input-log",
-                             "--no-progress"], cwd=ROOT, capture_output=True, text=True, timeout=900)
+                             "--no-progress"], cwd=ROOT, capture_output=True, text=True, timeout=900, check=False)
     assert result.returncode == 0, result.stderr
     lines = [json.loads(line) for line in (out / f"{data.stem}_result.json").read_text().splitlines()]
     # The prompt is SmolLM2's template over BFCL's own prompting messages (its system prompt, hints).
@@ -44,7 +44,7 @@ def test_its_answers_are_generated_from_its_template_and_scored(smollm2, bfcl_di
     verdicts = tmp_path / "verdicts.jsonl"
     scored = subprocess.run([sys.executable, "-m", "fcenv", "evaluate", "--compat", "bfcl", "--data", str(data),
                              "--results", str(out / f"{data.stem}_result.json"), "--out", str(verdicts)], cwd=ROOT,
-                            capture_output=True, text=True, timeout=300)
+                            capture_output=True, text=True, timeout=300, check=False)
     assert scored.returncode == 0, scored.stderr
     assert "simple_python" in scored.stdout and len(verdicts.read_text().splitlines()) == 4
 

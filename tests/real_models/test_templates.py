@@ -12,6 +12,7 @@ on BFCL's backends; the env, the codec and the templates are the real ones.
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import gymnasium as gym
@@ -108,7 +109,7 @@ def test_every_context_is_the_previous_one_the_sampled_ids_and_the_templates_tok
         bare = tokenizer.apply_chat_template(info["messages"], tools=tools, chat_template=template, tokenize=False,
                                              add_generation_prompt=False)
         answer_prompt = first[len(bare):]
-        for (before, info_after), (after, _) in zip(steps, steps[1:]):
+        for (before, info_after), (after, _) in itertools.pairwise(steps):
             kept = before.context + before.action
             assert after.context[:len(kept)] == kept, "the sampled ids are not the next context's"
             tail_ids = after.context[len(kept):]
