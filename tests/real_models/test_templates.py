@@ -154,3 +154,66 @@ def test_qwen3_keeps_the_sampled_thinking_which_its_template_drops_from_earlier_
     within = tokenizer.apply_chat_template(calls_step["messages"], tools=calls_step["tools"], tokenize=False,
                                            add_generation_prompt=True)
     assert thought in within
+
+
+def qwen3_shaped_model(tokenizer_folder, into):
+    """A randomly initialised model in Qwen3's shape (tiny) with the real Qwen3 tokenizer."""
+    import shutil
+
+    import torch
+    from transformers import Qwen3Config, Qwen3ForCausalLM
+
+    tokenizer = load_tokenizer(tokenizer_folder)
+    torch.manual_seed(0)
+    config = Qwen3Config(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                         num_attention_heads=2, num_key_value_heads=1, head_dim=16, max_position_embeddings=32768,
+                         eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id)
+    Qwen3ForCausalLM(config).save_pretrained(into)
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        shutil.copy(tokenizer_folder / name, into / name)
+    return into
+
+
+def test_a_model_in_qwen3s_shape_samples_multi_turn_episodes_as_one_token_sequence(qwen3_tokenizer, bfcl_dir,
+                                                                                     tmp_path):
+    """The trainer's own rollout (the hf engine sampling from a real model's weights, in Qwen3's
+    template, FC mode): every later action's context extends the earlier one by its sampled ids;
+    and the trainer trains on it."""
+    import torch
+
+    from algos.config import parse_config
+    from algos.model.loading import load_model
+    from algos.model.policy import LoraSettings, Policy
+    from algos.rollout.hf import HFEngine
+    from algos.rollout.play import play
+    from algos.training.loop import Runner
+    from bench.bfcl_sample import write_sample
+
+    folder = qwen3_shaped_model(qwen3_tokenizer, tmp_path / "model")
+    data = write_sample(bfcl_dir, "multi_turn_base", 3, tmp_path / "data")
+    loaded = load_model(str(folder), torch.device("cpu"))
+    policy = Policy(loaded.base, pad_id=loaded.pad_id, stop_ids=loaded.stop_ids, actor_lora=LoraSettings())
+    envs = [make_env(data, loaded.tokenizer, "hermes") for _ in range(3)]
+    codec = TextCodec(loaded.tokenizer, 30_000, render=envs[0].unwrapped.renderer, stop_ids=loaded.stop_ids)
+    tasks = iter(range(3))
+    rollout = play(envs, HFEngine(policy), codec, lambda thread: next(tasks, None), max_new_tokens=8,
+                   generator=torch.Generator().manual_seed(0))
+    followed = 0
+    tokenizer, tasks = loaded.tokenizer, load_tasks(data)
+    for episode in rollout.episodes:
+        steps = [rollout.actions[i] for i in episode.action_indices]
+        task = tasks[episode.task_index]
+        first = tokenizer.apply_chat_template(task.question[0], tools=hinted_functions(task.functions, "python"),
+                                              tokenize=False, add_generation_prompt=True)
+        assert steps[0].context == tokenizer(first, add_special_tokens=False).input_ids
+        for before, after in itertools.pairwise(steps):
+            assert after.context[:len(before.context) + len(before.action)] == before.context + before.action
+            followed += 1
+    assert followed >= 6  # four turns each: the random model's text ends every turn
+    # One iteration of training on it, then a resume for one more.
+    flags = ["--model_name_or_path", str(folder), "--dataset_path", str(data), "--tool_format", "hermes",
+             "--results_dir", str(tmp_path / "runs"), "--n_rollout_threads", "2", "--num_env_steps", "2",
+             "--max_new_tokens", "8", "--lora_r", "4", "--ppo_epoch", "1", "--save_interval", "1",
+             "--eval_interval", "0", "--no-progress"]
+    run_dir = Runner(parse_config(flags), log=lambda message: None).run()
+    assert (run_dir / "checkpoints" / "iter_000001" / "actor" / "adapter_model.safetensors").exists()
