@@ -43,7 +43,7 @@ test: $(VENV)/.installed $(ORACLE)/.installed $(VERL)/.installed $(VLLM)/.instal
 	$(BIN)/python -m pytest -n 2 --require-oracle --oracle-python=$(ORACLE)/bin/python \
 		--require-verl --verl-python=$(VERL)/bin/python --require-vllm --models-dir=$(MODELS_DIR) $(PYTEST_ARGS)
 
-bench: $(VENV)/.installed $(ORACLE)/.installed $(BFCL_DATA)/long_context.json
+bench: $(VENV)/.installed $(ORACLE)/.installed $(VLLM)/.installed $(BFCL_DATA)/long_context.json models
 	$(BIN)/pip install --quiet -e ".[bench]"
 	bench/run_all $(BIN)/python
 

@@ -60,3 +60,11 @@ def test_a_file_that_differs_from_its_pin_is_refused_and_nothing_is_written(tmp_
     assert [p.name for p in tmp_path.iterdir()] == [item.name]  # no staging folder left behind
     assert (tmp_path / item.name / "kept.txt").read_text() == "an earlier folder"
     assert not is_current(tmp_path / item.name, item)
+
+
+def test_an_unknown_name_is_refused_in_one_line_naming_the_known_ones(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "fcenv", "models", "qwen-7b", "--dest", str(tmp_path)], cwd=ROOT,
+                            capture_output=True, text=True, timeout=60, check=False)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.strip() == f"fcenv models: unknown model qwen-7b; known: {', '.join(PRETRAINED)}"
+    assert not list(tmp_path.iterdir())
