@@ -1,9 +1,12 @@
-"""The datasets that ship with the package: the tiny single-turn and multi-turn splits (BFCL's
-file format, ``possible_answer/`` beside them), written by ``datasets/tiny/make_*.py``.
+"""The datasets that ship with the package (BFCL's file format, ``possible_answer/`` beside
+them): the tiny single-turn and multi-turn splits, written by ``datasets/tiny/make_*.py``, and
+the varied single-turn splits for pretrained models (BFCL's five AST categories, irrelevance
+included), written by ``datasets/varied/make_varied.py``.
 
 Anywhere a question file is taken (the env's ``dataset_path``, ``--dataset_path``, ``--data``),
 a bundled split can be named instead of a path: ``tiny_train``, ``tiny_eval``,
-``multi_turn_train``, ``multi_turn_eval``. An existing file of that name wins.
+``multi_turn_train``, ``multi_turn_eval``, ``varied_train``, ``varied_eval``. An existing file
+of that name wins.
 """
 
 from __future__ import annotations
@@ -14,7 +17,8 @@ from collections.abc import Collection
 from pathlib import Path
 
 FOLDER = Path(__file__).resolve().parent
-BUNDLED = {name: FOLDER / f"{name}.json" for name in ("tiny_train", "tiny_eval", "multi_turn_train", "multi_turn_eval")}
+BUNDLED = {name: FOLDER / f"{name}.json" for name in ("tiny_train", "tiny_eval", "multi_turn_train", "multi_turn_eval",
+                                                      "varied_train", "varied_eval")}
 
 
 def resolve(path_or_name: str | Path) -> Path:

@@ -14,7 +14,8 @@ from fcenv.bundled import BUNDLED, split_holding
 from fcenv.data import load_tasks
 
 ROOT = Path(__file__).resolve().parents[2]
-PAIRS = [("tiny_train", "tiny_eval"), ("multi_turn_train", "multi_turn_eval")]
+PAIRS = [("tiny_train", "tiny_eval"), ("multi_turn_train", "multi_turn_eval"), ("varied_train", "varied_eval")]
+GENERATORS = ["tiny/make_tiny.py", "tiny/make_multi_turn.py", "varied/make_varied.py"]
 
 
 def ids(name: str) -> list[str]:
@@ -28,19 +29,21 @@ def test_splits_have_distinct_ids_in_their_categories(train, held_out):
     assert not set(train_ids) & set(held_out_ids)
     # The ids stay BFCL's "<category>_<n>": the category decides the checker.
     categories = {i.rsplit("_", 1)[0] for i in train_ids + held_out_ids}
-    assert categories <= {"simple_python", "multiple", "parallel", "multi_turn_tiny"}
+    assert categories <= {"simple_python", "multiple", "parallel", "parallel_multiple", "irrelevance",
+                          "multi_turn_tiny"}
     assert split_holding(train_ids[:5]) == train and split_holding(held_out_ids[-5:]) == held_out
 
 
 def test_the_generators_write_the_bundled_files(tmp_path):
-    """datasets/tiny/make_*.py are the source of the bundled files: run into a copy, they write
-    the same bytes."""
+    """datasets/tiny/make_*.py and datasets/varied/make_varied.py are the source of the bundled
+    files: run into a copy, they write the same bytes."""
     out = f"Path({str(tmp_path / 'out')!r})"
-    for script in ("make_tiny.py", "make_multi_turn.py"):  # make_multi_turn.py writes through make_tiny.py
-        source = (ROOT / "datasets" / "tiny" / script).read_text()
-        (tmp_path / script).write_text(source.replace('Path(__file__).resolve().parents[2] / "fcenv" / "bundled"', out))
-    for script in ("make_tiny.py", "make_multi_turn.py"):
-        subprocess.run([sys.executable, str(tmp_path / script)], cwd=tmp_path, check=True, timeout=300)
+    for script in GENERATORS:  # make_multi_turn.py writes through make_tiny.py
+        source = (ROOT / "datasets" / script).read_text()
+        (tmp_path / Path(script).name).write_text(
+            source.replace('Path(__file__).resolve().parents[2] / "fcenv" / "bundled"', out))
+    for script in GENERATORS:
+        subprocess.run([sys.executable, str(tmp_path / Path(script).name)], cwd=tmp_path, check=True, timeout=300)
     for name, path in BUNDLED.items():
         assert (tmp_path / "out" / path.name).read_bytes() == path.read_bytes(), name
         assert (tmp_path / "out" / "possible_answer" / path.name).read_bytes() == \
