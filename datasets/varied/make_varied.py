@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 OUT = Path(__file__).resolve().parents[2] / "fcenv" / "bundled"
 SEED = 20261126
