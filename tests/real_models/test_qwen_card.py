@@ -1,0 +1,92 @@
+"""Every answer of Qwen2.5-Coder-0.5B-Instruct's BFCL card (bench/results/real_card, BENCHMARKS.md)
+gets the same verdict from ``fcenv evaluate`` as from BFCL's own code: in FC mode BFCL's Qwen FC
+handler and checker, in prompting mode BFCL's prompting decoder and checker, on multi-turn
+entries BFCL's inference loop replayed on the same texts and its multi-turn checker; and those
+verdicts add up to the card's figures."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from fcenv.data import load_tasks
+from fcenv.prompts import hinted_functions
+from tests.real_models.test_qwen_bfcl import bfcl_verdicts, our_verdicts
+
+pytestmark = pytest.mark.oracle
+
+ROOT = Path(__file__).resolve().parents[2]
+CARD = ROOT / "bench" / "results" / "real_card"
+REPORT = json.loads((ROOT / "bench" / "results" / "real_card_qwen2.5_coder_0.5b.json").read_text())
+
+
+def card_files(mode: str, bfcl_dir: Path, tmp_path: Path) -> tuple[list[Path], list[Path]]:
+    """The card's answers of ``mode`` and question files holding exactly the entries answered."""
+    data, results = [], []
+    for result in sorted((CARD / mode).glob("BFCL_v4_*_result.json")):
+        name = result.name.replace("_result.json", ".json")
+        ids = {json.loads(line)["id"] for line in result.read_text().splitlines()}
+        folder = tmp_path / mode
+        (folder / "possible_answer").mkdir(parents=True, exist_ok=True)
+        for source, target in ((bfcl_dir / name, folder / name),
+                               (bfcl_dir / "possible_answer" / name, folder / "possible_answer" / name)):
+            if source.exists():
+                kept = [line for line in source.read_text().splitlines() if line.strip()
+                        and json.loads(line)["id"] in ids]
+                target.write_text("".join(line + "\n" for line in kept))
+        data.append(folder / name)
+        results.append(result)
+    return data, results
+
+
+@pytest.mark.parametrize("mode", sorted(REPORT["modes"]))
+def test_every_answer_on_the_card_gets_bfcls_verdict(bfcl_dir, oracle, tmp_path, mode):
+    report = REPORT["modes"][mode]["categories"]
+    data, results = card_files(mode, bfcl_dir, tmp_path)
+    single = [(d, r) for d, r in zip(data, results) if "multi_turn" not in d.name]
+    assert len(single) >= 13
+    ours = our_verdicts(mode, [d for d, _ in single], [r for _, r in single], tmp_path / f"{mode}.jsonl")
+    tasks, texts = [], []
+    for d, r in single:
+        by_id = {t.id: t for t in load_tasks(d)}
+        for line in map(json.loads, r.read_text().splitlines()):
+            tasks.append(by_id[line["id"]])
+            texts.append(line["result"])
+    bfcl = bfcl_verdicts(oracle, mode, tasks, texts)
+    mismatches = [(t.id, text[:200], b, (v["valid"], v["error_type"])) for t, text, b, v in zip(tasks, texts, bfcl, ours)
+                  if b != (v["valid"], v["error_type"])]
+    assert len(tasks) == sum(c["entries"] for c in report.values() if c["entries"]) - multi_turn_entries(report)
+    assert not mismatches, f"{len(mismatches)} of {len(tasks)} disagree, e.g. {mismatches[:3]}"
+    # The card's figures are these verdicts.
+    valid = Counter(t.category for t, (ok, _) in zip(tasks, bfcl) if ok)
+    entries = Counter(t.category for t in tasks)
+    for category, n in entries.items():
+        assert report[category]["entries"] == n and report[category]["valid"] == valid[category], category
+    # Multi-turn answers, where the card has them: BFCL's inference loop replayed on the same texts.
+    multi = [(d, r) for d, r in zip(data, results) if "multi_turn" in d.name]
+    for d, r in multi:
+        by_id = {t.id: t for t in load_tasks(d)}
+        lines = [json.loads(line) for line in r.read_text().splitlines()]
+        verdicts = our_verdicts(mode, [d], [r], tmp_path / f"{mode}_{d.stem}.jsonl")
+        requests = []
+        for line in lines:
+            task = by_id[line["id"]]
+            entry = {"id": task.id, "question": task.question, "function": hinted_functions(task.functions, task.language),
+                     "initial_config": task.initial_config, "involved_classes": task.involved_classes,
+                     "missed_function": {str(k): v for k, v in task.missed_functions.items()}}
+            if mode == "fc":
+                requests.append({"op": "fc_multi", "family": "hermes", "entry": entry, "turns": line["result"],
+                                 "ground_truth": task.ground_truth})
+            else:
+                requests.append({"op": "multi", "entry": entry, "turns": line["result"], "ground_truth": task.ground_truth})
+        answers = oracle.run(requests)
+        assert [(v["valid"], v["error_type"]) for v in verdicts] == [(a["valid"], a["error_type"]) for a in answers]
+        category = d.stem.removeprefix("BFCL_v4_")
+        assert report[category]["valid"] == sum(a["valid"] for a in answers)
+
+
+def multi_turn_entries(report: dict) -> int:
+    return sum(c["entries"] for name, c in report.items() if name.startswith("multi_turn"))
