@@ -322,7 +322,7 @@ FUNCTIONS = [
         P("target_format", "string", "Format wanted.", pick(["pdf", "docx", "txt"]), enum=["pdf", "docx", "txt"])],
       ["Convert {file_name} to {target_format}.", "Turn {file_name} into a {target_format} file."], "files"),
     F("folder_size_report", "Total size of a folder.", [
-        P("path", "string", "Folder path.", pick(["/home/docs", "/srv/backups", "/var/media", "/tmp/cache"]))],
+        P("path", "string", "Folder path.", pick(["/data/docs", "/srv/backups", "/var/media", "/tmp/cache"]))],
       ["How big is {path}?", "Report the size of the folder {path}."], "files"),
     F("trash_restore_file", "Restore a deleted file from the trash.", [
         P("file_name", "string", "Name of the file.", pick(FILES))],
