@@ -71,6 +71,32 @@ def card_mode(args: argparse.Namespace, mode: str, files: list[Path], work: Path
                            for c, n in sorted(categories[0].items())}}
 
 
+def file_sizes(bfcl_dir: Path, categories) -> dict[str, int]:
+    """Entries in each category's whole file: BFCL weighs its live categories by them."""
+    return {c: sum(1 for line in (bfcl_dir / f"BFCL_v4_{c}.json").read_text(encoding="utf-8").splitlines() if line.strip())
+            for c in categories if (bfcl_dir / f"BFCL_v4_{c}.json").exists()}
+
+
+def summaries(categories: dict, sizes: dict[str, int]) -> dict[str, float]:
+    """BFCL's leaderboard groups, estimated from the sample's per-category accuracies: non-live is
+    the plain mean of simple (itself the mean of Python, Java and JavaScript), multiple, parallel
+    and parallel multiple; live weighs its four AST categories by their files' sizes; irrelevance
+    is the mean of irrelevance and live irrelevance. A group is left out unless every one of its
+    categories was measured."""
+    acc = {c: v["accuracy"] for c, v in categories.items()}
+    groups = {}
+    simple = ("simple_python", "simple_java", "simple_javascript")
+    non_live = ("multiple", "parallel", "parallel_multiple")
+    if all(c in acc for c in simple + non_live):
+        groups["non_live"] = (sum(acc[c] for c in simple) / 3 + sum(acc[c] for c in non_live)) / 4
+    live = ("live_simple", "live_multiple", "live_parallel", "live_parallel_multiple")
+    if all(c in acc and c in sizes for c in live):
+        groups["live"] = sum(acc[c] * sizes[c] for c in live) / sum(sizes[c] for c in live)
+    if "irrelevance" in acc and "live_irrelevance" in acc:
+        groups["irrelevance"] = (acc["irrelevance"] + acc["live_irrelevance"]) / 2
+    return {g: round(v, 4) for g, v in groups.items()}
+
+
 def table(report: dict) -> str:
     modes = [m for m in MODES if m in report["modes"]]
     rows = ["| category | entries | " + " | ".join(f"{m} accuracy" for m in modes) + " |",
@@ -82,6 +108,11 @@ def table(report: dict) -> str:
         entries = next(c["entries"] for c in cells if c)
         rows.append(f"| {category} | {entries} | "
                     + " | ".join(f"{c['accuracy']:.3f} ({c['valid']})" if c else "" for c in cells) + " |")
+    groups = [report["modes"][m].get("summaries", {}) for m in modes]
+    for group in ("non_live", "live", "irrelevance"):
+        if any(group in g for g in groups):
+            rows.append(f"| **{group}** (BFCL's group) | | " + " | ".join(f"**{g[group]:.3f}**" if group in g else ""
+                                                                         for g in groups) + " |")
     return "\n".join(rows)
 
 
@@ -110,6 +141,7 @@ def main() -> None:
             measured = card_mode(args, mode, files, Path(tmp))
             entry = report["modes"].setdefault(mode, {"categories": {}, "runs": []})
             entry["categories"].update(measured.pop("categories"))
+            entry["summaries"] = summaries(entry["categories"], file_sizes(Path(args.bfcl_dir), entry["categories"]))
             entry["runs"].append({**measured, "categories": args.categories, "per_category": args.per_category,
                                   "batch": args.batch})
             report_path.write_text(json.dumps(report, indent=2) + "\n")

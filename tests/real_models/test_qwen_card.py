@@ -90,3 +90,32 @@ def test_every_answer_on_the_card_gets_bfcls_verdict(bfcl_dir, oracle, tmp_path,
 
 def multi_turn_entries(report: dict) -> int:
     return sum(c["entries"] for name, c in report.items() if name.startswith("multi_turn"))
+
+
+def test_the_card_holds_both_modes_and_the_any_format_ceiling():
+    assert sorted(REPORT["modes"]) == ["fc", "prompting"]
+    ceiling = REPORT["fc_any_format"]["categories"]
+    fc = REPORT["modes"]["fc"]["categories"]
+    assert set(ceiling) == {c for c in fc if not c.startswith("multi_turn")}
+    assert all(ceiling[c]["entries"] == fc[c]["entries"] for c in ceiling)
+
+
+def test_fenced_json_calls_rewritten_as_tool_call_blocks_read_back_as_the_same_calls():
+    """bench/format_ceiling.py's rewrite changes the format of the card's FC answers and nothing else."""
+    from bench.format_ceiling import as_tool_calls, json_calls
+    from handlers import decode
+
+    rewritten = 0
+    for path in sorted((CARD / "fc").glob("BFCL_v4_*_result.json")):
+        if "multi_turn" in path.name:
+            continue
+        for line in map(json.loads, path.read_text().splitlines()):
+            text = line["result"]
+            calls = json_calls(text)
+            if not calls:
+                assert as_tool_calls(text) == text
+                continue
+            rewritten += 1
+            assert "<tool_call>" not in text
+            assert [(c.name, c.arguments) for c in decode(as_tool_calls(text), "hermes")] == calls
+    assert rewritten > 800  # of 1,006 answers, 887 in ```json fences

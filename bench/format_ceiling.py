@@ -1,0 +1,106 @@
+"""How many of a model's FC answers are right but for their format: the ceiling a format fix can reach.
+
+Qwen2.5-Coder-0.5B-Instruct, asked with ``tools=`` through its own template, mostly writes its
+calls as JSON in Markdown fences (```` ```json {"name": ..., "arguments": ...} ``` ````) instead
+of the ``<tool_call>`` blocks its template asks for, and BFCL's Qwen FC handler reads no call from
+them. This script rewrites every answer's JSON calls (each fence's, or the whole text's when it is
+bare JSON) as ``<tool_call>`` blocks, keeps answers with no JSON call as they are, and scores the
+rewritten answers with ``fcenv evaluate --tool_format hermes``: the share that passes is the share
+whose functions and arguments are right in any format. Irrelevance entries score lower here than
+as written, since an invented call in a fence now counts as the call it is.
+
+Run: ``python -m bench.format_ceiling --results bench/results/real_card/fc --report
+bench/results/real_card_qwen2.5_coder_0.5b.json`` (the card's sample is written again from
+BFCL's files, so the entries are the card's).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+from bench.bfcl_sample import write_sample
+from fcenv.bfcl_data import DEFAULT_DIR as BFCL_DIR
+from handlers.base import DecodeError
+from handlers.json_calls import calls_from_json, load_json
+
+ROOT = Path(__file__).resolve().parents[1]
+FENCE = re.compile(r"```[ \t]*[A-Za-z]*[ \t]*\n(.*?)```", re.DOTALL)
+
+
+def json_calls(text: str) -> list[tuple[str, dict]]:
+    """The calls written as JSON in ``text``: in each Markdown fence, or in the whole text."""
+    bodies = FENCE.findall(text) or [text]
+    calls = []
+    for body in bodies:
+        try:
+            calls += [(call.name, call.arguments) for call in calls_from_json(load_json(body))]
+        except (DecodeError, RecursionError):
+            continue
+    return calls
+
+
+def as_tool_calls(text: str) -> str:
+    """``text`` with its JSON calls written as ``<tool_call>`` blocks (unchanged when it has none)."""
+    calls = json_calls(text)
+    if not calls:
+        return text
+    return "\n".join("<tool_call>\n" + json.dumps({"name": name, "arguments": arguments}) + "\n</tool_call>"
+                     for name, arguments in calls)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--results", default=str(ROOT / "bench/results/real_card/fc"),
+                        help="folder of BFCL_v4_<category>_result.json files from fcenv generate --tool_format hermes")
+    parser.add_argument("--bfcl_dir", default=str(BFCL_DIR))
+    parser.add_argument("--per_category", type=int, default=100, help="the sample the results were made on")
+    parser.add_argument("--report", default="", help="a bench_real_card report: adds 'fc_any_format' to it")
+    args = parser.parse_args()
+
+    results = sorted(Path(args.results).glob("BFCL_v4_*_result.json"))
+    counts = Counter(), Counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        data, rewritten = [], []
+        for path in results:
+            category = path.name.removeprefix("BFCL_v4_").removesuffix("_result.json")
+            if category.startswith("multi_turn"):
+                continue  # one rewritten step would change every later one
+            data.append(write_sample(Path(args.bfcl_dir), category, args.per_category, work))
+            lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+            out = work / "rewritten" / path.name
+            out.parent.mkdir(exist_ok=True)
+            out.write_text("".join(json.dumps({"id": line["id"], "result": as_tool_calls(line["result"])}) + "\n"
+                                   for line in lines), encoding="utf-8")
+            rewritten.append(out)
+        verdicts = work / "verdicts.jsonl"
+        subprocess.run([sys.executable, "-m", "fcenv", "evaluate", "--tool_format", "hermes",
+                        "--data", *map(str, data), "--results", *map(str, rewritten), "--out", str(verdicts)],
+                       cwd=ROOT, check=True)
+        for line in verdicts.read_text().splitlines():
+            verdict = json.loads(line)
+            category = verdict["id"].rsplit("_", 1)[0]
+            counts[0][category] += 1
+            counts[1][category] += bool(verdict["valid"])
+    table = {c: {"entries": n, "valid": counts[1][c], "accuracy": round(counts[1][c] / n, 4)}
+             for c, n in sorted(counts[0].items())}
+    for category, row in table.items():
+        print(f"{category:24s} {row['valid']:4d}/{row['entries']:<4d} {row['accuracy']:.3f}")
+    if args.report:
+        path = Path(args.report)
+        report = json.loads(path.read_text())
+        report["fc_any_format"] = {"how": "bench/format_ceiling.py: fenced or bare JSON calls rewritten as "
+                                          "<tool_call> blocks, scored with --tool_format hermes",
+                                   "categories": table}
+        path.write_text(json.dumps(report, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
