@@ -98,17 +98,24 @@ def summaries(categories: dict, sizes: dict[str, int]) -> dict[str, float]:
 
 
 def table(report: dict) -> str:
+    """The card as a Markdown table: one column per mode, and FC answers right in any format
+    (``bench/format_ceiling.py``) beside FC's when the report has them."""
     modes = [m for m in MODES if m in report["modes"]]
-    rows = ["| category | entries | " + " | ".join(f"{m} accuracy" for m in modes) + " |",
-            "|---|---|" + "---|" * len(modes)]
+    columns = [(f"{m} accuracy", report["modes"][m]["categories"], report["modes"][m].get("summaries", {}))
+               for m in modes]
+    if "fc_any_format" in report and "fc" in modes:
+        columns.insert(modes.index("fc") + 1, ("fc, right in any format", report["fc_any_format"]["categories"],
+                                                    report["fc_any_format"].get("summaries", {})))
+    rows = ["| category | entries | " + " | ".join(name for name, _, _ in columns) + " |",
+            "|---|---|" + "---|" * len(columns)]
     categories = sorted({c for m in modes for c in report["modes"][m]["categories"]},
                         key=lambda c: (SINGLE_TURN + MULTI_TURN).index(c) if c in SINGLE_TURN + MULTI_TURN else 99)
     for category in categories:
-        cells = [report["modes"][m]["categories"].get(category) for m in modes]
+        cells = [figures.get(category) for _, figures, _ in columns]
         entries = next(c["entries"] for c in cells if c)
         rows.append(f"| {category} | {entries} | "
                     + " | ".join(f"{c['accuracy']:.3f} ({c['valid']})" if c else "" for c in cells) + " |")
-    groups = [report["modes"][m].get("summaries", {}) for m in modes]
+    groups = [summaries for _, _, summaries in columns]
     for group in ("non_live", "live", "irrelevance"):
         if any(group in g for g in groups):
             rows.append(f"| **{group}** (BFCL's group) | | " + " | ".join(f"**{g[group]:.3f}**" if group in g else ""

@@ -25,6 +25,7 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
+from bench.bench_real_card import file_sizes, summaries
 from bench.bfcl_sample import write_sample
 from fcenv.bfcl_data import DEFAULT_DIR as BFCL_DIR
 from handlers.base import DecodeError
@@ -98,7 +99,8 @@ def main() -> None:
         report = json.loads(path.read_text())
         report["fc_any_format"] = {"how": "bench/format_ceiling.py: fenced or bare JSON calls rewritten as "
                                           "<tool_call> blocks, scored with --tool_format hermes",
-                                   "categories": table}
+                                   "categories": table,
+                                   "summaries": summaries(table, file_sizes(Path(args.bfcl_dir), table))}
         path.write_text(json.dumps(report, indent=2) + "\n")
 
 
