@@ -59,16 +59,21 @@ def card_mode(args: argparse.Namespace, mode: str, files: list[Path], work: Path
     kept.mkdir(parents=True, exist_ok=True)
     for path in results:
         shutil.copy(path, kept / path.name)
-    lines = [json.loads(line) for line in verdicts.read_text().splitlines()]
-    categories = Counter(), Counter()
-    for line in lines:
+    categories = category_figures(verdicts)
+    return {"generate_seconds": round(seconds, 1), "entries": sum(c["entries"] for c in categories.values()),
+            "engine": args.rollout_engine, "generate_command": " ".join(generate[1:]).replace(str(work), "SAMPLE"),
+            "categories": categories}
+
+
+def category_figures(verdicts: Path) -> dict[str, dict]:
+    """Entries, valid ones and accuracy per category of an ``fcenv evaluate`` verdict file."""
+    counts = Counter(), Counter()
+    for line in map(json.loads, verdicts.read_text().splitlines()):
         category = line["id"].rsplit("_", 1)[0]
-        categories[0][category] += 1
-        categories[1][category] += bool(line["valid"])
-    return {"generate_seconds": round(seconds, 1), "entries": len(lines), "engine": args.rollout_engine,
-            "generate_command": " ".join(generate[1:]).replace(str(work), "SAMPLE"),
-            "categories": {c: {"entries": n, "valid": categories[1][c], "accuracy": round(categories[1][c] / n, 4)}
-                           for c, n in sorted(categories[0].items())}}
+        counts[0][category] += 1
+        counts[1][category] += bool(line["valid"])
+    return {c: {"entries": n, "valid": counts[1][c], "accuracy": round(counts[1][c] / n, 4)}
+            for c, n in sorted(counts[0].items())}
 
 
 def file_sizes(bfcl_dir: Path, categories) -> dict[str, int]:

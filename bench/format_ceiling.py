@@ -22,26 +22,26 @@ import re
 import subprocess
 import sys
 import tempfile
-from collections import Counter
 from pathlib import Path
 
-from bench.bench_real_card import file_sizes, summaries
+from bench.bench_real_card import category_figures, file_sizes, summaries
 from bench.bfcl_sample import write_sample
 from fcenv.bfcl_data import DEFAULT_DIR as BFCL_DIR
-from handlers.base import DecodeError
+from fcenv.tool_formats import write_hermes
+from handlers.base import Call, DecodeError
 from handlers.json_calls import calls_from_json, load_json
 
 ROOT = Path(__file__).resolve().parents[1]
 FENCE = re.compile(r"```[ \t]*[A-Za-z]*[ \t]*\n(.*?)```", re.DOTALL)
 
 
-def json_calls(text: str) -> list[tuple[str, dict]]:
+def json_calls(text: str) -> list[Call]:
     """The calls written as JSON in ``text``: in each Markdown fence, or in the whole text."""
     bodies = FENCE.findall(text) or [text]
     calls = []
     for body in bodies:
         try:
-            calls += [(call.name, call.arguments) for call in calls_from_json(load_json(body))]
+            calls += calls_from_json(load_json(body))
         except (DecodeError, RecursionError):
             continue
     return calls
@@ -50,10 +50,7 @@ def json_calls(text: str) -> list[tuple[str, dict]]:
 def as_tool_calls(text: str) -> str:
     """``text`` with its JSON calls written as ``<tool_call>`` blocks (unchanged when it has none)."""
     calls = json_calls(text)
-    if not calls:
-        return text
-    return "\n".join("<tool_call>\n" + json.dumps({"name": name, "arguments": arguments}) + "\n</tool_call>"
-                     for name, arguments in calls)
+    return write_hermes(calls) if calls else text
 
 
 def main() -> None:
@@ -66,7 +63,6 @@ def main() -> None:
     args = parser.parse_args()
 
     results = sorted(Path(args.results).glob("BFCL_v4_*_result.json"))
-    counts = Counter(), Counter()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         data, rewritten = [], []
@@ -85,13 +81,7 @@ def main() -> None:
         subprocess.run([sys.executable, "-m", "fcenv", "evaluate", "--tool_format", "hermes",
                         "--data", *map(str, data), "--results", *map(str, rewritten), "--out", str(verdicts)],
                        cwd=ROOT, check=True)
-        for line in verdicts.read_text().splitlines():
-            verdict = json.loads(line)
-            category = verdict["id"].rsplit("_", 1)[0]
-            counts[0][category] += 1
-            counts[1][category] += bool(verdict["valid"])
-    table = {c: {"entries": n, "valid": counts[1][c], "accuracy": round(counts[1][c] / n, 4)}
-             for c, n in sorted(counts[0].items())}
+        table = category_figures(verdicts)
     for category, row in table.items():
         print(f"{category:24s} {row['valid']:4d}/{row['entries']:<4d} {row['accuracy']:.3f}")
     if args.report:
