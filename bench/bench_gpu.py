@@ -230,12 +230,14 @@ def main(argv: list[str] | None = None) -> int:
         flops[key] = float(counter.get_total_flops())
     achieved = {k: flops[k] / median_seconds[k] / 1e12 for k in seconds}  # TFLOP/s
     mfu = {k: achieved[k] / peak for k in seconds} if peak else {}
+    # Peak memory: the GPU's allocator high-water mark (every phase of this run together).
+    peak_memory = torch.cuda.max_memory_allocated(device) if device.type == "cuda" else None
     report = {"device": name, "shape": args.shape, "parameters": sum(p.numel() for p in base.parameters()),
               "dtype": str(next(base.parameters()).dtype), "batch": args.batch, "context": args.context,
               "new_tokens": args.new_tokens, "group": args.group, "tokens_per_second": median, "seconds": median_seconds, "flops": flops,
               "achieved_tflops": achieved, "mfu": mfu, "peak_tflops": peak,
               "peak_source": peak_source, "threads": torch.get_num_threads(),
-              "torch": torch.__version__}
+              "torch": torch.__version__, "peak_memory_bytes": peak_memory}
     if vllm_report is not None:
         rollout_flops = flops["rollout"]  # the same contexts and lengths as Policy.sample's
         vllm_report["rollout_achieved_tflops"] = rollout_flops / vllm_report["seconds"]["rollout"] / 1e12
@@ -244,7 +246,8 @@ def main(argv: list[str] | None = None) -> int:
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(report, indent=2) + "\n")
     print(f"{name}, {args.shape} ({report['parameters'] / 1e6:.0f}M parameters, {report['dtype']}), batch "
-          f"{args.batch}, context {args.context}, {args.new_tokens} new tokens; peak {peak} TFLOP/s ({peak_source})")
+          f"{args.batch}, context {args.context}, {args.new_tokens} new tokens, group {args.group}; peak {peak} TFLOP/s "
+          f"({peak_source})" + (f"; peak memory {peak_memory / 2**30:.1f} GiB" if peak_memory else ""))
     for key, label in (("rollout", "rollout (Policy.sample)"), ("generate", "HF generate"),
                        ("update", "TPPO scoring + update"), ("forward_backward", "plain forward+backward")):
         extra = f", MFU {mfu[key] * 100:.1f}%" if mfu else ""
