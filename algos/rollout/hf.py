@@ -134,7 +134,9 @@ def _folded(model: torch.nn.Module, adapter: str):
             if isinstance(module, LoraLayer) and adapter in module.lora_A:
                 layer = module.get_base_layer()
                 swapped.append((layer, layer.weight))
-                layer.weight = torch.nn.Parameter(layer.weight + module.get_delta_weight(adapter), requires_grad=False)
+                # The sum in the adapter's precision (fp32 beside a bf16 base), stored in the base's.
+                folded = (layer.weight + module.get_delta_weight(adapter)).to(layer.weight.dtype)
+                layer.weight = torch.nn.Parameter(folded, requires_grad=False)
     try:
         with model.disable_adapter():
             yield
