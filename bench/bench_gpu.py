@@ -193,7 +193,9 @@ def main(argv: list[str] | None = None) -> int:
 
     def forward_backward_fn(actions):
         tokens = torch.cat([ids, torch.tensor(actions, device=device)], dim=1)
-        logits = policy.model(input_ids=tokens).logits
+        # Logits where the trainer needs them, the actions' positions (all of them: 150k
+        # vocabulary columns over every position would take gigabytes for nothing).
+        logits = policy.model(input_ids=tokens, logits_to_keep=args.new_tokens).logits
         logits.float().logsumexp(-1).mean().backward()
         policy.model.zero_grad(set_to_none=True)
 
