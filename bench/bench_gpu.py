@@ -223,6 +223,10 @@ def main(argv: list[str] | None = None) -> int:
     # needing no weight gradients).
     from torch.utils.flop_counter import FlopCounterMode
 
+    # The counter cannot read SDPA's grouped-query call as CUDA runs it (enable_gqa: fewer key
+    # heads than query heads), so the count runs with eager attention: the same matmuls, which
+    # it counts.
+    base.set_attn_implementation("eager")
     flops = {}
     for key, fn in (("rollout", rollout_fn), ("generate", generate_fn),
                     ("update", lambda: update_fn(actions, logps, 0)), ("forward_backward", lambda: forward_backward_fn(actions))):
