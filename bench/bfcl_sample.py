@@ -40,6 +40,29 @@ def write_sample(bfcl_dir: Path, category: str, k: int, out: Path) -> Path:
     return out / name
 
 
+def write_mixed_sample(bfcl_dir: Path, categories: tuple[str, ...], k: int, out_file: Path) -> Path:
+    """The samples of several categories (``k`` each, as ``write_sample``) in one question file
+    ``out_file``, their answers in ``possible_answer/<its name>`` beside it: one file that every
+    command takes, scored per category by the entries' ids."""
+    questions, answers = [], []
+    for category in categories:
+        name = f"BFCL_v4_{category}.json"
+        lines = [line for line in (Path(bfcl_dir) / name).read_text(encoding="utf-8").splitlines() if line.strip()]
+        keep = [lines[i] for i in spread(len(lines), k)]
+        questions += keep
+        answer_file = Path(bfcl_dir) / "possible_answer" / name
+        if answer_file.exists():
+            wanted = {_id(line) for line in keep}
+            answers += [line for line in answer_file.read_text(encoding="utf-8").splitlines()
+                        if line.strip() and _id(line) in wanted]
+    out_file = Path(out_file)
+    (out_file.parent / "possible_answer").mkdir(parents=True, exist_ok=True)
+    out_file.write_text("".join(line + "\n" for line in questions), encoding="utf-8")
+    (out_file.parent / "possible_answer" / out_file.name).write_text("".join(line + "\n" for line in answers),
+                                                                     encoding="utf-8")
+    return out_file
+
+
 def _id(line: str) -> str:
     import json
 

@@ -7,7 +7,10 @@ checkpoint loads with ``peft.PeftModel.from_pretrained``, answers come from plai
 from the env. Multi-turn entries are played step by step through ``env.step`` until the
 episode ends. Both the checkpoint of the run's start (``iter_000000``) and its last one are
 measured, greedy and sampled (temperature 1, no top-k or top-p), so "start -> end" is the
-change RL made.
+change RL made; ``--base`` measures the base model alone first (the change a warm-up and RL
+made together). Every figure is given overall and per BFCL category. The entries are played
+in lockstep, ``LOCKSTEP`` at a time; ``generate`` answers them in batches of prompts of similar
+length, padded on the left.
 
 ``--engine vllm`` takes the answers from vLLM's own API instead of ``generate``
 (``bench/heldout_vllm.py``, run with ``.vllm-venv``'s interpreter: ``LLM`` on the saved base,
@@ -36,21 +39,24 @@ import fcenv  # registers the env id
 
 ROOT = Path(__file__).resolve().parents[1]
 VLLM_CLIENT = Path(__file__).resolve().with_name("heldout_vllm.py")
-LOCKSTEP = 64  # episodes played together with --engine vllm
+LOCKSTEP = 64  # episodes played together
+HF_BATCH = 8  # prompts in one generate call (--engine hf)
 
 
 def checkpoints(run_dir: Path) -> list[Path]:
     return sorted(p for p in (run_dir / "checkpoints").glob("iter_*") if p.is_dir())
 
 
-def load_actor(run_dir: Path, checkpoint: Path):
+def load_actor(run_dir: Path, checkpoint: Path | None):
+    """The saved base with the checkpoint's actor adapter (the base alone for ``None``)."""
     from peft import PeftModel
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     base_dir = Path(json.loads((run_dir / "args.json").read_text())["resolved"]["base_model"])
     tokenizer = AutoTokenizer.from_pretrained(base_dir)
-    base = AutoModelForCausalLM.from_pretrained(base_dir, dtype=torch.float32)
-    model = PeftModel.from_pretrained(base, checkpoint / "actor")
+    model = AutoModelForCausalLM.from_pretrained(base_dir, dtype=torch.float32)
+    if checkpoint is not None:
+        model = PeftModel.from_pretrained(model, checkpoint / "actor")
     return tokenizer, model.eval()
 
 
@@ -74,17 +80,28 @@ def answer(model, tokenizer, messages: list[dict], *, greedy: bool, max_new_toke
     return tokenizer.decode(out[0, prompt.shape[1]:], skip_special_tokens=True)
 
 
-def play(env, index: int, model, tokenizer, *, greedy: bool, max_new_tokens: int, context_window: int):
-    """One episode; returns (BFCL verdict of the entry, summed reward)."""
-    _, info = env.reset(options={"index": index})
-    total, done = 0.0, False
-    while not done:
-        text = answer(model, tokenizer, info["messages"], greedy=greedy, max_new_tokens=max_new_tokens,
-                      context_window=context_window, tools=info.get("tools"))
-        _, reward, terminated, truncated, info = env.step(text)
-        total += reward
-        done = terminated or truncated
-    return bool(info["valid"]), total
+def hf_responder(model, tokenizer, greedy: bool, args):
+    """The model's answers to a batch of episodes (their latest infos), from ``generate`` in
+    batches of ``HF_BATCH`` prompts of similar length (padded on the left)."""
+    def respond(infos: list[dict]) -> list[str]:
+        prompts = [prompt_ids(tokenizer, info["messages"], info.get("tools"), max_new_tokens=args.max_new_tokens,
+                              context_window=args.context_window) for info in infos]
+        order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
+        texts: dict[int, str] = {}
+        for start in range(0, len(order), HF_BATCH):
+            chunk = order[start:start + HF_BATCH]
+            width = max(len(prompts[i]) for i in chunk)
+            ids = torch.tensor([[tokenizer.pad_token_id] * (width - len(prompts[i])) + prompts[i] for i in chunk])
+            mask = torch.tensor([[0] * (width - len(prompts[i])) + [1] * len(prompts[i]) for i in chunk])
+            options = {"do_sample": False} if greedy else {"do_sample": True, "temperature": 1.0, "top_k": 0, "top_p": 1.0}
+            with torch.no_grad():
+                out = model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=args.max_new_tokens,
+                                     pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id, **options)
+            for row, i in enumerate(chunk):
+                texts[i] = tokenizer.decode(out[row, width:], skip_special_tokens=True)
+        return [texts[i] for i in range(len(prompts))]
+
+    return respond
 
 
 class VLLMClient:
@@ -106,8 +123,8 @@ class VLLMClient:
         self.process = subprocess.Popen([python, str(VLLM_CLIENT), json.dumps(settings)], stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, text=True, env=env)
 
-    def generate(self, adapter: Path, prompts: list[list[int]], *, greedy: bool, max_new_tokens: int) -> list[str]:
-        request = {"adapter": str(adapter), "prompts": prompts, "greedy": greedy, "max_new_tokens": max_new_tokens}
+    def generate(self, adapter: Path | None, prompts: list[list[int]], *, greedy: bool, max_new_tokens: int) -> list[str]:
+        request = {"adapter": None if adapter is None else str(adapter), "prompts": prompts, "greedy": greedy, "max_new_tokens": max_new_tokens}
         self.process.stdin.write(json.dumps(request) + "\n")
         self.process.stdin.flush()
         line = self.process.stdout.readline()
@@ -152,13 +169,16 @@ def vllm_responder(client: VLLMClient, checkpoint: Path, greedy: bool, args):
     def respond(infos: list[dict]) -> list[str]:
         prompts = [prompt_ids(client.tokenizer, info["messages"], info.get("tools"), max_new_tokens=args.max_new_tokens,
                               context_window=args.context_window) for info in infos]
-        return client.generate(checkpoint / "actor", prompts, greedy=greedy, max_new_tokens=args.max_new_tokens)
+        adapter = None if checkpoint is None else checkpoint / "actor"
+        return client.generate(adapter, prompts, greedy=greedy, max_new_tokens=args.max_new_tokens)
 
     return respond
 
 
-def measure(run_dir: Path, checkpoint: Path, data: Path, indices: list[int], args, system_prompt: str,
+def measure(run_dir: Path, checkpoint: Path | None, data: Path, indices: list[int], args, system_prompt: str,
             reward: str, tool_format: str | None = None, client: VLLMClient | None = None) -> dict:
+    """Greedy and sampled accuracy and reward of a checkpoint's actor (the base alone for
+    ``None``), overall and per BFCL category."""
     # FC mode: the env only judges; the tools reach the model through the tokenizer's own template.
     rendering = {"tool_format": tool_format, "renderer": lambda messages, tools: ""} if tool_format else \
         {"system_prompt": system_prompt}
@@ -166,21 +186,24 @@ def measure(run_dir: Path, checkpoint: Path, data: Path, indices: list[int], arg
     def make_env():
         return gym.make(fcenv.ENV_ID, dataset_path=str(data), reward=reward, **rendering)
 
+    categories = [task.category for task in make_env().unwrapped.tasks]
     if client is None:
         tokenizer, model = load_actor(run_dir, checkpoint)
-        env = make_env()
     count = len(indices)
     torch.manual_seed(args.seed)  # after loading: PEFT draws a fresh adapter's weights before reading the saved ones
-    report = {"checkpoint": checkpoint.name, "tasks": count}
+    report = {"checkpoint": "base" if checkpoint is None else checkpoint.name, "tasks": count}
     for mode, greedy, repeats in (("greedy", True, 1), ("sampled", False, args.samples)):
-        if client is None:
-            outcomes = [play(env, index, model, tokenizer, greedy=greedy, max_new_tokens=args.max_new_tokens,
-                             context_window=args.context_window) for index in indices for _ in range(repeats)]
-        else:
-            outcomes = play_lockstep(make_env, [index for index in indices for _ in range(repeats)],
-                                     vllm_responder(client, checkpoint, greedy, args))
-        report[f"{mode}_accuracy"] = sum(ok for ok, _ in outcomes) / (count * repeats)
-        report[f"{mode}_reward"] = sum(total for _, total in outcomes) / (count * repeats)
+        respond = hf_responder(model, tokenizer, greedy, args) if client is None else \
+            vllm_responder(client, checkpoint, greedy, args)
+        jobs = [index for index in indices for _ in range(repeats)]
+        outcomes = play_lockstep(make_env, jobs, respond)
+        report[f"{mode}_accuracy"] = sum(ok for ok, _ in outcomes) / len(jobs)
+        report[f"{mode}_reward"] = sum(total for _, total in outcomes) / len(jobs)
+        per_category: dict[str, list[bool]] = {}
+        for index, (ok, _) in zip(jobs, outcomes):
+            per_category.setdefault(categories[index], []).append(ok)
+        report[f"{mode}_categories"] = {name: {"accuracy": sum(oks) / len(oks), "samples": len(oks)}
+                                        for name, oks in sorted(per_category.items())}
     return report
 
 
@@ -202,6 +225,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="what answers: transformers' generate (hf), or vLLM's LLM with a LoRARequest (vllm)")
     parser.add_argument("--vllm_python", default=str(ROOT / ".vllm-venv" / "bin" / "python"),
                         help="with --engine vllm: the interpreter that has vLLM (`make vllm` builds .vllm-venv)")
+    parser.add_argument("--base", action="store_true",
+                        help="also measure the base model alone (no adapter), before the run's checkpoints")
+    parser.add_argument("--checkpoints", choices=["first_last", "last"], default="first_last",
+                        help="which of the run's checkpoints to measure")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
     saved = json.loads((args.run_dir / "args.json").read_text())
@@ -227,7 +254,8 @@ def main(argv: list[str] | None = None) -> int:
     client = VLLMClient(args.run_dir, args.vllm_python, args.seed, args.context_window) if args.engine == "vllm" else None
     reports = []
     try:
-        for checkpoint in dict.fromkeys([found[0], found[-1]]):
+        chosen = list(dict.fromkeys([found[0], found[-1]] if args.checkpoints == "first_last" else [found[-1]]))
+        for checkpoint in ([None] if args.base else []) + chosen:
             started = time.perf_counter()
             report = measure(args.run_dir, checkpoint, data, indices, args, resolved["system_prompt"], saved["reward"],
                              resolved.get("tool_format"), client)
@@ -240,6 +268,8 @@ def main(argv: list[str] | None = None) -> int:
     start, end = reports[0], reports[-1]
     for mode in ("greedy", "sampled"):
         print(f"held-out {mode} accuracy {start[f'{mode}_accuracy']:.3f} -> {end[f'{mode}_accuracy']:.3f}")
+        for name, figures in end[f"{mode}_categories"].items():
+            print(f"  {name:<24} {start[f'{mode}_categories'][name]['accuracy']:.3f} -> {figures['accuracy']:.3f}")
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps({"run": str(args.run_dir), "data": str(data), "engine": args.engine,

@@ -180,6 +180,9 @@ def value_regression_steps(
 
 
 END_OF_TURN = "Done."  # what a demonstration writes to end a multi-turn turn (any text without calls does)
+# What a demonstration answers when no function fits the request (irrelevance: any text without
+# a call is right). Without these, a warm-up that teaches the call format teaches calling always.
+NO_CALL = "None of the available functions can help with this request."
 
 
 @dataclass(frozen=True)
@@ -198,10 +201,13 @@ class Step:
 
 
 def ground_truth_steps(task) -> list[Step]:
-    """The steps that answer a task: its answer as one call list (single-turn), or each turn's
-    calls one per step, then a step that ends the turn (multi-turn)."""
+    """The steps that answer a task: its answer as one call list (single-turn), a sentence
+    without a call (irrelevance), or each turn's calls one per step, then a step that ends the
+    turn (multi-turn)."""
     if task.kind == "ast":
         return [Step(answer_text(task.ground_truth))]
+    if task.kind == "irrelevance":
+        return [Step(NO_CALL)]
     steps = []
     for turn, calls in enumerate(task.ground_truth):
         steps += [Step(f"[{call}]", turn, k, len(calls)) for k, call in enumerate(calls)]
@@ -214,7 +220,7 @@ def ground_truth_examples(dataset_path, tokenizer, renderer: Callable | None, sy
                           answers: Callable[[Any, Step], list[str]] | None = None,
                           tool_format: str | None = None) -> list[Example]:
     """(context tokens, answer tokens + end token) for every step of the ground truth of the
-    single-turn AST and the multi-turn tasks of a file, each context exactly as the env renders
+    single-turn AST, irrelevance and multi-turn tasks of a file, each context exactly as the env renders
     it (multi-turn: after the ground truth's earlier steps ran) and cut from the left as in
     rollouts. ``answers(task, step)`` gives the texts to learn at a step (default: the ground
     truth's). With ``tool_format`` (FC mode) the env renders the tools through ``renderer``
@@ -232,7 +238,9 @@ def ground_truth_examples(dataset_path, tokenizer, renderer: Callable | None, sy
     examples = []
     for index in indices if indices is not None else range(len(tasks)):
         task = tasks[index]
-        if task.kind not in ("ast", "multi_turn") or not task.ground_truth:
+        if task.kind == "irrelevance":
+            pass  # answered without a call
+        elif task.kind not in ("ast", "multi_turn") or not task.ground_truth:
             continue
         observation, _ = env.reset(options={"index": int(index)})
         for step in ground_truth_steps(task):
