@@ -8,12 +8,19 @@ files, so the same command names the same entries on every machine.
 
 from __future__ import annotations
 
+import argparse
+import sys
 from pathlib import Path
 
 SINGLE_TURN = ("simple_python", "simple_java", "simple_javascript", "multiple", "parallel", "parallel_multiple",
                "irrelevance", "live_simple", "live_multiple", "live_parallel", "live_parallel_multiple",
                "live_irrelevance", "live_relevance")
 MULTI_TURN = ("multi_turn_base",)
+# The fixed held-out sample of issue 35 (RL on a real model): BFCL's Python single-turn
+# categories, HELDOUT_K entries of each (all of the smaller live ones): 304 entries.
+HELDOUT = ("simple_python", "multiple", "parallel", "parallel_multiple", "irrelevance", "live_simple", "live_multiple",
+           "live_parallel", "live_parallel_multiple", "live_irrelevance", "live_relevance")
+HELDOUT_K = 31
 
 
 def spread(count: int, k: int) -> list[int]:
@@ -67,3 +74,17 @@ def _id(line: str) -> str:
     import json
 
     return json.loads(line)["id"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(allow_abbrev=False, description="Write the fixed held-out BFCL sample (one file).")
+    parser.add_argument("out_file", type=Path, help="question file to write (answers in possible_answer/ beside it)")
+    parser.add_argument("--bfcl_dir", type=Path, default=Path.home() / ".cache" / "fcenv" / "bfcl")
+    args = parser.parse_args(argv)
+    out = write_mixed_sample(args.bfcl_dir, HELDOUT, HELDOUT_K, args.out_file)
+    print(f"{out}: {sum(1 for _ in out.open(encoding='utf-8'))} entries")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
