@@ -229,6 +229,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="also measure the base model alone (no adapter), before the run's checkpoints")
     parser.add_argument("--checkpoints", choices=["first_last", "last"], default="first_last",
                         help="which of the run's checkpoints to measure")
+    parser.add_argument("--threads", type=int, default=1, help="CPU threads of the client (and of vLLM's)")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
     saved = json.loads((args.run_dir / "args.json").read_text())
@@ -243,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
     args.max_new_tokens = int(saved["max_new_tokens"])
     # What --context_window resolved to (0 meant the model's maximum).
     args.context_window = int(resolved.get("context_window") or saved["context_window"] or _max_positions(resolved))
-    torch.set_num_threads(1)
+    torch.set_num_threads(args.threads)
     found = checkpoints(args.run_dir)
     if not found:
         print(f"{args.run_dir}: no checkpoints", file=sys.stderr)
