@@ -1,6 +1,7 @@
 # Everything a fresh machine needs, in two commands:
 #   make train   trains the embedded default (python train_fctncalling.py)
 #   make train-fc   the same task in native tool calling (BFCL's FC mode): $(FC_FLAGS)
+#   make train-real  a real model (Qwen2.5-Coder-0.5B-Instruct) trained on CPU: $(REAL_FLAGS)
 #   make test    runs the test suite, BFCL parity tests included
 # Both create what they need first: .venv (the package with its test extras, CPU torch) and,
 # for the tests, .oracle-venv (BFCL's reference checker, kept apart from our package),
@@ -23,7 +24,7 @@ PYTEST_ARGS ?=
 
 BIN := $(VENV)/bin
 
-.PHONY: train train-fc test venv oracle verl vllm data models bench clean
+.PHONY: train train-fc train-real test venv oracle verl vllm data models bench clean
 
 train: $(VENV)/.installed
 	$(BIN)/python train_fctncalling.py
@@ -38,6 +39,20 @@ FC_SAMPLES ?= $(if $(filter multi_turn_train,$(FC_DATA)),12800)
 FC_FLAGS = --dataset_path $(FC_DATA) --tool_format $(FC_FORMAT) $(if $(FC_SAMPLES),--num_env_steps $(FC_SAMPLES))
 train-fc: $(VENV)/.installed
 	$(BIN)/python train_fctncalling.py $(FC_FLAGS)
+
+# The real-model default (README, "A real model, trained"): LoRA adapters on Qwen2.5-Coder-0.5B-Instruct
+# in FC mode (hermes), on the bundled varied split (not BFCL's test set): a supervised warm-up on
+# its ground truth (calls in <tool_call> blocks, irrelevant requests answered without a call),
+# then GRPO with BFCL's verdict as the reward, groups of 8, rollouts from vLLM.
+REAL_MODEL ?= $(MODELS_DIR)/qwen2.5-coder-0.5b-instruct
+REAL_SEED ?= 1
+REAL_FLAGS = --model_name_or_path $(REAL_MODEL) --tool_format hermes --dataset_path varied_train \
+	--algorithm_name GRPO --group_size 8 --n_rollout_threads 8 --gradient_cp_steps 2 --dynamic_sampling \
+	--warmup_steps 24 --warmup_lr 3e-4 --lr 5e-5 --kl_coef 0 --ppo_epoch 1 --reward bfcl \
+	--num_env_steps 480 --max_new_tokens 128 --rollout_engine vllm --torch_threads 2 \
+	--eval_interval 0 --save_interval 20 --seed $(REAL_SEED)
+train-real: $(VENV)/.installed $(VLLM)/.installed models
+	$(BIN)/python train_fctncalling.py $(REAL_FLAGS)
 
 test: $(VENV)/.installed $(ORACLE)/.installed $(VERL)/.installed $(VLLM)/.installed $(BFCL_DATA)/long_context.json models
 	$(BIN)/python -m pytest -n 2 --require-oracle --oracle-python=$(ORACLE)/bin/python \
