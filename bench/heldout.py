@@ -6,7 +6,8 @@ checkpoint loads with ``peft.PeftModel.from_pretrained``, answers come from plai
 ``generate`` on the tokenizer's own chat template over the env's messages, and the verdicts
 from the env. Multi-turn entries are played step by step through ``env.step`` until the
 episode ends. Both the checkpoint of the run's start (``iter_000000``) and its last one are
-measured, greedy and sampled (temperature 1, no top-k or top-p), so "start -> end" is the
+measured, greedy and sampled (at the run's training temperature, 1 unless it set another; no
+top-k or top-p: the distribution the run trained), so "start -> end" is the
 change RL made; ``--base`` measures the base model alone first (the change a warm-up and RL
 made together). Every figure is given overall and per BFCL category. The entries are played
 in lockstep, ``LOCKSTEP`` at a time; ``generate`` answers them in batches of prompts of similar
@@ -93,7 +94,8 @@ def hf_responder(model, tokenizer, greedy: bool, args):
             width = max(len(prompts[i]) for i in chunk)
             ids = torch.tensor([[tokenizer.pad_token_id] * (width - len(prompts[i])) + prompts[i] for i in chunk])
             mask = torch.tensor([[0] * (width - len(prompts[i])) + [1] * len(prompts[i]) for i in chunk])
-            options = {"do_sample": False} if greedy else {"do_sample": True, "temperature": 1.0, "top_k": 0, "top_p": 1.0}
+            options = {"do_sample": False} if greedy else {"do_sample": True, "temperature": args.temperature,
+                                                           "top_k": 0, "top_p": 1.0}
             with torch.no_grad():
                 out = model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=args.max_new_tokens,
                                      pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id, **options)
@@ -123,8 +125,10 @@ class VLLMClient:
         self.process = subprocess.Popen([python, str(VLLM_CLIENT), json.dumps(settings)], stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, text=True, env=env)
 
-    def generate(self, adapter: Path | None, prompts: list[list[int]], *, greedy: bool, max_new_tokens: int) -> list[str]:
-        request = {"adapter": None if adapter is None else str(adapter), "prompts": prompts, "greedy": greedy, "max_new_tokens": max_new_tokens}
+    def generate(self, adapter: Path | None, prompts: list[list[int]], *, greedy: bool, max_new_tokens: int,
+                 temperature: float = 1.0) -> list[str]:
+        request = {"adapter": None if adapter is None else str(adapter), "prompts": prompts, "greedy": greedy,
+                   "temperature": temperature, "max_new_tokens": max_new_tokens}
         self.process.stdin.write(json.dumps(request) + "\n")
         self.process.stdin.flush()
         line = self.process.stdout.readline()
@@ -170,7 +174,8 @@ def vllm_responder(client: VLLMClient, checkpoint: Path, greedy: bool, args):
         prompts = [prompt_ids(client.tokenizer, info["messages"], info.get("tools"), max_new_tokens=args.max_new_tokens,
                               context_window=args.context_window) for info in infos]
         adapter = None if checkpoint is None else checkpoint / "actor"
-        return client.generate(adapter, prompts, greedy=greedy, max_new_tokens=args.max_new_tokens)
+        return client.generate(adapter, prompts, greedy=greedy, max_new_tokens=args.max_new_tokens,
+                               temperature=args.temperature)
 
     return respond
 
@@ -191,7 +196,8 @@ def measure(run_dir: Path, checkpoint: Path | None, data: Path, indices: list[in
         tokenizer, model = load_actor(run_dir, checkpoint)
     count = len(indices)
     torch.manual_seed(args.seed)  # after loading: PEFT draws a fresh adapter's weights before reading the saved ones
-    report = {"checkpoint": "base" if checkpoint is None else checkpoint.name, "tasks": count}
+    report = {"checkpoint": "base" if checkpoint is None else checkpoint.name, "tasks": count,
+              "temperature": args.temperature}
     for mode, greedy, repeats in (("greedy", True, 1), ("sampled", False, args.samples)):
         respond = hf_responder(model, tokenizer, greedy, args) if client is None else \
             vllm_responder(client, checkpoint, greedy, args)
@@ -242,6 +248,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.limit > 0:
         indices = indices[: args.limit]
     args.max_new_tokens = int(saved["max_new_tokens"])
+    args.temperature = float(saved.get("temperature", 1.0))
     # What --context_window resolved to (0 meant the model's maximum).
     args.context_window = int(resolved.get("context_window") or saved["context_window"] or _max_positions(resolved))
     torch.set_num_threads(args.threads)

@@ -42,8 +42,8 @@ def main() -> None:
         path = request["adapter"]  # None: the base alone
         adapter = None if path is None else adapters.setdefault(
             path, LoRARequest(f"actor{len(adapters) + 1}", len(adapters) + 1, path))
-        # Greedy, or temperature 1 with no top-k or top-p: the model's own distribution.
-        params = SamplingParams(temperature=0.0 if request["greedy"] else 1.0, top_p=1.0, top_k=0,
+        # Greedy, or the request's temperature with no top-k or top-p: the distribution trained.
+        params = SamplingParams(temperature=0.0 if request["greedy"] else request.get("temperature", 1.0), top_p=1.0, top_k=0,
                                 max_tokens=request["max_new_tokens"], stop_token_ids=settings["stop_ids"],
                                 detokenize=False)
         outputs = llm.generate([TokensPrompt(prompt_token_ids=ids) for ids in request["prompts"]], params,
