@@ -126,7 +126,9 @@ class VLLMEngine:
     def sync(self, policy: Policy) -> None:
         """Fold ``policy``'s actor, as it is now, into the engine's weights."""
         self.policy = policy
-        policy.model.save_pretrained(str(self._folder), selected_adapters=[ACTOR])
+        # The adapter alone: with the output layer adapted PEFT would also save that layer's frozen
+        # weights (save_embedding_layers), which the engine already has.
+        policy.model.save_pretrained(str(self._folder), selected_adapters=[ACTOR], save_embedding_layers=False)
         self._request("sync", adapter=str(self._folder / ACTOR))
         self._synced = True
 

@@ -118,7 +118,8 @@ class Worker:
         started = time.perf_counter()
         deltas = lora_deltas(Path(adapter)) if adapter else {}
         # Modules folded before and not now go back to the checkpoint's weights.
-        modules = {f"{parent}.{part}" for parent, leaf in (m.rsplit(".", 1) for m in deltas.keys() | self.folded)
+        # (A top-level module, the output layer ``lm_head``, has no parent.)
+        modules = {parent + dot + part for parent, dot, leaf in (m.rpartition(".") for m in deltas.keys() | self.folded)
                    for part in self.siblings.get(leaf, [leaf])}
         weights, found = [], set()
         for name, tensor in checkpoint_tensors(self.model, modules):

@@ -110,7 +110,9 @@ def write_rng(stage: Path, rank: int, extra: dict[str, Any]) -> None:
 def write_model_state(stage: Path, policy: Policy, actor_optimizer, critic_optimizer, state: dict[str, Any]) -> None:
     """The main process's part: adapters, value head, optimizers, state."""
     stage.mkdir(parents=True, exist_ok=True)
-    policy.model.save_pretrained(stage, selected_adapters=[ACTOR, CRITIC] if policy.has_critic else [ACTOR])
+    # Adapters only: the frozen output layer (saved by PEFT when it is adapted) is in the base folder.
+    policy.model.save_pretrained(stage, selected_adapters=[ACTOR, CRITIC] if policy.has_critic else [ACTOR],
+                                 save_embedding_layers=False)
     (stage / "README.md").unlink(missing_ok=True)  # PEFT's model card template, not ours
     optimizers = {"actor": actor_optimizer.state_dict()}
     if policy.has_critic:
