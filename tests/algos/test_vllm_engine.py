@@ -202,6 +202,44 @@ def test_after_an_update_sync_samples_with_the_new_actor(engine, policy, context
         engine.sync(policy)
 
 
+def test_an_actor_that_adapts_the_output_layer_samples_as_the_trainer_scores(model_dir, contexts, tmp_path):
+    """--lora_target_modules ... lm_head (a model whose tool-call token cannot be written
+    without it): the vllm engine folds the output layer's adapter too, so its greedy answers
+    are the hf engine's and its log-probs the trainer's; the saved adapter holds no copy of
+    the frozen output layer."""
+    import shutil
+
+    from transformers import AutoModelForCausalLM
+
+    # The tiny model ties its output layer to its embeddings; a copy with its own output layer
+    # (as Qwen2.5-Coder-0.5B's checkpoint has).
+    untied = tmp_path / "untied"
+    shutil.copytree(model_dir, untied)
+    model = AutoModelForCausalLM.from_pretrained(untied)
+    model.config.tie_word_embeddings = False
+    model.lm_head.weight = torch.nn.Parameter(model.lm_head.weight.detach().clone())
+    model.save_pretrained(untied)
+    loaded = load_model(str(untied), torch.device("cpu"), system_prompt=TINY_SYSTEM_PROMPT)
+    torch.manual_seed(5)
+    adapted = LoraSettings(r=8, alpha=16, target_modules=["q_proj", "lm_head"])
+    policy = Policy(loaded.base, pad_id=loaded.pad_id, stop_ids=loaded.stop_ids, actor_lora=adapted,
+                    with_critic=False)
+    with torch.no_grad():
+        for parameter in policy.actor_parameters():
+            parameter.add_(0.2 * torch.randn_like(parameter))
+    assert any("lm_head" in name for name, _ in policy.model.named_parameters() if "lora_B" in name)
+    with make_engine("vllm", policy, EngineSettings(Path(loaded.path), max_positions(loaded.base), seed=0)) as engine:
+        greedy = engine.sample(contexts, MAX_NEW_TOKENS, greedy=True)
+        assert greedy.actions == HFEngine(policy).sample(contexts, MAX_NEW_TOKENS, greedy=True).actions
+        sampled = engine.sample(contexts, MAX_NEW_TOKENS, generator=torch.Generator().manual_seed(2))
+        assert largest_gap(sampled.logprobs, scored(policy, contexts, sampled.actions)[0]) < TOLERANCE
+        saved = engine._folder / "actor" / "adapter_model.safetensors"
+        from safetensors import safe_open
+
+        with safe_open(str(saved), "pt") as handle:
+            assert all(".lora_A." in name or ".lora_B." in name for name in handle.keys())  # noqa: SIM118 (safe_open handles are not iterable)
+
+
 def test_a_batch_beyond_one_steps_token_budget(engine, policy, prompts):
     """Every held-out prompt in one call: vLLM prefills them over several steps; log-probs and
     entropies are still the trainer's, and the generator's state replays them."""
