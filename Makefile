@@ -44,12 +44,13 @@ train-fc: $(VENV)/.installed
 # in FC mode (hermes), on the bundled varied split (not BFCL's test set): a supervised warm-up on
 # its ground truth (calls in <tool_call> blocks, irrelevant requests answered without a call),
 # then GRPO with BFCL's verdict as the reward, groups of 8 at temperature 0.7, rollouts from vLLM.
-# The output layer is adapted too: in this checkpoint the <tool_call> token's output row equals
-# thousands of untrained ones, so without it no adapter can make the model write the tag.
+# The actor also trains the embedding and output rows of <tool_call> and </tool_call> whole: in
+# this checkpoint their output rows equal thousands of untrained ones, so no low-rank adapter can
+# make the model write the tags (BENCHMARKS.md, "RL on a real model").
 REAL_MODEL ?= $(MODELS_DIR)/qwen2.5-coder-0.5b-instruct
 REAL_SEED ?= 1
 REAL_FLAGS = --model_name_or_path $(REAL_MODEL) --tool_format hermes --dataset_path varied_train \
-	--lora_target_modules q_proj k_proj v_proj o_proj lm_head \
+	--trainable_tokens "<tool_call>" "</tool_call>" \
 	--algorithm_name GRPO --group_size 8 --n_rollout_threads 8 --gradient_cp_steps 2 --dynamic_sampling \
 	--warmup_steps 32 --warmup_lr 4e-4 --temperature 0.7 --lr 5e-5 --kl_coef 0 --ppo_epoch 1 --reward bfcl \
 	--num_env_steps 320 --max_new_tokens 128 --rollout_engine vllm --torch_threads 2 \

@@ -140,6 +140,9 @@ class TrainConfig:
     lora_alpha: int = _flag(16, "LoRA alpha of both adapters")
     lora_target_modules: list = _flag(["q_proj", "k_proj", "v_proj", "o_proj"], "modules that get LoRA",  # noqa: RUF009  (_flag builds a field with a default factory)
                                       nargs="+")
+    trainable_tokens: list = _flag([], "tokens, as the tokenizer writes them, whose rows of the embedding and "  # noqa: RUF009
+                                       "output layers the actor trains whole (e.g. a tool-call tag the base never "
+                                       "learned to write: make train-real)", nargs="+")
     critic_fraction: float = _flag(1.0, "share of the decoder layers, from the top, that the critic's adapter covers "
                                         "(rounded up, at least one; 1: every layer); below them the critic starts "
                                         "from the reference pass's states and runs only its own layers (0.25: "

@@ -207,8 +207,12 @@ def _adapter_settings(folder: Path):
     if config.get("peft_type") != "LORA":
         raise RuntimeError(f"--adapter {folder}: a {config.get('peft_type')} adapter; only LoRA adapters are supported")
     targets = config["target_modules"]
+    # Trainable token rows, as PEFT saved them: {layer: [token ids]} (the same ids for each layer).
+    rows = config.get("trainable_token_indices") or {}
+    tokens = sorted({i for ids in (rows.values() if isinstance(rows, dict) else [rows]) for i in ids})
     return LoraSettings(r=int(config["r"]), alpha=int(config["lora_alpha"]),
-                        target_modules=sorted(targets) if isinstance(targets, list) else [targets])
+                        target_modules=sorted(targets) if isinstance(targets, list) else [targets],
+                        trainable_tokens=tuple(tokens))
 
 
 def endpoint_responder(args: argparse.Namespace) -> Respond:

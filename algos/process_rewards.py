@@ -37,7 +37,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from algos.model.loading import load_model, max_positions
+from algos.model.loading import load_model, max_positions, token_ids
 from algos.model.policy import LoraSettings, Policy
 from algos.progress import progress_bar
 from algos.rollout.codec import TextCodec
@@ -97,7 +97,8 @@ def sampler_from_flags(args: argparse.Namespace) -> Sampler:
         tool_format = resolved.get("tool_format") or ""
         loaded = load_model(resolved["base_model"], device, system_prompt=resolved["system_prompt"] or "",
                             tool_format=tool_format)
-        lora = LoraSettings(r=saved["lora_r"], alpha=saved["lora_alpha"], target_modules=list(saved["lora_target_modules"]))
+        lora = LoraSettings(r=saved["lora_r"], alpha=saved["lora_alpha"], target_modules=list(saved["lora_target_modules"]),
+                            trainable_tokens=token_ids(loaded.tokenizer, saved.get("trainable_tokens", [])))
         window, temperature = int(resolved["context_window"]), float(saved["temperature"])
         max_new_tokens = int(saved["max_new_tokens"])
         dataset = resolve_bundled(args.dataset_path or resolved["train_path"])

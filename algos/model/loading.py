@@ -13,7 +13,7 @@ from pathlib import Path
 
 import torch
 
-from algos.config import EMBEDDED_MODEL
+from algos.config import EMBEDDED_MODEL, ConfigError
 from algos.tiny.build import (
     DEFAULT_CACHE_DIR,
     TINY_MODEL_NAME,
@@ -128,3 +128,14 @@ def _weights_bar_hidden(hidden: bool):
     finally:
         if hidden and shown:
             logging.enable_progress_bar()
+
+
+def token_ids(tokenizer, tokens: list[str], flag: str = "--trainable_tokens") -> tuple[int, ...]:
+    """Each token's id; a ``ConfigError`` naming the flag for text that is not one token."""
+    ids = []
+    for token in tokens:
+        encoded = tokenizer(token, add_special_tokens=False).input_ids
+        if len(encoded) != 1:
+            raise ConfigError(f"{flag}: {token!r} is {len(encoded)} tokens for this tokenizer, not one")
+        ids.append(encoded[0])
+    return tuple(ids)

@@ -35,10 +35,29 @@ class LoraSettings:
     alpha: int = 16
     target_modules: list[str] = field(default_factory=lambda: ["q_proj", "v_proj"])
     dropout: float = 0.0
+    # Token ids whose rows of the embedding and output layers the adapter trains whole (PEFT's
+    # trainable tokens): a token the base never learned to write, such as a tool-call tag whose
+    # output row equals thousands of untrained ones, is beyond any low-rank change of the layers.
+    trainable_tokens: tuple[int, ...] = ()
 
-    def to_config(self) -> LoraConfig:
+    def to_config(self, token_layers: Sequence[str] = ()) -> LoraConfig:
+        """PEFT's config; ``token_layers``: the layers (by module name) whose rows of
+        ``trainable_tokens`` it trains."""
+        rows = {layer: sorted(self.trainable_tokens) for layer in token_layers} if self.trainable_tokens else None
         return LoraConfig(r=self.r, lora_alpha=self.alpha, target_modules=list(self.target_modules),
-                          lora_dropout=self.dropout, bias="none", task_type="CAUSAL_LM")
+                          lora_dropout=self.dropout, bias="none", task_type="CAUSAL_LM",
+                          trainable_token_indices=rows)
+
+
+def _token_layers(model: torch.nn.Module) -> list[str]:
+    """The module names of the input embedding and, when it has weights of its own, the output
+    layer (a tied one follows the embedding in PEFT)."""
+    names = {id(module): name.rsplit(".", 1)[-1] for name, module in model.named_modules()}
+    embedding, output = model.get_input_embeddings(), model.get_output_embeddings()
+    layers = [names[id(embedding)]]
+    if output is not None and output.weight is not embedding.weight:
+        layers.append(names[id(output)])
+    return layers
 
 
 def _switch_off_dropout(model: torch.nn.Module) -> None:
@@ -85,7 +104,7 @@ class Policy(torch.nn.Module):
         with warnings.catch_warnings():
             # PEFT reads transformers' renamed `is_gradient_checkpointing`; the warning is theirs.
             warnings.filterwarnings("ignore", message="`is_gradient_checkpointing` is deprecated", category=FutureWarning)
-            self.model = get_peft_model(base, actor_lora.to_config(), adapter_name=ACTOR)
+            self.model = get_peft_model(base, actor_lora.to_config(_token_layers(base)), adapter_name=ACTOR)
         roles = [ACTOR]
         self.value_head = None
         if not 0 < critic_fraction <= 1:
@@ -94,7 +113,9 @@ class Policy(torch.nn.Module):
         # The first layer the critic's adapter covers: the top share of the layers, at least one.
         self.critic_start = depth - max(1, math.ceil(critic_fraction * depth)) if with_critic else 0
         if with_critic:  # without: an actor-only policy (supervised tuning, memory baselines)
-            critic_config = (critic_lora or actor_lora).to_config()
+            # The critic gets the actor's trainable token rows too (its own copies): PEFT cannot
+            # add an adapter without them to a model whose tied embedding already has them.
+            critic_config = (critic_lora or actor_lora).to_config(_token_layers(base))
             if self.critic_start:
                 critic_config.layers_to_transform = list(range(self.critic_start, depth))
             self.model.add_adapter(CRITIC, critic_config)
@@ -116,7 +137,7 @@ class Policy(torch.nn.Module):
 
     # ---- parameters -------------------------------------------------------------------
     def _lora_parameters(self, adapter: str) -> list[torch.nn.Parameter]:
-        pattern = re.compile(rf"\.lora_[A-Za-z_]+\.{adapter}(\.|$)")
+        pattern = re.compile(rf"\.(lora_[A-Za-z_]+|trainable_tokens_delta)\.{adapter}(\.|$)")
         return [p for n, p in self.model.named_parameters() if pattern.search(n)]
 
     def actor_parameters(self) -> list[torch.nn.Parameter]:

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 import torch
 from peft.tuners.lora import LoraLayer
+from peft.tuners.trainable_tokens import TrainableTokensLayer
 
 from algos.model.batching import pack
 from algos.model.policy import (
@@ -137,6 +138,11 @@ def _folded(model: torch.nn.Module, adapter: str):
                 # The sum in the adapter's precision (fp32 beside a bf16 base), stored in the base's.
                 folded = (layer.weight + module.get_delta_weight(adapter)).to(layer.weight.dtype)
                 layer.weight = torch.nn.Parameter(folded, requires_grad=False)
+            elif isinstance(module, TrainableTokensLayer) and adapter in module.trainable_tokens_delta:
+                # Trained rows of the embedding or output layer replace the base's rows.
+                layer = module.get_base_layer()
+                swapped.append((layer, layer.weight))
+                layer.weight = torch.nn.Parameter(module.get_merged_weights([adapter]).detach(), requires_grad=False)
     try:
         with model.disable_adapter():
             yield

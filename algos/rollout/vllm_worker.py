@@ -14,7 +14,8 @@ process vLLM would bind the OpenMP threads and disable ``torch.set_num_threads``
 The actor is folded into the base weights (``sync``): each adapted linear layer gets
 ``W + B A * scaling``, computed as PEFT computes it, reloaded in place with vLLM's
 ``reload_weights`` (with the other weights vLLM packs into the same layer, e.g. q, k and v);
-the prefix cache, whose blocks hold the previous weights' keys and values, is emptied. Sampling
+trained rows of the embedding or output layer (PEFT's trainable tokens) replace the base's
+rows; the prefix cache, whose blocks hold the previous weights' keys and values, is emptied. Sampling
 then costs what the base model costs: vLLM's CPU LoRA kernels gather each token's adapter
 matrices and ran at a third of the base model's speed (BENCHMARKS.md).
 
@@ -40,6 +41,8 @@ from pathlib import Path
 EXTRAS = "fcenv"
 # PEFT's names of a saved adapter's tensors: <prefix><module>.lora_A.weight
 PEFT_PREFIX = "base_model.model."
+# ... and of a layer's trained rows (PEFT's trainable tokens): <prefix><module>.token_adapter.trainable_tokens_delta
+TOKEN_ROWS = ".token_adapter.trainable_tokens_delta"
 
 
 def serve(fd: int) -> None:
@@ -125,7 +128,13 @@ class Worker:
         for name, tensor in checkpoint_tensors(self.model, modules):
             module, kind = name.rsplit(".", 1)
             if kind == "weight" and module in deltas:
-                tensor = (tensor.float() + deltas[module]).to(tensor.dtype)
+                change = deltas[module]
+                if isinstance(change, tuple):  # trained rows (PEFT's trainable tokens) replace the base's
+                    indices, rows = change
+                    tensor = tensor.clone()
+                    tensor[indices] = rows.to(tensor.dtype)
+                else:
+                    tensor = (tensor.float() + change).to(tensor.dtype)
                 found.add(module)
             weights.append((name, tensor))
         missing = sorted(deltas.keys() - found)
@@ -198,7 +207,15 @@ def lora_deltas(folder: Path) -> dict:
     scaling = alpha / math.sqrt(rank) if config.get("use_rslora") else alpha / rank
     tensors = load_file(str(folder / "adapter_model.safetensors"))
     deltas = {}
+    rows_of = config.get("trainable_token_indices") or {}
     for name, a in tensors.items():
+        if name.endswith(TOKEN_ROWS):  # trained rows of the embedding or output layer: (their indices, values)
+            module = name.removeprefix(PEFT_PREFIX).removesuffix(TOKEN_ROWS)
+            indices = rows_of.get(module.rsplit(".", 1)[-1]) if isinstance(rows_of, dict) else rows_of
+            if not indices:
+                raise ValueError(f"{config_file}: no trainable_token_indices for {module}, whose rows {folder} holds")
+            deltas[module] = (torch.tensor(indices), a.to(torch.float32))
+            continue
         if ".lora_A." not in name:
             if ".lora_B." not in name:
                 raise ValueError(f"{folder}: tensor {name} is not a LoRA matrix of a linear layer (the vllm engine "

@@ -21,7 +21,7 @@ import torch
 
 from algos.config import TrainConfig
 from algos.input_files import check_training_files
-from algos.model.loading import load_model
+from algos.model.loading import load_model, token_ids
 from algos.model.policy import LoraSettings, Policy
 from algos.ppo.algorithms import resolve
 from algos.ppo.buffer import bootstrap_values, compute_advantages, engine_logprob_gap, score_rollout
@@ -70,7 +70,9 @@ class Runner:
         self.policy = Policy(self.loaded.base, pad_id=self.loaded.pad_id, stop_ids=self.loaded.stop_ids,
                              with_critic=self.algorithm.critic,
                              actor_lora=LoraSettings(r=c.lora_r, alpha=c.lora_alpha,
-                                                     target_modules=list(c.lora_target_modules)),
+                                                     target_modules=list(c.lora_target_modules),
+                                                     trainable_tokens=token_ids(self.loaded.tokenizer,
+                                                                                      c.trainable_tokens)),
                              temperature=c.temperature, gradient_checkpointing=c.gradient_checkpointing,
                              critic_fraction=c.critic_fraction).to(device)
 
