@@ -245,7 +245,9 @@ class Policy(torch.nn.Module):
         graph unless ``entropy_grad``: a loss that does not use it should not pay for its
         backward). ``states``: as in ``_hidden``."""
         hidden = self._hidden(batch, adapter, states)[:, : batch.action_width]
-        logp_all = self._log_softmax(hidden)
+        # The output layer under the same adapter: it may be adapted too (trained token rows).
+        with self._adapter_context(adapter):
+            logp_all = self._log_softmax(hidden)
         logp = logp_all.gather(-1, batch.action_ids.unsqueeze(-1)).squeeze(-1)
         entropy = None
         if with_entropy:

@@ -400,3 +400,38 @@ def test_a_top_layer_critic_runs_from_the_reference_pass_states():
     assert Policy(tiny_base(), pad_id=PAD, stop_ids=[STOP], critic_fraction=0.6, actor_lora=LoraSettings()).critic_start == 0
     with pytest.raises(ValueError, match="critic_fraction must be in"):
         Policy(tiny_base(), pad_id=PAD, stop_ids=[STOP], critic_fraction=0.0, actor_lora=LoraSettings())
+
+
+@pytest.mark.parametrize("tied", [False, True])
+def test_trainable_token_rows_train_with_the_actor_and_sample_as_they_score(tied):
+    """--trainable_tokens: the actor trains whole rows of the embedding (and of an untied output
+    layer) for named tokens; the base keeps its rows (the reference is unchanged), gradients
+    reach the rows, and sampling with the rows folded in draws what scoring scores."""
+    base = tiny_base()
+    if not tied:
+        base.config.tie_word_embeddings = False
+        base.lm_head.weight = torch.nn.Parameter(base.lm_head.weight.detach().clone())
+    rows = (5, 9)
+    torch.manual_seed(0)
+    policy = Policy(base, pad_id=PAD, stop_ids=[STOP], actor_lora=LoraSettings(r=4, alpha=8, target_modules=["q_proj"],
+                                                                                 trainable_tokens=rows))
+    names = [name for name, p in policy.model.named_parameters() if "trainable_tokens_delta.actor" in name]
+    assert len(names) == (1 if tied else 2)
+    ctx = contexts(21, rows=4)
+    batch = pack(ctx, [[5, 9, 6]] * 4, PAD)
+    with torch.no_grad():
+        reference = policy.reference_logprobs(batch)
+        for p in policy.actor_parameters():
+            p.add_(0.5 * torch.randn_like(p))
+    logps = policy.token_logprobs(batch)[0]
+    assert not torch.allclose(logps, reference)
+    torch.testing.assert_close(policy.reference_logprobs(batch), reference)
+    logps.sum().backward()
+    deltas = [p for name, p in policy.model.named_parameters() if "trainable_tokens_delta.actor" in name]
+    assert all(p.grad is not None and p.grad.abs().sum() > 0 for p in deltas)
+    policy.model.zero_grad(set_to_none=True)
+    actions, sample_logps = sampled(policy, ctx, 10, generator=torch.Generator().manual_seed(4))
+    with torch.no_grad():
+        scored = policy.token_logprobs(pack(ctx, actions, PAD))[0]
+    for row, (action, lp) in enumerate(zip(actions, sample_logps)):
+        torch.testing.assert_close(scored[row, :len(action)], torch.tensor(lp), atol=1e-4, rtol=1e-4)
