@@ -202,11 +202,12 @@ def test_after_an_update_sync_samples_with_the_new_actor(engine, policy, context
         engine.sync(policy)
 
 
-def test_an_actor_that_adapts_the_output_layer_samples_as_the_trainer_scores(model_dir, contexts, tmp_path):
-    """--lora_target_modules ... lm_head (a model whose tool-call token cannot be written
-    without it): the vllm engine folds the output layer's adapter too, so its greedy answers
-    are the hf engine's and its log-probs the trainer's; the saved adapter holds no copy of
-    the frozen output layer."""
+@pytest.mark.parametrize("adapted", ["lora", "token_rows"])
+def test_an_actor_that_adapts_the_output_layer_samples_as_the_trainer_scores(model_dir, contexts, tmp_path, adapted):
+    """The output layer adapted, by LoRA (--lora_target_modules ... lm_head) or by trained rows
+    of some tokens (--trainable_tokens, for a model whose tool-call tag cannot be written
+    otherwise): the vllm engine folds it too, so its greedy answers are the hf engine's and its
+    log-probs the trainer's; the saved adapter holds no copy of the frozen output layer."""
     import shutil
 
     from transformers import AutoModelForCausalLM
@@ -221,13 +222,16 @@ def test_an_actor_that_adapts_the_output_layer_samples_as_the_trainer_scores(mod
     model.save_pretrained(untied)
     loaded = load_model(str(untied), torch.device("cpu"), system_prompt=TINY_SYSTEM_PROMPT)
     torch.manual_seed(5)
-    adapted = LoraSettings(r=8, alpha=16, target_modules=["q_proj", "lm_head"])
-    policy = Policy(loaded.base, pad_id=loaded.pad_id, stop_ids=loaded.stop_ids, actor_lora=adapted,
+    # The rows of tokens the tiny model writes often, so that the test sees them change.
+    settings = (LoraSettings(r=8, alpha=16, target_modules=["q_proj", "lm_head"]) if adapted == "lora" else
+                LoraSettings(r=8, alpha=16, target_modules=["q_proj"], trainable_tokens=tuple(range(3, 40))))
+    policy = Policy(loaded.base, pad_id=loaded.pad_id, stop_ids=loaded.stop_ids, actor_lora=settings,
                     with_critic=False)
     with torch.no_grad():
         for parameter in policy.actor_parameters():
             parameter.add_(0.2 * torch.randn_like(parameter))
-    assert any("lm_head" in name for name, _ in policy.model.named_parameters() if "lora_B" in name)
+    marker = "lora_B" if adapted == "lora" else "trainable_tokens_delta"
+    assert any("lm_head" in name for name, _ in policy.model.named_parameters() if marker in name)
     with make_engine("vllm", policy, EngineSettings(Path(loaded.path), max_positions(loaded.base), seed=0)) as engine:
         greedy = engine.sample(contexts, MAX_NEW_TOKENS, greedy=True)
         assert greedy.actions == HFEngine(policy).sample(contexts, MAX_NEW_TOKENS, greedy=True).actions
@@ -237,7 +241,8 @@ def test_an_actor_that_adapts_the_output_layer_samples_as_the_trainer_scores(mod
         from safetensors import safe_open
 
         with safe_open(str(saved), "pt") as handle:
-            assert all(".lora_A." in name or ".lora_B." in name for name in handle.keys())  # noqa: SIM118 (safe_open handles are not iterable)
+            assert all(".lora_A." in name or ".lora_B." in name or name.endswith(".trainable_tokens_delta")
+                       for name in handle.keys())  # noqa: SIM118 (safe_open handles are not iterable)
 
 
 def test_a_batch_beyond_one_steps_token_budget(engine, policy, prompts):
