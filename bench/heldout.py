@@ -199,6 +199,8 @@ def measure(run_dir: Path, checkpoint: Path | None, data: Path, indices: list[in
     report = {"checkpoint": "base" if checkpoint is None else checkpoint.name, "tasks": count,
               "temperature": args.temperature}
     for mode, greedy, repeats in (("greedy", True, 1), ("sampled", False, args.samples)):
+        if repeats == 0:  # --samples 0: greedy only
+            continue
         respond = hf_responder(model, tokenizer, greedy, args) if client is None else \
             vllm_responder(client, checkpoint, greedy, args)
         jobs = [index for index in indices for _ in range(repeats)]
@@ -224,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("run_dir", type=Path)
     parser.add_argument("--data", type=Path, default=None,
                         help="question file, all of its tasks (default: the run's held-out tasks)")
-    parser.add_argument("--samples", type=int, default=4, help="sampled answers per task")
+    parser.add_argument("--samples", type=int, default=4, help="sampled answers per task (0: greedy only)")
     parser.add_argument("--limit", type=int, default=0, help="first N tasks only (0: all)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--engine", choices=["hf", "vllm"], default="hf",
@@ -274,7 +276,7 @@ def main(argv: list[str] | None = None) -> int:
         if client is not None:
             client.close()
     start, end = reports[0], reports[-1]
-    for mode in ("greedy", "sampled"):
+    for mode in ("greedy", "sampled") if args.samples else ("greedy",):
         print(f"held-out {mode} accuracy {start[f'{mode}_accuracy']:.3f} -> {end[f'{mode}_accuracy']:.3f}")
         for name, figures in end[f"{mode}_categories"].items():
             print(f"  {name:<24} {start[f'{mode}_categories'][name]['accuracy']:.3f} -> {figures['accuracy']:.3f}")
