@@ -127,3 +127,15 @@ def test_flag_errors_are_one_line_and_flags_are_spelt_out(capsys):
         err = capsys.readouterr().err
         assert caught.value.code == 2 and err.count("\n") == 1 and "usage:" not in err, err
         assert expected in err and "--help` lists the flags" in err, err
+
+
+def test_a_trainable_token_that_is_not_one_token_is_named(tiny_model, tmp_path):
+    """--trainable_tokens takes tokens as the tokenizer writes them; text the tokenizer splits
+    is named in one line once the tokenizer is loaded, before any rollout, and no checkpoint is
+    written."""
+    done = run("train_fctncalling.py", "--model_name_or_path", str(tiny_model), "--results_dir", str(tmp_path / "runs"),
+               "--trainable_tokens", "<tool_call> and more")
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-3000:]
+    assert done.stderr.strip().splitlines()[-1].endswith(
+        "error: --trainable_tokens: '<tool_call> and more' is 11 tokens for this tokenizer, not one")
+    assert not list((tmp_path / "runs").rglob("checkpoints"))
