@@ -28,22 +28,34 @@ def spread(count: int, k: int) -> list[int]:
     return list(range(count)) if count <= k else [i * count // k for i in range(k)]
 
 
+def sampled_lines(bfcl_dir: Path, category: str, k: int) -> tuple[list[str], list[str] | None]:
+    """The sample of ``category``: its question lines and their possible-answer lines (None
+    where the category has no answer file)."""
+    name = f"BFCL_v4_{category}.json"
+    lines = [line for line in (Path(bfcl_dir) / name).read_text(encoding="utf-8").splitlines() if line.strip()]
+    keep = [lines[i] for i in spread(len(lines), k)]
+    answer_file = Path(bfcl_dir) / "possible_answer" / name
+    if not answer_file.exists():
+        return keep, None
+    wanted = {_id(line) for line in keep}
+    return keep, [line for line in answer_file.read_text(encoding="utf-8").splitlines()
+                  if line.strip() and _id(line) in wanted]
+
+
+def _write_lines(path: Path, lines: list[str]) -> None:
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+
+
 def write_sample(bfcl_dir: Path, category: str, k: int, out: Path) -> Path:
     """The sample of ``category`` as ``out/BFCL_v4_<category>.json`` (its answers beside it, where
     the category has them); returns the question file."""
     name = f"BFCL_v4_{category}.json"
-    lines = (Path(bfcl_dir) / name).read_text(encoding="utf-8").splitlines()
-    lines = [line for line in lines if line.strip()]
-    keep = spread(len(lines), k)
+    questions, answers = sampled_lines(bfcl_dir, category, k)
     out.mkdir(parents=True, exist_ok=True)
-    (out / name).write_text("".join(lines[i] + "\n" for i in keep), encoding="utf-8")
-    answers = Path(bfcl_dir) / "possible_answer" / name
-    if answers.exists():
-        wanted = {_id(lines[i]) for i in keep}
-        kept = [line for line in answers.read_text(encoding="utf-8").splitlines() if line.strip()
-                and _id(line) in wanted]
+    _write_lines(out / name, questions)
+    if answers is not None:
         (out / "possible_answer").mkdir(exist_ok=True)
-        (out / "possible_answer" / name).write_text("".join(line + "\n" for line in kept), encoding="utf-8")
+        _write_lines(out / "possible_answer" / name, answers)
     return out / name
 
 
@@ -53,20 +65,13 @@ def write_mixed_sample(bfcl_dir: Path, categories: tuple[str, ...], k: int, out_
     command takes, scored per category by the entries' ids."""
     questions, answers = [], []
     for category in categories:
-        name = f"BFCL_v4_{category}.json"
-        lines = [line for line in (Path(bfcl_dir) / name).read_text(encoding="utf-8").splitlines() if line.strip()]
-        keep = [lines[i] for i in spread(len(lines), k)]
-        questions += keep
-        answer_file = Path(bfcl_dir) / "possible_answer" / name
-        if answer_file.exists():
-            wanted = {_id(line) for line in keep}
-            answers += [line for line in answer_file.read_text(encoding="utf-8").splitlines()
-                        if line.strip() and _id(line) in wanted]
+        kept, kept_answers = sampled_lines(bfcl_dir, category, k)
+        questions += kept
+        answers += kept_answers or []
     out_file = Path(out_file)
     (out_file.parent / "possible_answer").mkdir(parents=True, exist_ok=True)
-    out_file.write_text("".join(line + "\n" for line in questions), encoding="utf-8")
-    (out_file.parent / "possible_answer" / out_file.name).write_text("".join(line + "\n" for line in answers),
-                                                                     encoding="utf-8")
+    _write_lines(out_file, questions)
+    _write_lines(out_file.parent / "possible_answer" / out_file.name, answers)
     return out_file
 
 

@@ -104,7 +104,8 @@ class Policy(torch.nn.Module):
         with warnings.catch_warnings():
             # PEFT reads transformers' renamed `is_gradient_checkpointing`; the warning is theirs.
             warnings.filterwarnings("ignore", message="`is_gradient_checkpointing` is deprecated", category=FutureWarning)
-            self.model = get_peft_model(base, actor_lora.to_config(_token_layers(base)), adapter_name=ACTOR)
+            token_layers = _token_layers(base)
+            self.model = get_peft_model(base, actor_lora.to_config(token_layers), adapter_name=ACTOR)
         roles = [ACTOR]
         self.value_head = None
         if not 0 < critic_fraction <= 1:
@@ -115,7 +116,7 @@ class Policy(torch.nn.Module):
         if with_critic:  # without: an actor-only policy (supervised tuning, memory baselines)
             # The critic gets the actor's trainable token rows too (its own copies): PEFT cannot
             # add an adapter without them to a model whose tied embedding already has them.
-            critic_config = (critic_lora or actor_lora).to_config(_token_layers(base))
+            critic_config = (critic_lora or actor_lora).to_config(token_layers)
             if self.critic_start:
                 critic_config.layers_to_transform = list(range(self.critic_start, depth))
             self.model.add_adapter(CRITIC, critic_config)

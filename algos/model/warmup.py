@@ -238,9 +238,9 @@ def ground_truth_examples(dataset_path, tokenizer, renderer: Callable | None, sy
     examples = []
     for index in indices if indices is not None else range(len(tasks)):
         task = tasks[index]
-        if task.kind == "irrelevance":
-            pass  # answered without a call
-        elif task.kind not in ("ast", "multi_turn") or not task.ground_truth:
+        # Irrelevance is answered without a call; the others need their ground truth.
+        answerable = task.kind == "irrelevance" or (task.kind in ("ast", "multi_turn") and task.ground_truth)
+        if not answerable:
             continue
         observation, _ = env.reset(options={"index": int(index)})
         for step in ground_truth_steps(task):
