@@ -10,7 +10,8 @@ booleans, enums, arrays, optional parameters with defaults), and BFCL's categori
 - ``multiple``: two to four functions, one call of the right one;
 - ``parallel``: one function, two or three calls;
 - ``parallel_multiple``: two to four functions, two or three calls of different ones;
-- ``irrelevance``: functions that cannot serve the request, whose right answer is no call.
+- ``irrelevance``: functions that cannot serve the request, whose right answer is no call (most
+  of them from the request's own domain, as in BFCL).
 
 Possible answers follow BFCL's rules: an optional parameter the question does not mention
 accepts ``""`` (left out) or its default; one it mentions, the value stated. Names, docs and
@@ -395,11 +396,7 @@ def call(rng: random.Random, function: Function) -> tuple[str, dict]:
 def entry(rng: random.Random, category: str) -> tuple[str, list[dict], list[dict]]:
     """(question, function docs, possible answer) of one task."""
     if category == "irrelevance":
-        shown_functions = rng.sample(FUNCTIONS, rng.randint(1, 3))
-        domains = {f.domain for f in shown_functions}
-        other = [f for f in FUNCTIONS if f.domain not in domains]
-        question = rng.choice(CHATTER) if rng.random() < 0.25 else call(rng, rng.choice(other))[0]
-        return question, [f.doc() for f in shown_functions], []
+        return irrelevant(rng)
     if category in ("simple_python", "parallel"):
         functions = [rng.choice(FUNCTIONS)]
     else:
@@ -419,6 +416,22 @@ def entry(rng: random.Random, category: str) -> tuple[str, list[dict], list[dict
     docs = [f.doc() for f in functions]
     rng.shuffle(docs)
     return question, docs, answers
+
+
+def irrelevant(rng: random.Random) -> tuple[str, list[dict], list[dict]]:
+    """A request the shown functions cannot serve. As in BFCL's irrelevance entries, most are near
+    misses: the request needs one function of a domain, and the others of that domain are shown
+    (a model must read what each does, not match the topic). The rest come from another domain,
+    or are chatter."""
+    wanted = rng.choice(FUNCTIONS)
+    draw = rng.random()
+    if draw < 0.6:
+        pool = [f for f in FUNCTIONS if f.domain == wanted.domain and f is not wanted]
+    else:
+        pool = [f for f in FUNCTIONS if f.domain != wanted.domain]
+    shown_functions = rng.sample(pool, rng.randint(1, 3))
+    question = rng.choice(CHATTER) if draw >= 0.85 else call(rng, wanted)[0]
+    return question, [f.doc() for f in shown_functions], []
 
 
 def build(count: int, rng: random.Random, avoid: set[str]) -> list[tuple[str, str, list[dict], list[dict]]]:
