@@ -4,7 +4,8 @@ Qwen2.5-Coder-0.5B-Instruct, asked with ``tools=`` through its own template, mos
 calls as JSON in Markdown fences (```` ```json {"name": ..., "arguments": ...} ``` ````) instead
 of the ``<tool_call>`` blocks its template asks for, and BFCL's Qwen FC handler reads no call from
 them. This script rewrites every answer's JSON calls (each fence's, or the whole text's when it is
-bare JSON) as ``<tool_call>`` blocks, keeps answers with no JSON call as they are, and scores the
+bare JSON) as ``<tool_call>`` blocks, keeps answers with no JSON call (or already in
+``<tool_call>`` blocks) as they are, and scores the
 rewritten answers with ``fcenv evaluate --tool_format hermes``: the share that passes is the share
 whose functions and arguments are right in any format. Irrelevance entries score lower here than
 as written, since an invented call in a fence now counts as the call it is.
@@ -27,7 +28,7 @@ from pathlib import Path
 from bench.bench_real_card import category_figures, file_sizes, summaries
 from bench.bfcl_sample import write_sample
 from fcenv.bfcl_data import DEFAULT_DIR as BFCL_DIR
-from fcenv.tool_formats import write_hermes
+from fcenv.tool_formats import get_tool_format
 from handlers.base import Call, DecodeError
 from handlers.json_calls import calls_from_json, load_json
 
@@ -47,10 +48,18 @@ def json_calls(text: str) -> list[Call]:
     return calls
 
 
-def as_tool_calls(text: str) -> str:
-    """``text`` with its JSON calls written as ``<tool_call>`` blocks (unchanged when it has none)."""
+def as_tool_calls(text: str, tool_format: str = "hermes") -> str:
+    """``text`` with its JSON calls written as the ``tool_format`` family writes calls
+    (``<tool_call>`` blocks for hermes); unchanged when it has none, or when it already holds
+    calls in that format."""
+    family = get_tool_format(tool_format)
+    try:
+        if family.calls(text):
+            return text
+    except DecodeError:
+        pass
     calls = json_calls(text)
-    return write_hermes(calls) if calls else text
+    return family.write(calls) if calls else text
 
 
 def main() -> None:

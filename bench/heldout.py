@@ -9,7 +9,9 @@ episode ends. Both the checkpoint of the run's start (``iter_000000``) and its l
 measured, greedy and sampled (at the run's training temperature, 1 unless it set another; no
 top-k or top-p: the distribution the run trained), so "start -> end" is the
 change RL made; ``--base`` measures the base model alone first (the change a warm-up and RL
-made together). Every figure is given overall and per BFCL category. The entries are played
+made together). Every figure is given overall and per BFCL category; in FC mode with its
+ceiling beside it (``any_format_accuracy``: the share of single-step answers that pass once
+their JSON calls, a ```` ```json ```` block included, are written in the family's format). The entries are played
 in lockstep, ``LOCKSTEP`` at a time; ``generate`` answers them in batches of prompts of similar
 length, padded on the left.
 
@@ -37,6 +39,7 @@ import gymnasium as gym
 import torch
 
 import fcenv  # registers the env id
+from bench.format_ceiling import as_tool_calls
 
 ROOT = Path(__file__).resolve().parents[1]
 VLLM_CLIENT = Path(__file__).resolve().with_name("heldout_vllm.py")
@@ -142,30 +145,45 @@ class VLLMClient:
         self.process.wait()
 
 
-def play_lockstep(make_env, jobs: list[int], respond) -> list[tuple[bool, float]]:
+def play_lockstep(make_env, jobs: list[int], respond) -> list[tuple[bool, float, str | None]]:
     """One episode per job (a task index), up to ``LOCKSTEP`` at once: each step asks
     ``respond`` for every live episode's next answer in one batch. Per job, in order: (BFCL
-    verdict, summed reward)."""
+    verdict, summed reward, the answer if the episode took one step, else None)."""
     envs = [make_env() for _ in range(min(LOCKSTEP, len(jobs)))]
     pending = list(enumerate(jobs))[::-1]
-    live: dict[int, tuple[int, dict, float]] = {}  # env slot -> (job number, latest info, reward so far)
-    results: dict[int, tuple[bool, float]] = {}
+    live: dict[int, tuple[int, dict, float, int]] = {}  # env slot -> (job number, latest info, reward so far, steps)
+    results: dict[int, tuple[bool, float, str | None]] = {}
     while pending or live:
         for slot, env in enumerate(envs):
             if slot not in live and pending:
                 number, index = pending.pop()
-                live[slot] = (number, env.reset(options={"index": index})[1], 0.0)
+                live[slot] = (number, env.reset(options={"index": index})[1], 0.0, 0)
         slots = sorted(live)
         texts = respond([live[slot][1] for slot in slots])
         for slot, text in zip(slots, texts):
-            number, _, total = live[slot]
+            number, _, total, steps = live[slot]
             _, reward, terminated, truncated, info = envs[slot].step(text)
             if terminated or truncated:
-                results[number] = (bool(info["valid"]), total + reward)
+                results[number] = (bool(info["valid"]), total + reward, text if steps == 0 else None)
                 del live[slot]
             else:
-                live[slot] = (number, info, total + reward)
+                live[slot] = (number, info, total + reward, steps + 1)
     return [results[number] for number in range(len(jobs))]
+
+
+def any_format_verdicts(make_env, tool_format: str, jobs: list[int], answers: list[str | None]) -> list[bool | None]:
+    """The ceiling a format fix can reach (FC mode): each single-step answer judged again with
+    its JSON calls (a ```` ```json ```` block, bare JSON) written in the family's format, as
+    ``bench/format_ceiling.py`` does for the BFCL card; None for episodes of several steps."""
+    env = make_env()
+    verdicts: list[bool | None] = []
+    for index, text in zip(jobs, answers):
+        if text is None:
+            verdicts.append(None)
+            continue
+        env.reset(options={"index": index})
+        verdicts.append(bool(env.step(as_tool_calls(text, tool_format))[4]["valid"]))
+    return verdicts
 
 
 def vllm_responder(client: VLLMClient, checkpoint: Path, greedy: bool, args):
@@ -205,14 +223,27 @@ def measure(run_dir: Path, checkpoint: Path | None, data: Path, indices: list[in
             vllm_responder(client, checkpoint, greedy, args)
         jobs = [index for index in indices for _ in range(repeats)]
         outcomes = play_lockstep(make_env, jobs, respond)
-        report[f"{mode}_accuracy"] = sum(ok for ok, _ in outcomes) / len(jobs)
-        report[f"{mode}_reward"] = sum(total for _, total in outcomes) / len(jobs)
-        per_category: dict[str, list[bool]] = {}
-        for index, (ok, _) in zip(jobs, outcomes):
-            per_category.setdefault(categories[index], []).append(ok)
-        report[f"{mode}_categories"] = {name: {"accuracy": sum(oks) / len(oks), "samples": len(oks)}
-                                        for name, oks in sorted(per_category.items())}
+        answers = [text for _, _, text in outcomes]
+        ceiling = any_format_verdicts(make_env, tool_format, jobs, answers) if tool_format else [None] * len(jobs)
+        report[f"{mode}_accuracy"] = sum(ok for ok, _, _ in outcomes) / len(jobs)
+        report[f"{mode}_reward"] = sum(total for _, total, _ in outcomes) / len(jobs)
+        per_category: dict[str, list[tuple[bool, bool | None]]] = {}
+        for index, (ok, _, _), any_ok in zip(jobs, outcomes, ceiling):
+            per_category.setdefault(categories[index], []).append((ok, any_ok))
+        report[f"{mode}_categories"] = {name: _figures(pairs) for name, pairs in sorted(per_category.items())}
+        single = [any_ok for any_ok in ceiling if any_ok is not None]
+        if single:
+            report[f"{mode}_any_format_accuracy"] = sum(single) / len(single)
     return report
+
+
+def _figures(pairs: list[tuple[bool, bool | None]]) -> dict:
+    """A category's accuracy, its size, and (single-step entries) its any-format ceiling."""
+    figures = {"accuracy": sum(ok for ok, _ in pairs) / len(pairs), "samples": len(pairs)}
+    single = [any_ok for _, any_ok in pairs if any_ok is not None]
+    if single:
+        figures["any_format_accuracy"] = sum(single) / len(single)
+    return figures
 
 
 def _max_positions(resolved: dict) -> int:
@@ -279,7 +310,9 @@ def main(argv: list[str] | None = None) -> int:
     for mode in ("greedy", "sampled") if args.samples else ("greedy",):
         print(f"held-out {mode} accuracy {start[f'{mode}_accuracy']:.3f} -> {end[f'{mode}_accuracy']:.3f}")
         for name, figures in end[f"{mode}_categories"].items():
-            print(f"  {name:<24} {start[f'{mode}_categories'][name]['accuracy']:.3f} -> {figures['accuracy']:.3f}")
+            ceiling = f"  (any format {figures['any_format_accuracy']:.3f})" if "any_format_accuracy" in figures else ""
+            print(f"  {name:<24} {start[f'{mode}_categories'][name]['accuracy']:.3f} -> {figures['accuracy']:.3f}"
+                  f"{ceiling}")
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps({"run": str(args.run_dir), "data": str(data), "engine": args.engine,
