@@ -209,7 +209,8 @@ def measure(run_dir: Path, checkpoint: Path | None, data: Path, indices: list[in
     def make_env():
         return gym.make(fcenv.ENV_ID, dataset_path=str(data), reward=reward, **rendering)
 
-    categories = [task.category for task in make_env().unwrapped.tasks]
+    tasks = make_env().unwrapped.tasks
+    categories, ids = [task.category for task in tasks], [task.id for task in tasks]
     if client is None:
         tokenizer, model = load_actor(run_dir, checkpoint)
     count = len(indices)
@@ -225,6 +226,11 @@ def measure(run_dir: Path, checkpoint: Path | None, data: Path, indices: list[in
         outcomes = play_lockstep(make_env, jobs, respond)
         answers = [text for _, _, text in outcomes]
         ceiling = any_format_verdicts(make_env, tool_format, jobs, answers) if tool_format else [None] * len(jobs)
+        if args.answers:  # one line per answer: what it was judged on, for reading or comparing clients
+            with args.answers.open("a", encoding="utf-8") as out:
+                for index, (ok, _, text), any_ok in zip(jobs, outcomes, ceiling):
+                    out.write(json.dumps({"checkpoint": report["checkpoint"], "mode": mode, "id": ids[index],
+                                          "valid": ok, "any_format_valid": any_ok, "answer": text}) + "\n")
         report[f"{mode}_accuracy"] = sum(ok for ok, _, _ in outcomes) / len(jobs)
         report[f"{mode}_reward"] = sum(total for _, total, _ in outcomes) / len(jobs)
         per_category: dict[str, list[tuple[bool, bool | None]]] = {}
@@ -270,6 +276,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="which of the run's checkpoints to measure")
     parser.add_argument("--threads", type=int, default=1, help="CPU threads of the client (and of vLLM's)")
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--answers", type=Path, default=None,
+                        help="also write every answer (checkpoint, mode, id, verdicts, text; the first step's "
+                             "text of a multi-step episode is not kept) to this JSON Lines file")
     args = parser.parse_args(argv)
     saved = json.loads((args.run_dir / "args.json").read_text())
     resolved = saved["resolved"]
@@ -285,6 +294,9 @@ def main(argv: list[str] | None = None) -> int:
     # What --context_window resolved to (0 meant the model's maximum).
     args.context_window = int(resolved.get("context_window") or saved["context_window"] or _max_positions(resolved))
     torch.set_num_threads(args.threads)
+    if args.answers:
+        args.answers.parent.mkdir(parents=True, exist_ok=True)
+        args.answers.write_text("")
     found = checkpoints(args.run_dir)
     if not found:
         print(f"{args.run_dir}: no checkpoints", file=sys.stderr)

@@ -107,11 +107,17 @@ def test_cli_trains_and_writes_the_results_layout(tiny_model, tmp_path):
     # An independent client measures the run: the saved base through transformers' Auto
     # classes, the actor through PeftModel.from_pretrained, plain generate, env verdicts.
     client = run(sys.executable, "-m", "bench.heldout", str(run_dir), "--samples", "1",
-                 "--out", str(tmp_path / "heldout.json"))
+                 "--out", str(tmp_path / "heldout.json"), "--answers", str(tmp_path / "answers.jsonl"))
     assert client.returncode == 0, client.stderr[-3000:]
     report = json.loads((tmp_path / "heldout.json").read_text())
     assert [r["checkpoint"] for r in report["reports"]] == ["iter_000000", "iter_000002"]
     assert all(0.0 <= r["greedy_accuracy"] <= 1.0 and r["tasks"] == 3 for r in report["reports"])
+    # every answer is kept, and its verdicts are the report's
+    answers = [json.loads(line) for line in (tmp_path / "answers.jsonl").read_text().splitlines()]
+    assert len(answers) == 2 * 2 * 3  # checkpoints x (greedy, sampled) x tasks
+    for r in report["reports"]:
+        greedy = [a["valid"] for a in answers if a["checkpoint"] == r["checkpoint"] and a["mode"] == "greedy"]
+        assert sum(greedy) / 3 == r["greedy_accuracy"]
     # a second run of the same setup (through `fcenv train`, the same command) gets the next number
     result = run(sys.executable, "-m", "fcenv", "train", *tiny_flags(tiny_model, tmp_path), "--experiment_name", "cli",
                  "--num_env_steps", "2", "--eval_interval", "0")
