@@ -27,7 +27,9 @@ answer, recorded as BFCL records a failed inference (``"Error during inference: 
 scores as a failure), and the run goes on; the failures are counted at the end. A failing
 server (no connection, a 5xx or 429 after ``ATTEMPTS`` tries, another 4xx) ends the run with
 exit status 2. Answers are appended to ``<name>.partial`` as they finish, so none is lost when
-a run ends early; a finished run writes ``<name>`` in the file's order and removes it.
+a run ends early; a finished run writes ``<name>`` in the file's order and removes it. Run
+again, the command goes on from the ``.partial`` files it finds: their answers are kept and
+only the entries they lack are asked (``algos.partial_results``).
 
 With ``--include-input-log`` each result line also holds ``inference_log``, as BFCL's flag of
 that name writes it: what the model was given at each step, as ``{"role": "inference_input",
@@ -52,6 +54,8 @@ from typing import Any
 
 import gymnasium as gym
 import torch
+
+from algos.partial_results import kept_answers, reopen, result_names
 
 ATTEMPTS = 3  # tries of one request while the server answers 5xx or 429, or cannot be reached
 
@@ -387,9 +391,14 @@ def _generate_files(args: argparse.Namespace, rendering: dict, responder: Callab
             # of the tokens a model reads; in this order, a sixth). Files are written in file order.
             lengths = [len(envs[0].reset(options={"index": entry})[0]) for entry in range(len(tasks))]
             jobs.sort(key=lambda job: lengths[job[0]])
-        names = [f"{Path(data).stem}_result.json" if args.n == 1 else f"{Path(data).stem}_result_sample{k}.json"
-                 for k in range(args.n)]
-        partials = [(out / (name + ".partial")).open("w", encoding="utf-8") for name in names]
+        names = result_names(data, args.n)
+        # A run that ended early left its answers in the .partial files: they are kept, not asked again.
+        kept = [kept_answers(out / (name + ".partial"), [t.id for t in tasks]) for name in names]
+        jobs = [(entry, sample) for entry, sample in jobs if tasks[entry].id not in kept[sample]]
+        if any(kept):
+            print(f"fcenv generate: going on from {', '.join(str(out / (n + '.partial')) for n, k in zip(names, kept) if k)}: "
+                  f"{sum(map(len, kept))} answers kept, {len(jobs)} to go", file=sys.stderr)
+        partials = [reopen(out / (name + ".partial")) for name in names]
 
         def keep(answer: Answer) -> None:  # as soon as it is finished: a run that ends early loses none
             line = result_line(tasks[answer.entry].id, answer, tasks[answer.entry].is_multi_turn,
@@ -412,12 +421,15 @@ def _generate_files(args: argparse.Namespace, rendering: dict, responder: Callab
             print(f"fcenv generate: {len(failed)} of {len(answers)} answers to {data} failed, recorded as "
                   f"\"Error during inference: ...\"; the first: entry {tasks[failed[0].entry].id!r}: "
                   f"{failed[0].failure}", file=sys.stderr)
+        order = {task.id: index for index, task in enumerate(tasks)}
         for sample, name in enumerate(names):
-            mine = sorted((a for a in answers if a.sample == sample), key=lambda a: a.entry)
-            lines = [result_line(tasks[a.entry].id, a, tasks[a.entry].is_multi_turn, args.include_input_log)
-                     for a in mine]
-            (out / (name + ".partial")).write_text("".join(json.dumps(line) + "\n" for line in lines))
-            (out / (name + ".partial")).replace(out / name)
+            mine = {tasks[a.entry].id: result_line(tasks[a.entry].id, a, tasks[a.entry].is_multi_turn,
+                                                   args.include_input_log) for a in answers if a.sample == sample}
+            lines = sorted({**kept[sample], **mine}.values(), key=lambda line: order[line["id"]])
+            # The whole file beside it first, then one rename: the .partial stays whole until it is done with.
+            (out / (name + ".tmp")).write_text("".join(json.dumps(line) + "\n" for line in lines))
+            (out / (name + ".tmp")).replace(out / name)
+            (out / (name + ".partial")).unlink()
             written.append(out / name)
     return written
 
@@ -451,11 +463,13 @@ def _command(args: argparse.Namespace) -> int:
         _take_run(args)
     from algos.config import ConfigError
     from algos.input_files import check_datasets, check_model_folder
+    from algos.partial_results import PartialError
     from algos.rollout.engine import check_engine
     from algos.store.manifest import CheckpointError
 
     # Every file the flags name, read before the model loads (or the tiny model builds).
     check_datasets(args.data)
+    _check_partials(args)
     try:
         if not args.endpoint:
             check_engine(args.rollout_engine)
@@ -466,11 +480,26 @@ def _command(args: argparse.Namespace) -> int:
         _adapter_settings(Path(args.adapter))
     try:
         written = generate(args)
-    except (ConfigError, CheckpointError) as exc:
+    except (ConfigError, CheckpointError, PartialError) as exc:
         raise UsageError(str(exc)) from None
     for path in written:
         print(path)
     return 0
+
+
+def _check_partials(args: argparse.Namespace) -> None:
+    """The .partial files a run that ended early left, readable, before anything heavy."""
+    from algos.partial_results import PartialError
+    from fcenv.cli import UsageError
+    from fcenv.env import dataset_tasks
+
+    for data in args.data:
+        ids = [task.id for task in dataset_tasks(data, None)]
+        for name in result_names(data, args.n):
+            try:
+                kept_answers(Path(args.out) / (name + ".partial"), ids)
+            except PartialError as exc:
+                raise UsageError(str(exc)) from None
 
 
 def _take_run(args: argparse.Namespace) -> None:

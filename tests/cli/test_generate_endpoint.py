@@ -157,3 +157,57 @@ def test_a_failing_server_ends_the_run_cleanly_and_keeps_the_finished_answers(tm
     assert str(kept) in done.stderr and len(done.stderr.strip().splitlines()) == 1
     assert [a["id"] for a in lines(kept)] == ["simple_python_0", "simple_python_1", "simple_python_2"]
     assert not (tmp_path / "out" / "tiny_eval_result.json").exists()
+
+
+def test_a_rerun_goes_on_from_the_partial_file_of_an_interrupted_run(tmp_path):
+    """Issue 37, class 4: the .partial file the error names is kept on a rerun: its answers
+    stay, only the entries it lacks are asked, and a line a kill cut short is asked again."""
+    single = subset(tmp_path / "data", "tiny_eval", 6)
+    out = tmp_path / "out"
+    kept = out / "tiny_eval_result.json.partial"
+    server, url = serve(lambda body, number: (200, message(content="First run.")) if number <= 3 else
+                        (503, {"error": "overloaded"}))
+    try:
+        first = fcenv("generate", "--endpoint", url, "--model", "m", "--data", str(single), "--out", str(out),
+                      "--no-progress")
+    finally:
+        server.shutdown()
+    assert first.returncode == 2 and str(kept) in first.stderr, first.stderr[-3000:]
+    before = kept.read_text()
+    assert len(before.splitlines()) == 3
+    with kept.open("a") as handle:  # a fourth answer whose write a kill cut short
+        handle.write(f'{{"id": "{load_tasks(single)[3].id}", "res')
+
+    server, url = serve(lambda body, number: (200, message(content="Second run.")))
+    try:
+        second = fcenv("generate", "--endpoint", url, "--model", "m", "--data", str(single), "--out", str(out),
+                       "--no-progress")
+        asked = Server.requests
+    finally:
+        server.shutdown()
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert asked == 3  # the fourth entry (its line cut short), the fifth and the sixth
+    assert f"going on from {kept}: 3 answers kept, 3 to go" in second.stderr
+    answers = lines(out / "tiny_eval_result.json")
+    assert [a["id"] for a in answers] == [t.id for t in load_tasks(single)]
+    assert [a["result"] for a in answers] == ["First run."] * 3 + ["Second run."] * 3
+    assert not kept.exists()
+
+
+def test_a_partial_file_of_something_else_is_refused_untouched(tmp_path):
+    single = subset(tmp_path / "data", "tiny_eval", 4)
+    kept = tmp_path / "out" / "tiny_eval_result.json.partial"
+    kept.parent.mkdir()
+    content = '{"id": "simple_python_0", "result": "No."}\n{"id": "live_simple_3", "result": "No."}\n'
+    kept.write_text(content)
+    server, url = serve(lambda body, number: (200, message(content="No.")))
+    try:
+        done = fcenv("generate", "--endpoint", url, "--model", "m", "--data", str(single), "--out", str(kept.parent),
+                     "--no-progress")
+        asked = Server.requests
+    finally:
+        server.shutdown()
+    assert done.returncode == 2 and asked == 0 and "Traceback" not in done.stderr
+    assert (f"fcenv generate: {kept}, line 2, entry 'live_simple_3': no entry with this id in the question file; "
+            f"delete {kept} to answer every entry again") in done.stderr
+    assert kept.read_text() == content
