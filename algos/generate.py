@@ -42,6 +42,7 @@ turn (``begin_of_turn_query``, then ``step_<k>``: the step's input and the model
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import sys
 import time
@@ -55,6 +56,7 @@ from typing import Any
 import gymnasium as gym
 import torch
 
+from algos.deadline_http import read_reply
 from algos.partial_results import kept_answers, reopen, result_names
 
 ATTEMPTS = 3  # tries of one request while the server answers 5xx or 429, or cannot be reached
@@ -251,8 +253,7 @@ def post(url: str, body: dict, timeout: float) -> Any:
     for attempt in range(1, ATTEMPTS + 1):
         request = urllib.request.Request(url, data=data, method="POST", headers={"Content-Type": "application/json"})
         try:
-            with urllib.request.urlopen(request, timeout=timeout) as response:
-                raw = response.read()
+            raw = read_reply(request, timeout)  # all of it within --timeout, however slowly it trickles
             break
         except urllib.error.HTTPError as exc:
             if exc.code in (400, 413, 422):  # this request refused (a chat too long, ...): this entry fails
@@ -260,7 +261,7 @@ def post(url: str, body: dict, timeout: float) -> Any:
             failure = f"HTTP {exc.code} {exc.reason}: {_error_text(exc)}"
             if exc.code < 500 and exc.code != 429:  # a wrong URL, model or key: no request will do better
                 raise RuntimeError(f"--endpoint {url}: {failure}") from None
-        except (urllib.error.URLError, OSError) as exc:  # no connection, a timeout
+        except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:  # no connection, a timeout, a cut reply
             failure = f"{type(exc).__name__}: {getattr(exc, 'reason', exc)}"
         if attempt == ATTEMPTS:
             raise RuntimeError(f"--endpoint {url}: {failure} ({ATTEMPTS} tries)") from None
@@ -441,6 +442,8 @@ def _command(args: argparse.Namespace) -> int:
     for name in ("n", "max_new_tokens", "batch"):
         if getattr(args, name) < 1:
             raise UsageError(f"--{name} must be positive")
+    if not 0 < args.timeout < float("inf"):
+        raise UsageError(f"--timeout must be a positive number of seconds, not {args.timeout}")
     if not args.temperature > 0 or args.context_window < 0:
         raise UsageError("--temperature must be positive and --context_window 0 or more")
     if args.tool_format and args.system_prompt:

@@ -9,6 +9,7 @@ import json
 import subprocess
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -211,3 +212,47 @@ def test_a_partial_file_of_something_else_is_refused_untouched(tmp_path):
     assert (f"fcenv generate: {kept}, line 2, entry 'live_simple_3': no entry with this id in the question file; "
             f"delete {kept} to answer every entry again") in done.stderr
     assert kept.read_text() == content
+
+
+class Trickle(BaseHTTPRequestHandler):
+    """A server that answers 200 and then sends its reply a byte every 0.2 s (for a minute at
+    most): every read gets a byte well within any per-read timeout."""
+
+    def do_POST(self):  # noqa: N802  (http.server's name)
+        self.rfile.read(int(self.headers["Content-Length"]))
+        body = json.dumps(message(content="No.")).encode()
+        padded = body + b" " * 300  # JSON allows trailing blanks: 60 s of them
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(padded)))
+        self.end_headers()
+        try:
+            for byte in range(len(padded)):
+                self.wfile.write(padded[byte:byte + 1])
+                self.wfile.flush()
+                time.sleep(0.2)
+        except OSError:
+            pass  # the client gave up
+
+    def log_message(self, *args):
+        pass
+
+
+def test_timeout_is_a_deadline_for_the_whole_request(tmp_path):
+    """Issue 37, class 10: --timeout bounds a request, however slowly its reply trickles in."""
+    single = subset(tmp_path / "data", "tiny_eval", 2)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Trickle)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_port}/v1"
+    start = time.monotonic()
+    try:
+        done = subprocess.run([sys.executable, "-m", "fcenv", "generate", "--endpoint", url, "--model", "m", "--data",
+                               str(single), "--out", str(tmp_path / "out"), "--no-progress", "--timeout", "1"],
+                              cwd=ROOT, capture_output=True, text=True, timeout=50, check=False)
+    finally:
+        server.shutdown()
+    took = time.monotonic() - start
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-3000:]
+    assert (f"fcenv generate: --endpoint {url}/chat/completions: TimeoutError: no complete reply within 1 s "
+            "(--timeout) (3 tries)") in done.stderr
+    assert took < 30  # three tries of a second, the pauses between them, the start
