@@ -84,7 +84,9 @@ def generate(commands) -> None:
     parser.add_argument("--context_window", type=int, default=0, help="0: the model's maximum")
     parser.add_argument("--batch", type=int, default=16, help="entries answered together (local model)")
     parser.add_argument("--rollout_engine", default="hf", metavar="ENGINE", help=ENGINE_HELP)
-    parser.add_argument("--timeout", type=float, default=120.0, help="seconds per endpoint request")
+    parser.add_argument("--timeout", type=float, default=120.0,
+                        help="seconds one endpoint request may take in all, the reply read to its end (a deadline, "
+                             "however slowly the server sends); a request past it is tried again")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--include-input-log", "--include_input_log", dest="include_input_log", action="store_true",
                         help="write what the model was given at each step beside each result, as "

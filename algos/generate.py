@@ -27,7 +27,9 @@ answer, recorded as BFCL records a failed inference (``"Error during inference: 
 scores as a failure), and the run goes on; the failures are counted at the end. A failing
 server (no connection, a 5xx or 429 after ``ATTEMPTS`` tries, another 4xx) ends the run with
 exit status 2. Answers are appended to ``<name>.partial`` as they finish, so none is lost when
-a run ends early; a finished run writes ``<name>`` in the file's order and removes it.
+a run ends early; a finished run writes ``<name>`` in the file's order and removes it. Run
+again, the command goes on from the ``.partial`` files it finds: their answers are kept and
+only the entries they lack are asked (``algos.partial_results``).
 
 With ``--include-input-log`` each result line also holds ``inference_log``, as BFCL's flag of
 that name writes it: what the model was given at each step, as ``{"role": "inference_input",
@@ -40,6 +42,7 @@ turn (``begin_of_turn_query``, then ``step_<k>``: the step's input and the model
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import sys
 import time
@@ -52,6 +55,9 @@ from typing import Any
 
 import gymnasium as gym
 import torch
+
+from algos.deadline_http import read_reply
+from algos.partial_results import kept_answers, reopen, result_names
 
 ATTEMPTS = 3  # tries of one request while the server answers 5xx or 429, or cannot be reached
 
@@ -247,8 +253,7 @@ def post(url: str, body: dict, timeout: float) -> Any:
     for attempt in range(1, ATTEMPTS + 1):
         request = urllib.request.Request(url, data=data, method="POST", headers={"Content-Type": "application/json"})
         try:
-            with urllib.request.urlopen(request, timeout=timeout) as response:
-                raw = response.read()
+            raw = read_reply(request, timeout)  # all of it within --timeout, however slowly it trickles
             break
         except urllib.error.HTTPError as exc:
             if exc.code in (400, 413, 422):  # this request refused (a chat too long, ...): this entry fails
@@ -256,7 +261,7 @@ def post(url: str, body: dict, timeout: float) -> Any:
             failure = f"HTTP {exc.code} {exc.reason}: {_error_text(exc)}"
             if exc.code < 500 and exc.code != 429:  # a wrong URL, model or key: no request will do better
                 raise RuntimeError(f"--endpoint {url}: {failure}") from None
-        except (urllib.error.URLError, OSError) as exc:  # no connection, a timeout
+        except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:  # no connection, a timeout, a cut reply
             failure = f"{type(exc).__name__}: {getattr(exc, 'reason', exc)}"
         if attempt == ATTEMPTS:
             raise RuntimeError(f"--endpoint {url}: {failure} ({ATTEMPTS} tries)") from None
@@ -387,9 +392,14 @@ def _generate_files(args: argparse.Namespace, rendering: dict, responder: Callab
             # of the tokens a model reads; in this order, a sixth). Files are written in file order.
             lengths = [len(envs[0].reset(options={"index": entry})[0]) for entry in range(len(tasks))]
             jobs.sort(key=lambda job: lengths[job[0]])
-        names = [f"{Path(data).stem}_result.json" if args.n == 1 else f"{Path(data).stem}_result_sample{k}.json"
-                 for k in range(args.n)]
-        partials = [(out / (name + ".partial")).open("w", encoding="utf-8") for name in names]
+        names = result_names(data, args.n)
+        # A run that ended early left its answers in the .partial files: they are kept, not asked again.
+        kept = [kept_answers(out / (name + ".partial"), [t.id for t in tasks]) for name in names]
+        jobs = [(entry, sample) for entry, sample in jobs if tasks[entry].id not in kept[sample]]
+        if any(kept):
+            print(f"fcenv generate: going on from {', '.join(str(out / (n + '.partial')) for n, k in zip(names, kept) if k)}: "
+                  f"{sum(map(len, kept))} answers kept, {len(jobs)} to go", file=sys.stderr)
+        partials = [reopen(out / (name + ".partial")) for name in names]
 
         def keep(answer: Answer) -> None:  # as soon as it is finished: a run that ends early loses none
             line = result_line(tasks[answer.entry].id, answer, tasks[answer.entry].is_multi_turn,
@@ -412,12 +422,15 @@ def _generate_files(args: argparse.Namespace, rendering: dict, responder: Callab
             print(f"fcenv generate: {len(failed)} of {len(answers)} answers to {data} failed, recorded as "
                   f"\"Error during inference: ...\"; the first: entry {tasks[failed[0].entry].id!r}: "
                   f"{failed[0].failure}", file=sys.stderr)
+        order = {task.id: index for index, task in enumerate(tasks)}
         for sample, name in enumerate(names):
-            mine = sorted((a for a in answers if a.sample == sample), key=lambda a: a.entry)
-            lines = [result_line(tasks[a.entry].id, a, tasks[a.entry].is_multi_turn, args.include_input_log)
-                     for a in mine]
-            (out / (name + ".partial")).write_text("".join(json.dumps(line) + "\n" for line in lines))
-            (out / (name + ".partial")).replace(out / name)
+            mine = {tasks[a.entry].id: result_line(tasks[a.entry].id, a, tasks[a.entry].is_multi_turn,
+                                                   args.include_input_log) for a in answers if a.sample == sample}
+            lines = sorted({**kept[sample], **mine}.values(), key=lambda line: order[line["id"]])
+            # The whole file beside it first, then one rename: the .partial stays whole until it is done with.
+            (out / (name + ".tmp")).write_text("".join(json.dumps(line) + "\n" for line in lines))
+            (out / (name + ".tmp")).replace(out / name)
+            (out / (name + ".partial")).unlink()
             written.append(out / name)
     return written
 
@@ -429,6 +442,8 @@ def _command(args: argparse.Namespace) -> int:
     for name in ("n", "max_new_tokens", "batch"):
         if getattr(args, name) < 1:
             raise UsageError(f"--{name} must be positive")
+    if not 0 < args.timeout < float("inf"):
+        raise UsageError(f"--timeout must be a positive number of seconds, not {args.timeout}")
     if not args.temperature > 0 or args.context_window < 0:
         raise UsageError("--temperature must be positive and --context_window 0 or more")
     if args.tool_format and args.system_prompt:
@@ -451,11 +466,13 @@ def _command(args: argparse.Namespace) -> int:
         _take_run(args)
     from algos.config import ConfigError
     from algos.input_files import check_datasets, check_model_folder
+    from algos.partial_results import PartialError
     from algos.rollout.engine import check_engine
     from algos.store.manifest import CheckpointError
 
     # Every file the flags name, read before the model loads (or the tiny model builds).
     check_datasets(args.data)
+    _check_partials(args)
     try:
         if not args.endpoint:
             check_engine(args.rollout_engine)
@@ -466,11 +483,26 @@ def _command(args: argparse.Namespace) -> int:
         _adapter_settings(Path(args.adapter))
     try:
         written = generate(args)
-    except (ConfigError, CheckpointError) as exc:
+    except (ConfigError, CheckpointError, PartialError) as exc:
         raise UsageError(str(exc)) from None
     for path in written:
         print(path)
     return 0
+
+
+def _check_partials(args: argparse.Namespace) -> None:
+    """The .partial files a run that ended early left, readable, before anything heavy."""
+    from algos.partial_results import PartialError
+    from fcenv.cli import UsageError
+    from fcenv.env import dataset_tasks
+
+    for data in args.data:
+        ids = [task.id for task in dataset_tasks(data, None)]
+        for name in result_names(data, args.n):
+            try:
+                kept_answers(Path(args.out) / (name + ".partial"), ids)
+            except PartialError as exc:
+                raise UsageError(str(exc)) from None
 
 
 def _take_run(args: argparse.Namespace) -> None:

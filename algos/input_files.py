@@ -78,16 +78,18 @@ def read_prefix_values(path: str | Path, flag: str = "--critic_init_values",
             messages = row["messages"]
             if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
                 raise TypeError("'messages' is not a list of messages")
+            for index, message in enumerate(messages):
+                _check_message(message, index)
             tools = row.get("tools")
             if tools is not None and (not isinstance(tools, list) or not all(isinstance(t, dict) for t in tools)):
                 raise TypeError("'tools' is not a list of tools")
             prefixes = []
             for step in row["steps"]:
-                prefix = messages[: int(step["message_index"])]
-                value = float(step["value"])
-                if not 0.0 <= value <= 1.0:
-                    raise ValueError(f"a value of {value} (a Monte Carlo value is a share of valid completions)")
-                prefixes.append((prefix, value))
+                prefix = messages[: _prefix_end(step["message_index"], len(messages))]
+                value = step["value"]
+                if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
+                    raise ValueError(f"a value of {value!r} (a Monte Carlo value is a share of valid completions)")
+                prefixes.append((prefix, float(value)))
         except (ValueError, KeyError, TypeError, RecursionError) as exc:
             raise ConfigError(f"{flag} {path}, line {number}: not a trajectory of `fcenv process-rewards` "
                               f"({type(exc).__name__}: {exc})") from None
@@ -101,6 +103,35 @@ def read_prefix_values(path: str | Path, flag: str = "--critic_init_values",
     if not values:
         raise ConfigError(f"{flag} {path}: holds no trajectory steps")
     return list(values.values())
+
+
+_ROLES = ("system", "user", "assistant", "tool")
+
+
+def _check_message(message: dict, index: int) -> None:
+    """A message as the env writes it: the chat template renders it once the model has loaded,
+    so what it would choke on is named here, before that."""
+    where = f"messages[{index}]"
+    if message.get("role") not in _ROLES:
+        raise ValueError(f"{where} has the role {message.get('role')!r}, not one of {list(_ROLES)}")
+    content, calls = message.get("content"), message.get("tool_calls")
+    if not isinstance(content, str) and not (content is None and calls):
+        raise TypeError(f"{where}'s content is {type(content).__name__}, not text")
+    if calls is not None and not (isinstance(calls, list) and all(map(_is_tool_call, calls))):
+        raise TypeError(f"{where}'s tool_calls are not calls with a function name and arguments")
+
+
+def _is_tool_call(call: Any) -> bool:
+    function = call.get("function") if isinstance(call, dict) else None
+    return isinstance(function, dict) and isinstance(function.get("name"), str) and \
+        isinstance(function.get("arguments"), (dict, str))
+
+
+def _prefix_end(value: Any, messages: int) -> int:
+    """A step's ``message_index``: the prefix it scores ends there, after at least one message."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= messages:
+        raise ValueError(f"a message_index of {value!r} (an integer from 1 to the {messages} messages)")
+    return value
 
 
 def check_resume(config: Any) -> None:
@@ -122,8 +153,10 @@ def check_resume(config: Any) -> None:
                                                 f"the run's own)")
 
 
-def check_training_files(config: Any) -> None:
-    """Every file-valued flag of ``train_fctncalling.py`` / ``fcenv train``."""
+def check_training_files(config: Any) -> list[tuple[list[dict], float]]:
+    """Every file-valued flag of ``train_fctncalling.py`` / ``fcenv train``. Returns what
+    ``--critic_init_values`` holds (empty without it), read here once, so that the run uses
+    exactly what was checked and reads no file after the model loads."""
     from fcenv.data import DatasetError
 
     wrong = []  # both question files' problems at once, each under its flag
@@ -137,7 +170,9 @@ def check_training_files(config: Any) -> None:
     if wrong:
         raise ConfigError("\n".join(wrong))
     check_model_folder("--model_name_or_path", config.model_name_or_path)
+    values = []
     if config.critic_init_values:
-        read_prefix_values(config.critic_init_values, with_tools=bool(config.tool_format))
+        values = read_prefix_values(config.critic_init_values, with_tools=bool(config.tool_format))
     if config.resume:
         check_resume(config)
+    return values

@@ -293,19 +293,31 @@ def _process_rewards(args: argparse.Namespace, sampler: Sampler, started: float)
     return summary
 
 
-def prefix_value_examples(path: Path, codec: TextCodec, render, with_tools: bool = False) -> list[tuple[list[int], float]]:
+def prefix_value_examples(path: Path, codec: TextCodec, render, with_tools: bool = False,
+                          values: list[tuple[list[dict], float]] | None = None) -> list[tuple[list[int], float]]:
     """(context tokens, Monte Carlo value) of every distinct prefix in a trajectories.jsonl,
     each context rendered and cut exactly as in rollouts (``with_tools``: FC mode, the
-    trajectories' tools through the template, ``render(messages, tools)``). Raises
-    ``ConfigError`` naming the file and line of anything unreadable, or of trajectories
-    sampled in the other mode."""
+    trajectories' tools through the template, ``render(messages, tools)``). ``values``: the
+    file as ``read_prefix_values`` read it already (the trainer reads it before the model
+    loads); else it is read here. Raises ``ConfigError`` naming the file (and line) of
+    anything unreadable, of trajectories sampled in the other mode, or of a prefix the model's
+    chat template cannot render (or its window cannot hold)."""
+    from algos.config import ConfigError
     from algos.input_files import read_prefix_values
 
     def rendered(chat: list[dict]) -> str:
         return render(list(chat)) if not with_tools else render(list(chat), chat.tools)
 
-    return [(codec.encode(rendered(chat), chat), value)
-            for chat, value in read_prefix_values(path, with_tools=with_tools)]
+    if values is None:
+        values = read_prefix_values(path, with_tools=with_tools)
+    examples = []
+    for chat, value in values:
+        try:
+            examples.append((codec.encode(rendered(chat), chat), value))
+        except Exception as exc:  # noqa: BLE001  the template is the model's code: any failure is the file's
+            raise ConfigError(f"--critic_init_values {path}: a prefix cannot be rendered into the model's "
+                              f"context ({type(exc).__name__}: {exc})") from None
+    return examples
 
 
 def _check_files(args: argparse.Namespace) -> None:

@@ -34,6 +34,7 @@ from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopMetr
 from verl.tools.base_tool import BaseTool
 from verl.tools.schemas import OpenAIFunctionToolSchema, ToolResponse
 
+from fcenv.doors.calls import CallRefused, written_call
 from fcenv.doors.core import Episode, make_env
 from fcenv.doors.tokens import ChatTemplate, TokenEpisode
 
@@ -189,27 +190,30 @@ class FunctionCallingTool(BaseTool):
         self._episodes.move_to_end(key)
         return key, episode
 
-    def _call_text(self, parameters: dict[str, Any]) -> str:
-        from handlers import Call
-
+    def _call_text(self, parameters: Any) -> str:
+        """The model's one call as the text the env decodes; ``CallRefused`` when no text would
+        read back as exactly that call (an argument name with call syntax in it, say)."""
         tool_format = self.env_options.get("tool_format")
         if tool_format:
             from fcenv.tool_formats import get_tool_format
 
-            return get_tool_format(tool_format).write([Call(self.name, dict(parameters))])
-        from fcenv.multi_turn.executor import call_text
-
-        return f"[{call_text(self.name, dict(parameters))}]"
+            tool_format = get_tool_format(tool_format)
+        return written_call(self.name, parameters, tool_format=tool_format, handler=self.env_options.get("handler"))
 
     async def execute(self, instance_id: str, parameters: dict[str, Any], **kwargs: Any
                       ) -> tuple[ToolResponse, float, dict]:
         """Runs the call on the episode: the env's tool message as the response, the step's reward
         (``steps`` pays calls at once; ``bfcl`` and ``shaped`` pay at a turn's end) and the step's
-        facets as metrics."""
+        facets as metrics. A call that cannot be handed over unchanged runs nothing: its response
+        is an error saying why, with no reward, and the episode does not move."""
         key, episode = self._episode(instance_id, kwargs.get("agent_data"))
         if episode.done:
             return ToolResponse(text="The episode is over."), 0.0, {"valid": float(episode.valid)}
-        step = episode.step(self._call_text(parameters if isinstance(parameters, dict) else {}))
+        try:
+            text = self._call_text({} if parameters is None else parameters)
+        except CallRefused as exc:
+            return ToolResponse(text=json.dumps({"error": str(exc)})), 0.0, {"refused": 1.0}
+        step = episode.step(text)
         results = [m.get("content", "") for m in step.messages if m.get("role") == "tool"]
         text = "\n".join(str(r) for r in results) if results else json.dumps({"error": step.info.get("error_type")})
         return ToolResponse(text=text), step.reward, dict(step.info.get("facets") or {})

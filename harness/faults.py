@@ -155,7 +155,7 @@ def checkpoint_tensors(checkpoint: Path) -> dict[str, torch.Tensor]:
     tensors = {}
     for name in (ckpt.ACTOR_WEIGHTS, ckpt.CRITIC_WEIGHTS, ckpt.VALUE_HEAD):
         tensors.update({f"{name}:{k}": v for k, v in load_file(checkpoint / name).items()})
-    optimizers = torch.load(checkpoint / ckpt.OPTIMIZERS, weights_only=False)
+    optimizers = ckpt.load_data(checkpoint / ckpt.OPTIMIZERS)
     for role, state in optimizers.items():
         for index, moments in state["state"].items():
             tensors.update({f"{role}:{index}:{k}": v for k, v in moments.items() if torch.is_tensor(v)})

@@ -4,8 +4,9 @@ Layout of ``checkpoints/iter_<n>/``:
 - ``actor/``: the actor LoRA adapter in PEFT's format (``PeftModel.from_pretrained`` loads it);
 - ``critic/``: the critic adapter, plus ``value_head.safetensors`` (the head belongs to it);
   absent for critic-free algorithms, which have neither;
-- ``optimizers.pt``: both optimizers' state;
-- ``rng_rank<r>.pt``: each process's RNG states (Python, NumPy, torch, the run's own generators);
+- ``optimizers.pt``: both optimizers' state (tensors, numbers, strings, lists and dicts);
+- ``rng_rank<r>.pt``: each process's RNG states (Python, NumPy, torch, the run's own generators),
+  as tensors and plain numbers too;
 - ``state.json``: iteration, samples seen and whatever else the runner keeps;
 - ``manifest.json``: every other file with its size and sha256 (see ``algos.store.manifest``).
 
@@ -15,11 +16,18 @@ step. So a folder named ``iter_<n>`` is always a finished write; a kill at any m
 at most a ``.partial`` folder, which resuming skips (and the next write of that iteration
 replaces). Loading checks the manifest first, so a file damaged later gives a
 ``CheckpointError`` naming the folder, the file and the problem, never a torch traceback.
+
+Nothing is loaded through full pickle: the ``.pt`` files are read with
+``torch.load(weights_only=True)``, which builds tensors and plain containers and refuses any
+other object. The manifest holds hashes, not a signature (anyone who can write a file can
+rewrite its hash), so it guards against damage; the restricted loading guards against a hostile
+file, which is refused with a ``CheckpointError`` naming it instead of running its code.
 """
 
 from __future__ import annotations
 
 import json
+import pickle
 import random
 import re
 import shutil
@@ -74,9 +82,11 @@ def staging_dir(checkpoints: Path, iteration: int) -> Path:
 
 # ---- RNG states ---------------------------------------------------------------------------
 def rng_state(extra: dict[str, Any]) -> dict[str, Any]:
+    kind, keys, *rest = np.random.get_state()
     state = {
         "python": random.getstate(),
-        "numpy": np.random.get_state(),
+        # The key array as a list of ints: weights-only loading builds no NumPy arrays.
+        "numpy": (kind, keys.tolist(), *rest),
         "torch": torch.get_rng_state(),
         "extra": extra,
     }
@@ -87,7 +97,8 @@ def rng_state(extra: dict[str, Any]) -> dict[str, Any]:
 
 def restore_rng(state: dict[str, Any]) -> dict[str, Any]:
     random.setstate(state["python"])
-    np.random.set_state(state["numpy"])
+    kind, keys, *rest = state["numpy"]
+    np.random.set_state((kind, np.asarray(keys, dtype=np.uint32), *rest))
     torch.set_rng_state(state["torch"])
     if "cuda" in state and torch.cuda.is_available():
         torch.cuda.set_rng_state_all(state["cuda"])
@@ -228,13 +239,41 @@ def verify_checkpoint(checkpoint: Path, required: list[str] = ACTOR_ONLY_FILES) 
     return verify_folder(checkpoint, required)
 
 
+# RNG files written before the states were kept as plain data hold one NumPy uint32 array (the
+# MT19937 key); these constructors build arrays of plain numbers and nothing else, so such
+# checkpoints still resume without opening the loader to arbitrary objects.
+_LEGACY_NUMPY = (np._core.multiarray._reconstruct, np.ndarray, np.dtype, np.dtypes.UInt32DType)
+
+
+def load_data(path: Path, map_location: str | None = None) -> Any:
+    """A ``.pt`` file of a run folder, through weights-only unpickling: tensors, numbers,
+    strings and containers load; anything else (a class, a function, a callable to run) makes
+    it raise instead of running, whatever the manifest says."""
+    with torch.serialization.safe_globals(list(_LEGACY_NUMPY)):
+        return torch.load(path, map_location=map_location, weights_only=True)
+
+
+def _refusal(exc: pickle.UnpicklingError) -> str:
+    """What weights-only loading refused, without torch's advice to load the file anyway."""
+    text = str(exc)
+    named = re.search(r"GLOBAL ([\w.]+)|but got (<class '[^']+'>)", text)
+    if named:
+        # A file crafted to run code on load names a callable; its hash may well be right.
+        return (f"cannot be read: refused, it holds {named.group(1) or named.group(2)}, not tensors and plain "
+                "data; unpickling it could run code, so it was not loaded")
+    reason = text.split("WeightsUnpickler error:")[-1].strip().split("\n")[0] if "WeightsUnpickler" in text else ""
+    return f"cannot be read: not a file of tensors and plain data ({reason or type(exc).__name__})"
+
+
 def _read(checkpoint: Path, name: str, reader: Callable[[Path], Any]) -> Any:
     """Read one file, turning a library's exception into a ``CheckpointError`` naming the file."""
     try:
         return reader(checkpoint / name)
     except CheckpointError:
         raise
-    # safetensors, pickle, zip, EOF and JSON errors all mean the same here: the bytes are bad.
+    except pickle.UnpicklingError as exc:
+        raise CheckpointError(checkpoint, name, _refusal(exc)) from None
+    # safetensors, zip, EOF and JSON errors all mean the same here: the bytes are bad.
     except Exception as exc:  # noqa: BLE001
         raise CheckpointError(checkpoint, name, f"cannot be read: {type(exc).__name__}: {exc}") from None
 
@@ -277,9 +316,7 @@ def load_model_state(checkpoint: Path, policy: Policy, actor_optimizer, critic_o
         head = _read(checkpoint, VALUE_HEAD, lambda p: load_file(p, device=device))
         _check_shapes(checkpoint, VALUE_HEAD, head, policy.value_head.state_dict())
         policy.value_head.load_state_dict(head)
-    # Our own files, written by write_model_state and checked against the manifest: they
-    # hold optimizer state, not just tensors.
-    optimizers = _read(checkpoint, OPTIMIZERS, lambda p: torch.load(p, map_location=device, weights_only=False))
+    optimizers = _read(checkpoint, OPTIMIZERS, lambda p: load_data(p, map_location=device))
     if not isinstance(optimizers, dict):
         raise CheckpointError(checkpoint, OPTIMIZERS, "does not hold the two optimizers' states")
     _load_optimizer(checkpoint, actor_optimizer, optimizers, "actor")
@@ -336,7 +373,7 @@ def load_rng(checkpoint: Path, rank: int) -> dict[str, Any]:
         raise CheckpointError(checkpoint, name, f"missing: the checkpoint was saved by {saved} process(es); "
                                                 "resume with the same number of processes")
     verify_file(checkpoint, manifest, name)
-    state = _read(checkpoint, name, lambda p: torch.load(p, weights_only=False))
+    state = _read(checkpoint, name, load_data)
     try:
         return restore_rng(state)
     except (KeyError, TypeError, ValueError, RuntimeError) as exc:

@@ -49,7 +49,7 @@ class Runner:
         from accelerate.utils import set_seed
 
         c = self.config = config
-        check_training_files(config)  # before the model loads or the tiny model builds
+        prefix_values = check_training_files(config)  # before the model loads or the tiny model builds
         # On a machine without an accelerator, say so: accelerate then treats several
         # processes started by torchrun as CPU data parallel (gloo) instead of ignoring them.
         self.processes = Processes(accelerator or Accelerator(cpu=not has_accelerator()))
@@ -114,7 +114,8 @@ class Runner:
         else:
             # Read before the run folder exists: a bad file leaves nothing behind.
             critic_examples = (prefix_value_examples(Path(c.critic_init_values), self.codec,
-                                                     self.envs[0].unwrapped.renderer, bool(c.tool_format))
+                                                     self.envs[0].unwrapped.renderer, bool(c.tool_format),
+                                                     values=prefix_values)
                                if c.critic_init_values else [])
             self.engine = self._start_engine()  # before the run folder: an engine that cannot start leaves none
             self.run_dir = Path(self.processes.broadcast(

@@ -34,6 +34,7 @@ from __future__ import annotations
 import ast
 import inspect
 import json
+import keyword
 import math
 from collections.abc import Iterable
 from functools import lru_cache
@@ -122,15 +123,31 @@ def parse_call_text(text: str) -> tuple[str, list[Any], dict[str, Any]]:
     return name, args, kwargs
 
 
+def is_identifier(name: Any) -> bool:
+    return isinstance(name, str) and name.isidentifier() and not keyword.iskeyword(name)
+
+
+def is_function_name(name: Any) -> bool:
+    """An identifier, or identifiers joined by dots (BFCL's ``math.factorial``)."""
+    return isinstance(name, str) and all(is_identifier(part) for part in name.split("."))
+
+
 def call_text(name: str, arguments: dict[str, Any]) -> str:
-    """The source form BFCL shows for a call (tool messages are named with it)."""
+    """The source form BFCL shows for a call (tool messages are named with it). Always one
+    call: a native format's JSON may hold any string as a name, and written as-is an argument
+    name like ``"a=1), g(b"`` would read as two calls, so such a name goes in ``**{...}`` and
+    such a function name is quoted."""
 
     def render(value: Any) -> str:
         if isinstance(value, NestedCall):
             return call_text(value.name, value.arguments)
         return repr(value)
 
-    return f"{name}({', '.join(f'{k}={render(v)}' for k, v in arguments.items())})"
+    parts = [f"{k}={render(v)}" for k, v in arguments.items() if is_identifier(k)]
+    odd = [f"{k!r}: {render(v)}" for k, v in arguments.items() if not is_identifier(k)]
+    if odd:
+        parts.append("**{" + ", ".join(odd) + "}")
+    return f"{name if is_function_name(name) else repr(name)}({', '.join(parts)})"
 
 
 # --------------------------------------------------------------------------- values

@@ -9,6 +9,7 @@ import json
 import subprocess
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -157,3 +158,101 @@ def test_a_failing_server_ends_the_run_cleanly_and_keeps_the_finished_answers(tm
     assert str(kept) in done.stderr and len(done.stderr.strip().splitlines()) == 1
     assert [a["id"] for a in lines(kept)] == ["simple_python_0", "simple_python_1", "simple_python_2"]
     assert not (tmp_path / "out" / "tiny_eval_result.json").exists()
+
+
+def test_a_rerun_goes_on_from_the_partial_file_of_an_interrupted_run(tmp_path):
+    """Issue 37, class 4: the .partial file the error names is kept on a rerun: its answers
+    stay, only the entries it lacks are asked, and a line a kill cut short is asked again."""
+    single = subset(tmp_path / "data", "tiny_eval", 6)
+    out = tmp_path / "out"
+    kept = out / "tiny_eval_result.json.partial"
+    server, url = serve(lambda body, number: (200, message(content="First run.")) if number <= 3 else
+                        (503, {"error": "overloaded"}))
+    try:
+        first = fcenv("generate", "--endpoint", url, "--model", "m", "--data", str(single), "--out", str(out),
+                      "--no-progress")
+    finally:
+        server.shutdown()
+    assert first.returncode == 2 and str(kept) in first.stderr, first.stderr[-3000:]
+    before = kept.read_text()
+    assert len(before.splitlines()) == 3
+    with kept.open("a") as handle:  # a fourth answer whose write a kill cut short
+        handle.write(f'{{"id": "{load_tasks(single)[3].id}", "res')
+
+    server, url = serve(lambda body, number: (200, message(content="Second run.")))
+    try:
+        second = fcenv("generate", "--endpoint", url, "--model", "m", "--data", str(single), "--out", str(out),
+                       "--no-progress")
+        asked = Server.requests
+    finally:
+        server.shutdown()
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert asked == 3  # the fourth entry (its line cut short), the fifth and the sixth
+    assert f"going on from {kept}: 3 answers kept, 3 to go" in second.stderr
+    answers = lines(out / "tiny_eval_result.json")
+    assert [a["id"] for a in answers] == [t.id for t in load_tasks(single)]
+    assert [a["result"] for a in answers] == ["First run."] * 3 + ["Second run."] * 3
+    assert not kept.exists()
+
+
+def test_a_partial_file_of_something_else_is_refused_untouched(tmp_path):
+    single = subset(tmp_path / "data", "tiny_eval", 4)
+    kept = tmp_path / "out" / "tiny_eval_result.json.partial"
+    kept.parent.mkdir()
+    content = '{"id": "simple_python_0", "result": "No."}\n{"id": "live_simple_3", "result": "No."}\n'
+    kept.write_text(content)
+    server, url = serve(lambda body, number: (200, message(content="No.")))
+    try:
+        done = fcenv("generate", "--endpoint", url, "--model", "m", "--data", str(single), "--out", str(kept.parent),
+                     "--no-progress")
+        asked = Server.requests
+    finally:
+        server.shutdown()
+    assert done.returncode == 2 and asked == 0 and "Traceback" not in done.stderr
+    assert (f"fcenv generate: {kept}, line 2, entry 'live_simple_3': no entry with this id in the question file; "
+            f"delete {kept} to answer every entry again") in done.stderr
+    assert kept.read_text() == content
+
+
+class Trickle(BaseHTTPRequestHandler):
+    """A server that answers 200 and then sends its reply a byte every 0.2 s (for a minute at
+    most): every read gets a byte well within any per-read timeout."""
+
+    def do_POST(self):  # noqa: N802  (http.server's name)
+        self.rfile.read(int(self.headers["Content-Length"]))
+        body = json.dumps(message(content="No.")).encode()
+        padded = body + b" " * 300  # JSON allows trailing blanks: 60 s of them
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(padded)))
+        self.end_headers()
+        try:
+            for byte in range(len(padded)):
+                self.wfile.write(padded[byte:byte + 1])
+                self.wfile.flush()
+                time.sleep(0.2)
+        except OSError:
+            pass  # the client gave up
+
+    def log_message(self, *args):
+        pass
+
+
+def test_timeout_is_a_deadline_for_the_whole_request(tmp_path):
+    """Issue 37, class 10: --timeout bounds a request, however slowly its reply trickles in."""
+    single = subset(tmp_path / "data", "tiny_eval", 2)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Trickle)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_port}/v1"
+    start = time.monotonic()
+    try:
+        done = subprocess.run([sys.executable, "-m", "fcenv", "generate", "--endpoint", url, "--model", "m", "--data",
+                               str(single), "--out", str(tmp_path / "out"), "--no-progress", "--timeout", "1"],
+                              cwd=ROOT, capture_output=True, text=True, timeout=50, check=False)
+    finally:
+        server.shutdown()
+    took = time.monotonic() - start
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-3000:]
+    assert (f"fcenv generate: --endpoint {url}/chat/completions: TimeoutError: no complete reply within 1 s "
+            "(--timeout) (3 tries)") in done.stderr
+    assert took < 30  # three tries of a second, the pauses between them, the start

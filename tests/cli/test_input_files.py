@@ -47,7 +47,8 @@ def test_file_valued_flags_are_checked_before_any_model_loads(tmp_path):
     cache.mkdir()
     questions = bad_question_file(tmp_path / "data")
     values = tmp_path / "values.jsonl"
-    values.write_text('{"messages": [], "steps": [{"message_index": 0, "value": 0.5}]}\n{"messages": "x"}\n')
+    values.write_text('{"messages": [{"role": "user", "content": "Hi."}], "steps": [{"message_index": 1, "value": 0.5}]}\n'
+                      '{"messages": "x"}\n')
     results = tmp_path / "results.jsonl"
     results.write_text('{"id": "simple_python_75", "result": "[f()]"}\n{"id": "nope", "result": "x"}\n')  # tiny_train's first id
     train = ["train_fctncalling.py", "--results_dir", str(tmp_path / "runs"), "--no-progress"]
@@ -83,3 +84,32 @@ def test_file_valued_flags_are_checked_before_any_model_loads(tmp_path):
     assert_refused(run(*rewards, "--dataset_path", str(questions)), 2,
                    f"{questions}, line 1, entry 'simple_python_0', field 'question'")
     assert list(cache.iterdir()) == [] and not (tmp_path / "answers").exists() and not (tmp_path / "lpr").exists()
+
+
+def test_critic_init_values_the_chat_template_would_choke_on_are_refused_before_any_model_loads(tmp_path):
+    """Issue 37, class 8: what the file holds is rendered by the model's chat template only once
+    the model has loaded; a message it cannot render, or an empty prefix, is named before that,
+    with the line, as any other bad line is."""
+    model = unloadable_model(tmp_path / "model")
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    good = {"role": "user", "content": "Add 2 and 3."}
+    rows = {
+        "content": ({"messages": [{"role": "user", "content": 5}], "steps": [{"message_index": 1, "value": 0.5}]},
+                    "messages[0]'s content is int, not text"),
+        "role": ({"messages": [{"content": "Hi."}], "steps": [{"message_index": 1, "value": 0.5}]},
+                 "messages[0] has the role None"),
+        "empty prefix": ({"messages": [good], "steps": [{"message_index": 0, "value": 0.5}]},
+                         "a message_index of 0 (an integer from 1 to the 1 messages)"),
+        "index as text": ({"messages": [good], "steps": [{"message_index": "1", "value": 0.5}]},
+                          "a message_index of '1'"),
+    }
+    train = ["train_fctncalling.py", "--results_dir", str(tmp_path / "runs"), "--no-progress"]
+    for case, (row, words) in rows.items():
+        values = tmp_path / f"{case.replace(' ', '_')}.jsonl"
+        values.write_text(json.dumps({"messages": [good], "steps": [{"message_index": 1, "value": 1.0}]}) + "\n"
+                          + json.dumps(row) + "\n")
+        for model_flags in (["--model_name_or_path", str(model)], ["--cache_dir", str(cache)]):
+            assert_refused(run(*train, *model_flags, "--critic_init_values", str(values)), 2,
+                           f"--critic_init_values {values}, line 2: not a trajectory of `fcenv process-rewards`", words)
+    assert not any(cache.iterdir()) and not (tmp_path / "runs").exists()

@@ -63,3 +63,22 @@ def check_the_tool_on_bfcl_ends_an_unfinished_episode_with_a_verdict(report):
     assert truth["turns"] > 1 and truth["responses"] and all(truth["responses"])
     assert 0.0 < truth["reward"] < 1.0  # the first turn earned its share, the unanswered ones nothing
     assert wrong["reward"] < truth["reward"]
+
+
+def test_the_tool_runs_exactly_the_call_the_model_made_or_none(verl_python):
+    """Argument names and values with call syntax in them (a model writes any JSON key) never
+    make another call run: refused with an error that says why, or run as the one call."""
+    result = subprocess.run([str(verl_python), str(ROOT / "tests" / "support" / "verl_injection_driver.py")], cwd=ROOT,
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-4000:]
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    for case in ("prompting: argument name", "prompting: value as a nested call"):
+        outcome = report[case]
+        assert outcome["tool_messages"] == [] and "42" not in outcome["response"], case  # multiply(a=7, b=6) ran
+        assert "the call was not run" in json.loads(outcome["response"])["error"] and outcome["metrics"] == {"refused": 1.0}
+    assert "argument name 'b=30), multiply(a=7, b' of 'add' is not an identifier" in report["prompting: argument name"]["response"]
+    for mode in ("prompting", "hermes"):
+        assert [m["content"] for m in report[f"{mode}: plain call"]["tool_messages"]] == ['{"result": 32}']
+    for case in ("hermes: argument name", "hermes: value as a nested call"):  # JSON: one call, which fails
+        messages = report[case]["tool_messages"]
+        assert [m["name"] for m in messages] == ["add"] and "42" not in report[case]["response"], case
