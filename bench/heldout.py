@@ -272,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="with --engine vllm: the interpreter that has vLLM (`make vllm` builds .vllm-venv)")
     parser.add_argument("--base", action="store_true",
                         help="also measure the base model alone (no adapter), before the run's checkpoints")
-    parser.add_argument("--checkpoints", choices=["first_last", "last"], default="first_last",
+    parser.add_argument("--checkpoints", choices=["first_last", "first", "last"], default="first_last",
                         help="which of the run's checkpoints to measure")
     parser.add_argument("--threads", type=int, default=1, help="CPU threads of the client (and of vLLM's)")
     parser.add_argument("--out", type=Path, default=None)
@@ -307,7 +307,8 @@ def main(argv: list[str] | None = None) -> int:
     client = VLLMClient(args.run_dir, args.vllm_python, args.seed, args.context_window) if args.engine == "vllm" else None
     reports = []
     try:
-        chosen = list(dict.fromkeys([found[0], found[-1]] if args.checkpoints == "first_last" else [found[-1]]))
+        chosen = list(dict.fromkeys({"first_last": [found[0], found[-1]], "first": [found[0]],
+                                     "last": [found[-1]]}[args.checkpoints]))
         for checkpoint in ([None] if args.base else []) + chosen:
             started = time.perf_counter()
             report = measure(args.run_dir, checkpoint, data, indices, args, resolved["system_prompt"], saved["reward"],
