@@ -186,6 +186,9 @@ def check_training_files(config: Any) -> list[tuple[list[dict], float]]:
     if wrong:
         raise ConfigError("\n".join(wrong))
     check_model_folder("--model_name_or_path", config.model_name_or_path)
+    from algos.rollout.engine import check_engine
+
+    check_engine(config.rollout_engine)  # an engine that cannot run here is said before the model loads
     values = []
     if config.critic_init_values:
         values = read_prefix_values(config.critic_init_values, with_tools=bool(config.tool_format))
