@@ -105,6 +105,9 @@ class TrainConfig:
     results_dir: str = _flag("results", "root of the results layout")
     resume: str = _flag("", "a run folder or one of its checkpoints to continue from, with the run's own flags "
                             "(its args.json); flags given with it change those (the fixed ones cannot)")
+    resume_with_changed_data: bool = _flag(False, "with --resume: go on although the training or held-out data "
+                                                  "changed since the run began (its fingerprint in args.json); "
+                                                  "the change is recorded there")
     # --- data and env --------------------------------------------------------------------
     dataset_path: str = _flag("", "BFCL question file to train on, or a bundled split's name (default: "
                                   "tiny_train, the bundled single-turn split; the multi-turn one is "
@@ -270,7 +273,8 @@ def run_flags(resume: str) -> dict[str, Any]:
         except (OSError, ValueError):
             continue
         if isinstance(saved, dict):
-            flags = {spec.name for spec in dataclasses.fields(TrainConfig)} - {"resume"}
+            # Consent to changed data is given per resume, never inherited from the run.
+            flags = {spec.name for spec in dataclasses.fields(TrainConfig)} - {"resume", "resume_with_changed_data"}
             return {name: value for name, value in saved.items() if name in flags}
     return {}
 

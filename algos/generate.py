@@ -72,8 +72,8 @@ class Reply:
     given: dict[str, Any] | None = None  # what the model was given (the input log's content)
 
 
-# chats -> one reply each
-Respond = Callable[[list[list[dict]]], list[Reply]]
+# (chats, the id of each chat's entry) -> one reply each
+Respond = Callable[[list[list[dict]], list[str]], list[Reply]]
 
 
 @dataclass
@@ -103,7 +103,7 @@ def play_entries(envs: Sequence[gym.Env], jobs: list[tuple[int, int]], respond: 
                 chat = chat_of(info)
                 live[slot] = (Answer(entry, sample, [[]], log=[_turn_log(chat, 0)]), chat)
         slots = sorted(live)
-        replies = respond([live[s][1] for s in slots])
+        replies = respond([live[s][1] for s in slots], [envs[s].unwrapped.tasks[live[s][0].entry].id for s in slots])
         for slot, reply in zip(slots, replies):
             answer, chat = live[slot]
             turn_log = answer.log[-1]
@@ -183,12 +183,12 @@ def local_responder(args: argparse.Namespace, loaded, engine, device: torch.devi
     generator = torch.Generator(device=device)
     generator.manual_seed(args.seed)
 
-    def respond(chats: list[list[dict]]) -> list[Reply]:
+    def respond(chats: list[list[dict]], ids: list[str]) -> list[Reply]:
         replies: list[Reply | None] = [None] * len(chats)
         contexts = {}
-        for slot, chat in enumerate(chats):
+        for slot, (chat, entry) in enumerate(zip(chats, ids)):
             try:
-                contexts[slot] = codec.encode(codec.render_chat(chat), chat)
+                contexts[slot] = codec.encode_counted(codec.render_chat(chat), chat, entry)[0]
             except ContextTooLong as exc:  # this entry fails, as BFCL's inference fails it; the run goes on
                 replies[slot] = Reply(BadReply(f"{CONTEXT_OVERFLOW}: {exc}"))
         if contexts:
@@ -243,7 +243,7 @@ def endpoint_responder(args: argparse.Namespace) -> Respond:
         except BadReply as bad:
             return Reply(bad, given)
 
-    return lambda chats: [ask(chat) for chat in chats]
+    return lambda chats, ids: [ask(chat) for chat in chats]
 
 
 def post(url: str, body: dict, timeout: float) -> Any:

@@ -151,6 +151,22 @@ def check_resume(config: Any) -> None:
         raise CheckpointError(checkpoint, None, f"--resume: these flags differ from the run's args.json and cannot "
                                                 f"change within a run: {fixed} (leave them out: --resume takes "
                                                 f"the run's own)")
+    changed = changed_since(saved, config)
+    if changed and not config.resume_with_changed_data:
+        raise CheckpointError(checkpoint, None, f"--resume: {'; '.join(changed)}: the run would go on with other "
+                                                f"data than it began with. Restore the data, or pass "
+                                                f"--resume_with_changed_data to go on with it as it is now (the "
+                                                f"change is recorded in the run's args.json)")
+
+
+def changed_since(saved: dict, config: Any) -> list[str]:
+    """The data files whose tasks differ from those the run recorded when it began (none for
+    a run from before fingerprints were kept)."""
+    from algos.store.data_fingerprint import changed_data
+    from algos.training.setup import data_record
+
+    recorded = (saved.get("resolved") or {}).get("data")
+    return changed_data(recorded, data_record(config)) if isinstance(recorded, dict) else []
 
 
 def check_training_files(config: Any) -> list[tuple[list[dict], float]]:
@@ -170,6 +186,9 @@ def check_training_files(config: Any) -> list[tuple[list[dict], float]]:
     if wrong:
         raise ConfigError("\n".join(wrong))
     check_model_folder("--model_name_or_path", config.model_name_or_path)
+    from algos.rollout.engine import check_engine
+
+    check_engine(config.rollout_engine)  # an engine that cannot run here is said before the model loads
     values = []
     if config.critic_init_values:
         values = read_prefix_values(config.critic_init_values, with_tools=bool(config.tool_format))

@@ -36,11 +36,13 @@ def main(argv: list[str] | None = None, prog: str = "train_fctncalling.py") -> i
     except KeyboardInterrupt:
         print(f"\n{prog}: interrupted before training started; nothing to resume", file=sys.stderr)
         return INTERRUPTED
+    from algos.rollout.worker_link import EngineError
+
     try:
         run_dir = runner.run()
-    except (CheckpointError, DatasetError) as exc:
+    except (CheckpointError, DatasetError, EngineError) as exc:
         # Bad input files are the user's to fix: the message names every file and problem,
-        # and a traceback would only bury it.
+        # and a traceback would only bury it. An engine that died is named with its log.
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

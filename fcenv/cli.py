@@ -33,7 +33,8 @@ class UsageError(Exception):
 def _evaluate(args: argparse.Namespace) -> int:
     from fcenv.data import load_tasks
     from fcenv.episode import EpisodeSettings
-    from fcenv.evaluate import accuracy_table, evaluate, read_results, unanswered, unanswered_problem, write_verdicts
+    from fcenv.evaluate import (accuracy_table, evaluate, read_results, unanswered, unanswered_problem, uneven_repeats,
+                                 write_verdicts)
     from fcenv.rewards import get_reward_fn
     from fcenv.tool_formats import get_tool_format
 
@@ -67,6 +68,10 @@ def _evaluate(args: argparse.Namespace) -> int:
             partial.append(f"{results}: {len(tasks) - len(unanswered_ids)} of {len(tasks)} entries answered")
     if missing and not args.partial:
         raise DatasetError(missing)
+    # Entries answered unevenly often would be weighed unevenly in accuracy and pass@k.
+    uneven = [p for results, (_, lines) in zip(args.results, pairs) if (p := uneven_repeats(results, lines))]
+    if uneven:
+        raise DatasetError(uneven)
     # --compat bfcl: BFCL's own decoder per category, nothing else. --handler: that decoder.
     # Neither: lenient, an answer passes if BFCL's decoder or the "auto" one (which also reads
     # JSON, <tool_call> blocks and calls among prose) makes it pass.

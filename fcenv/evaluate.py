@@ -2,8 +2,9 @@
 
 A result file has one JSON object per line, ``{"id": ..., "result": ...}``: the raw model
 text for single-turn entries, and for multi-turn entries one list per turn holding the raw
-text of each step. An id may appear on several lines (several samples per prompt). Each line
-gets one verdict line ``{"id", "valid", "error_type", "reward", "facets"}``, in order.
+text of each step. An id may appear on several lines (several samples per prompt), as long as
+every id of the file appears as often (``uneven_repeats``). Each line gets one verdict line
+``{"id", "valid", "error_type", "reward", "facets"}``, in order.
 """
 
 from __future__ import annotations
@@ -91,6 +92,30 @@ def unanswered_problem(results: str, questions: str, total: int, missing: list[s
     return Problem(results, None, None, None,
                    f"answers {total - len(missing)} of the {total} entries of {questions}; {len(missing)} have no "
                    f"result line: {names} (--partial scores only the entries answered)")
+
+
+def uneven_repeats(file: str, lines: list[ResultLine], shown: int = 5) -> Problem | None:
+    """The refusal of a result file that answers some entries more often than others (one id
+    three times, the rest once): accuracy would weigh those entries more, and pass@k would take
+    k from the fewest. Every id of a file must have the same number of lines (its samples); the
+    ids that stray from the most common count are named with their counts."""
+    counts: dict[str, int] = defaultdict(int)
+    for line in lines:
+        counts[line.id] += 1
+    tally: dict[int, int] = defaultdict(int)
+    for count in counts.values():
+        tally[count] += 1
+    if len(tally) < 2:
+        return None
+    usual = max(tally, key=lambda c: (tally[c], -c))
+    odd = [(entry, n) for entry, n in counts.items() if n != usual]
+    named = ", ".join(f"{entry!r} {n} {'line' if n == 1 else 'lines'}" for entry, n in odd[:shown])
+    more = f" and {len(odd) - shown} more" if len(odd) > shown else ""
+    return Problem(file, None, None, None,
+                   f"uneven repeats: {named}{more}, where the other {tally[usual]} ids have {usual} "
+                   f"{'line' if usual == 1 else 'lines'} each; accuracy and pass@k need every entry of a file "
+                   f"answered the same number of times (samples): give each id as many lines, or score each "
+                   f"sample's file on its own")
 
 
 def _result_shape_problem(result: Any, task: Task) -> str | None:

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Sequence
+from numbers import Integral
 from pathlib import Path
 from typing import Any
 
@@ -77,11 +78,27 @@ def prompt_dataset(dataset_path: str | Path, *, system_prompt: str | None = None
     return Dataset.from_list(rows)
 
 
-def _text(completion: Any) -> str:
-    """A completion as TRL passes it: text, or (conversational) a list of messages."""
+def _text(completion: Any, where: str) -> str:
+    """A completion as TRL passes it: text, or (conversational) a list of messages, whose
+    assistant messages' text contents are joined. ``TypeError`` naming ``where`` otherwise."""
     if isinstance(completion, str):
         return completion
-    return "".join(m.get("content") or "" for m in completion if m.get("role") == "assistant")
+    if isinstance(completion, list) and all(isinstance(m, dict) for m in completion):
+        contents = [m.get("content") for m in completion if m.get("role") == "assistant"]
+        if all(c is None or isinstance(c, str) for c in contents):
+            return "".join(c or "" for c in contents)
+        raise TypeError(f"{where}: an assistant message's content is not text: "
+                        f"{next(c for c in contents if not (c is None or isinstance(c, str)))!r:.200}")
+    raise TypeError(f"{where} is {type(completion).__name__} {completion!r:.200}, not text or a list of messages")
+
+
+def _same_lengths(caller: str, **columns: Sequence[Any] | None) -> None:
+    """TRL hands a reward function one value per completion in every column: a column of another
+    length would pair completions with the wrong rows (zip stops at the shortest), so it is refused."""
+    given = {name: len(values) for name, values in columns.items() if values is not None}
+    if len(set(given.values())) > 1:
+        raise ValueError(f"{caller}: the columns differ in length ({', '.join(f'{n}: {k}' for n, k in given.items())}); "
+                         f"each completion needs its own row's values")
 
 
 class VerdictReward:
@@ -94,15 +111,23 @@ class VerdictReward:
             {"system_prompt": system_prompt}
         self.env = FunctionCallingEnv(dataset_path=str(dataset_path), reward=reward, handler=handler, checker=checker,
                                       **rendering)
+        self.dataset_path = dataset_path
         self.__name__ = f"fcenv_{reward if isinstance(reward, str) else getattr(reward, '__name__', 'reward')}"
         self.verdicts: list[dict[str, Any]] = []
 
     def __call__(self, prompts: Sequence[Any], completions: Sequence[Any], task_index: Sequence[int],
                  **_: Any) -> list[float]:
+        _same_lengths(self.__name__, prompts=prompts, completions=completions, task_index=task_index)
+        texts = [_text(c, f"{self.__name__}: completion {k}") for k, c in enumerate(completions)]
+        count = len(self.env.tasks)
+        for k, index in enumerate(task_index):
+            if isinstance(index, bool) or not isinstance(index, (int, Integral)) or not 0 <= index < count:
+                raise ValueError(f"{self.__name__}: task_index {index!r} of completion {k} is not a task of "
+                                 f"{self.dataset_path} (0 to {count - 1})")
         rewards = []
-        for completion, index in zip(completions, task_index):
+        for text, index in zip(texts, task_index):
             self.env.reset(options={"index": int(index)})
-            _, reward, _, _, info = self.env.step(_text(completion))
+            _, reward, _, _, info = self.env.step(text)
             rewards.append(float(reward))
             self.verdicts.append({"id": info["id"], "valid": info["valid"], "error_type": info["error_type"]})
         return rewards
@@ -152,6 +177,8 @@ class EpisodeReward:
 
     def __call__(self, prompts: Sequence[Any], completions: Sequence[Any], fcenv_reward: Sequence[float],
                  fcenv_valid: Sequence[bool] = (), log_metric: Callable | None = None, **_: Any) -> list[float]:
+        _same_lengths(self.__name__, completions=completions, fcenv_reward=fcenv_reward,
+                      fcenv_valid=fcenv_valid or None)
         if log_metric is not None and fcenv_valid:
             log_metric("fcenv/accuracy", sum(map(bool, fcenv_valid)) / len(fcenv_valid))
         return [float(r) for r in fcenv_reward]

@@ -109,7 +109,7 @@ class TextCodec:
                 head_tokens, last_tokens = 0, len(self.tokens(render(rest[-1:])))
                 fixed = "the system prompt (none)"
             raise ContextTooLong(
-                f"entry {entry or '?'}: the context does not fit the window of {self.context_limit} tokens "
+                f"{f'entry {entry}: ' if entry else ''}the context does not fit the window of {self.context_limit} tokens "
                 f"(--context_window minus --max_new_tokens) even when cut from the middle: {fixed} alone is "
                 f"{head_tokens} tokens, the latest message {last_tokens}"
                 f"{' with the tools' if tools is not None and not head else ''} and the whole chat {len(ids)}; "

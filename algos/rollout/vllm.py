@@ -30,14 +30,13 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
-from multiprocessing import Pipe
 from pathlib import Path
 
 import torch
 
-from algos.config import ConfigError
 from algos.model.policy import ACTOR, Policy
 from algos.rollout.engine import EngineSettings, Samples, register_engine
+from algos.rollout.worker_link import EngineError, WorkerLink
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKER = Path(__file__).resolve().with_name("vllm_worker.py")
@@ -45,11 +44,6 @@ WORKER = Path(__file__).resolve().with_name("vllm_worker.py")
 VLLM_VENV = ROOT / ".vllm-venv"
 # torch.manual_seed takes any integer below 2**63.
 SEED_BOUND = 2**63 - 1
-
-
-class EngineError(ConfigError):
-    """The vLLM engine could not start (vLLM missing, a model it cannot serve), or a request
-    failed in it; the message says why."""
 
 
 def default_python() -> str:
@@ -102,26 +96,27 @@ class VLLMEngine:
             "enforce_eager": eager, "gpu_memory_utilization": None if on_cpu else 0.3,
         }
         self._folder = Path(tempfile.mkdtemp(prefix="fcenv-vllm-actor-"))
-        self._connection, child = Pipe()
         try:
-            self._process = subprocess.Popen([self.python, str(WORKER), str(child.fileno())],
-                                             pass_fds=[child.fileno()],
-                                             env=_engine_environment(torch.get_num_threads(), eager))
-        except OSError as error:
+            self._worker = WorkerLink("the vLLM engine (--rollout_engine vllm)", self.python, WORKER,
+                                      _engine_environment(torch.get_num_threads(), eager))
+            self._worker.send(worker_settings, "starting")
+            status, info = self._worker.receive("starting")
+        except EngineError:
             shutil.rmtree(self._folder, ignore_errors=True)
-            raise EngineError(f"cannot start the vLLM engine with {self.python}: {error}") from None
-        finally:
-            child.close()
-        self._connection.send(worker_settings)
-        status, info = self._receive("starting")
+            raise
         if status != "ready":
-            self._process.wait()
+            self._worker.process.wait()
             shutil.rmtree(self._folder, ignore_errors=True)
-            raise EngineError(f"the vLLM engine ({self.python}) did not start: {info}")
+            raise EngineError(f"the vLLM engine ({self.python}) did not start: {info} (its log: {self._worker.log})")
         self.info = info
         # The actor is folded in at the first sample: a resumed run or a warm-up changes it
         # after the engine starts.
         self._synced = False
+
+    @staticmethod
+    def missing() -> str | None:
+        """Why the engine cannot run here, found before any model loads (None when it can)."""
+        return vllm_missing(default_python())
 
     def sync(self, policy: Policy) -> None:
         """Fold ``policy``'s actor, as it is now, into the engine's weights."""
@@ -129,7 +124,7 @@ class VLLMEngine:
         # The adapter alone: with the output layer adapted PEFT would also save that layer's frozen
         # weights (save_embedding_layers), which the engine already has.
         policy.model.save_pretrained(str(self._folder), selected_adapters=[ACTOR], save_embedding_layers=False)
-        self._request("sync", adapter=str(self._folder / ACTOR))
+        self._worker.request("sync", adapter=str(self._folder / ACTOR))
         self._synced = True
 
     def sample(
@@ -151,25 +146,14 @@ class VLLMEngine:
         if not greedy:
             device = generator.device if generator is not None else "cpu"
             seed = int(torch.randint(SEED_BOUND, (1,), generator=generator, device=device))
-        result = self._request("sample", contexts=[[int(t) for t in c] for c in contexts],
+        result = self._worker.request("sample", contexts=[[int(t) for t in c] for c in contexts],
                                max_new_tokens=int(max_new_tokens), greedy=bool(greedy),
                                temperature=float(self.policy.temperature), stop_ids=self.stop_ids, seed=seed,
                                entropy_tokens=int(entropy_tokens))
         return Samples(result["actions"], result["logprobs"], result["entropies"])
 
     def close(self) -> None:
-        if self._process.poll() is None:
-            try:
-                self._connection.send(("close", {}))
-                self._connection.recv()
-            except (EOFError, OSError):
-                pass
-            try:
-                self._process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self._process.kill()
-                self._process.wait()
-        self._connection.close()
+        self._worker.close()
         shutil.rmtree(self._folder, ignore_errors=True)
 
     def __enter__(self) -> VLLMEngine:
@@ -177,28 +161,6 @@ class VLLMEngine:
 
     def __exit__(self, *exc) -> None:
         self.close()
-
-    # ---- plumbing ----------------------------------------------------------------------
-    def _request(self, command: str, **payload):
-        if self._process.poll() is not None:
-            raise EngineError(f"the vLLM engine has exited (status {self._process.returncode})")
-        self._connection.send((command, payload))
-        status, result = self._receive(command)
-        if status != "ok":
-            raise EngineError(f"vLLM engine, {command}: {result}")
-        return result
-
-    def _receive(self, what: str):
-        # The engine answers every message; only its death leaves one unanswered.
-        while not self._connection.poll(1.0):
-            if self._process.poll() is not None:
-                break
-        try:
-            return self._connection.recv()
-        except EOFError:
-            self._process.wait()
-            raise EngineError(f"the vLLM engine ({self.python}) exited with status {self._process.returncode} "
-                              f"while {what} (its error is printed above)") from None
 
 
 def _engine_environment(threads: int, eager: bool) -> dict[str, str]:

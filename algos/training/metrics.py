@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from algos.ppo.buffer import Buffer
+from algos.rollout.codec import CONTEXT_OVERFLOW
 from algos.rollout.records import Rollout
 
 
@@ -18,7 +19,8 @@ def _add(sums: dict[str, float], name: str, value: float, count: float = 1.0) ->
 
 
 def rollout_stats(rollout: Rollout, prefix: str) -> dict[str, float]:
-    """Reward per action, return and verdict per episode, facet rates, action lengths.
+    """Reward per action, return and verdict per episode, facet rates, action lengths, and
+    the share of episodes that ended because their chat outgrew the context window.
 
     Facets are logged per level, never mixed: ``facet_*`` of each episode's verdict (a
     single-turn answer's), and on multi-turn also ``turn_facet_*`` of each turn's verdict and
@@ -43,6 +45,9 @@ def rollout_stats(rollout: Rollout, prefix: str) -> dict[str, float]:
             _add(sums, f"{prefix}/facet_{facet}", float(score))
         # BFCL accuracy: a multi-turn episode is right when its final verdict is.
         _add(sums, f"{prefix}/accuracy", float(last.info.get("valid", False)))
+        # Episodes whose chat outgrew the window even cut from the middle: they ended there,
+        # failing (context_cut_rate counts actions whose chat was cut and went on).
+        _add(sums, f"{prefix}/context_overflow_rate", float(last.info.get("error_type") == CONTEXT_OVERFLOW))
     return dict(sums)
 
 

@@ -13,10 +13,13 @@ from pathlib import Path
 from typing import Any
 
 from algos.config import RESUME_FIXED, TrainConfig, to_dict
+from algos.input_files import changed_since
 from algos.store import checkpoint as ckpt
 from algos.store.results import truncate_metrics, write_args
+from algos.training.setup import data_record
 
-IRRELEVANT = ("resume", "results_dir", "experiment_name", "dataset_name", "cache_dir", "progress", "world_size")
+IRRELEVANT = ("resume", "results_dir", "experiment_name", "dataset_name", "cache_dir", "progress", "world_size",
+              "resume_with_changed_data")
 
 
 @dataclass
@@ -49,11 +52,19 @@ def resume(path: str, config: TrainConfig, policy, actor_optimizer, critic_optim
     now = to_dict(config)
     changed = {k: {"from": saved[k], "to": v} for k, v in now.items()
                if k not in IRRELEVANT and k in saved and saved[k] != v}
-    if changed and is_main:
-        history = [*saved.get("resumes", []), {"iteration": iteration, "changed": changed}]
-        write_args(run_dir, {**saved, **{k: now[k] for k in changed}, "resumes": history})
-        log("resumed with changed flags (recorded in args.json): "
-            + ", ".join(f"--{k} {c['from']} -> {c['to']}" for k, c in changed.items()))
+    # Data changed since the run began (accepted with --resume_with_changed_data, else refused
+    # before the model loaded): the new fingerprint is the run's from here on.
+    data_changed = changed_since(saved, config)
+    if (changed or data_changed) and is_main:
+        entry = {"iteration": iteration, "changed": changed, **({"data_changed": data_changed} if data_changed else {})}
+        data = {"resolved": {**saved["resolved"], "data": data_record(config)}} if data_changed else {}
+        write_args(run_dir, {**saved, **{k: now[k] for k in changed}, **data,
+                             "resumes": [*saved.get("resumes", []), entry]})
+        if changed:
+            log("resumed with changed flags (recorded in args.json): "
+                + ", ".join(f"--{k} {c['from']} -> {c['to']}" for k, c in changed.items()))
+        for line in data_changed:
+            log(f"warning: resumed on changed data (--resume_with_changed_data; recorded in args.json): {line}")
     elif is_main:
         log(f"resuming with the run's own flags ({run_dir / 'args.json'})")
     rng = ckpt.load_rng(checkpoint, rank)

@@ -25,6 +25,7 @@ from algos.model.policy import Policy
 from algos.model.warmup import ground_truth_examples, supervised_steps, value_regression_steps
 from algos.rollout.codec import TextCodec, chat_of
 from algos.rollout.groups import GROUP_REWARDS
+from algos.store.data_fingerprint import tasks_fingerprint
 from algos.store.results import new_run_dir, run_parent, write_args
 from algos.tiny.build import BUNDLED_EVAL, TINY_TRAIN, bundled_train_split
 from fcenv.sources.resolve import resolve_dataset
@@ -80,13 +81,28 @@ def train_path(config: TrainConfig) -> Path:
     return resolve_dataset(config.dataset_path) if config.dataset_path else TINY_TRAIN
 
 
+def eval_path(config: TrainConfig) -> Path | None:
+    """The held-out file: --eval_dataset_path, else a bundled split's own held-out split, else
+    None (a share of the training file is held out)."""
+    bundled = bundled_train_split(config.dataset_path)
+    if config.eval_dataset_path:
+        return resolve_dataset(config.eval_dataset_path)
+    return BUNDLED_EVAL[bundled] if bundled else None
+
+
+def data_record(config: TrainConfig) -> dict[str, dict[str, str]]:
+    """The data files the flags name (as given, else the file they resolve to) with the
+    fingerprint of their tasks (``algos.store.data_fingerprint``)."""
+    training, held_out = train_path(config), eval_path(config)
+    named = {"train": (config.dataset_path or str(training), training),
+             "eval": (config.eval_dataset_path or str(held_out or training), held_out or training)}
+    return {role: {"path": name, "sha256": tasks_fingerprint(path)} for role, (name, path) in named.items()}
+
+
 def choose_data(config: TrainConfig, count_tasks: Callable[[Path], int]) -> Data:
     """The training file and the tasks drawn from it, and the held-out tasks: a bundled split's
     own held-out split, --eval_dataset_path, or a fixed share of the training file."""
-    bundled = bundled_train_split(config.dataset_path)
-    training = train_path(config)
-    held_out = (resolve_dataset(config.eval_dataset_path) if config.eval_dataset_path
-                else (BUNDLED_EVAL[bundled] if bundled else None))
+    training, held_out = train_path(config), eval_path(config)
     count = count_tasks(training)
     if held_out is not None:
         train_indices, eval_indices = list(range(count)), list(range(count_tasks(held_out)))
@@ -143,7 +159,9 @@ def create_run_dir(config: TrainConfig, loaded: LoadedModel, data: Data, window:
     resolved = {"train_path": str(data.train_path.resolve()), "eval_path": str(Path(data.eval_path).resolve()),
                 "eval_indices": list(data.eval_indices), "context_window": window,
                 "system_prompt": None if config.tool_format else loaded.system_prompt,
-                "tool_format": config.tool_format or None, "base_model": str(Path(base).resolve())}
+                "tool_format": config.tool_format or None, "base_model": str(Path(base).resolve()),
+                # What the data held when the run began: --resume refuses data changed since.
+                "data": data_record(config)}
     write_args(run_dir, {**to_dict(config), "world_size": world, "resolved": resolved})
     return run_dir
 

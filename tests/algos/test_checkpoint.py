@@ -134,3 +134,44 @@ def test_resume_records_what_it_changes(tiny_model, tmp_path):
                                                             "num_env_steps": {"from": THREADS, "to": 2 * THREADS}}}]
     assert any("--lr 0.005 -> 0.001" in m for m in messages)
     assert resumed.run() == run_dir
+
+
+def test_resume_refuses_data_changed_at_the_same_path_unless_told(tiny_model, tmp_path):
+    """The run records a fingerprint of its data's tasks; a question file (or its possible
+    answers) edited in place is refused on --resume, naming the file and the flag that accepts
+    it, before the model loads; with the flag the run goes on and args.json records the change."""
+    import shutil
+    from pathlib import Path
+
+    from algos.store.manifest import CheckpointError
+
+    bundled = Path(__file__).resolve().parents[2] / "fcenv" / "bundled"
+    data = tmp_path / "data" / "mine.json"
+    (data.parent / "possible_answer").mkdir(parents=True)
+    shutil.copy(bundled / "tiny_train.json", data)
+    shutil.copy(bundled / "possible_answer" / "tiny_train.json", data.parent / "possible_answer" / "mine.json")
+    run_dir = Runner(config(tiny_model, tmp_path, 1, "--dataset_path", str(data)), log=lambda m: None).run()
+    assert json.loads((run_dir / "args.json").read_text())["resolved"]["data"]["train"]["path"] == str(data)
+
+    data.write_text(data.read_text().replace("Wake me at 13 hours", "Wake me at 14 hours", 1))
+    with pytest.raises(CheckpointError) as refused:
+        Runner(config(tiny_model, tmp_path, 2, "--resume", str(run_dir)), log=lambda m: None)
+    assert f"the training data {data} (fingerprint " in str(refused.value)
+    assert "pass --resume_with_changed_data" in str(refused.value)
+
+    messages = []
+    Runner(config(tiny_model, tmp_path, 2, "--resume", str(run_dir), "--resume_with_changed_data"),
+           log=messages.append)
+    args = json.loads((run_dir / "args.json").read_text())
+    assert [line.split(" (")[0] for line in args["resumes"][-1]["data_changed"]] == [
+        f"the training data {data}", f"the held-out data {data}"]  # the held-out share is of the same file
+    assert any("resumed on changed data" in m for m in messages)
+    assert args["resume_with_changed_data"] is False  # consent is given per resume, never inherited
+
+    # The accepted data is the run's now; an edited possible answer is a change too.
+    Runner(config(tiny_model, tmp_path, 2, "--resume", str(run_dir)), log=lambda m: None)
+    answers = data.parent / "possible_answer" / "mine.json"
+    first, rest = answers.read_text().split("\n", 1)
+    answers.write_text(first.replace("51", "52") + "\n" + rest)
+    with pytest.raises(CheckpointError, match="--resume_with_changed_data"):
+        Runner(config(tiny_model, tmp_path, 2, "--resume", str(run_dir)), log=lambda m: None)

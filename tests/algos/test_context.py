@@ -12,6 +12,7 @@ pytest.importorskip("peft")
 from algos.model.loading import load_tokenizer
 from algos.rollout.codec import ContextTooLong, TextCodec
 from algos.tiny.build import TINY_SYSTEM_PROMPT, chat_renderer
+from tests.support.scripted_engine import ScriptedEngine
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -124,3 +125,56 @@ def test_a_chat_that_shows_the_action_otherwise_is_encoded_whole(tiny_model):
     # a cut context is never continued: its tokens are not the observation's
     echoed = observation + tokenizer.decode(action, skip_special_tokens=False) + "<|tool|>5<|end|><|assistant|>"
     assert codec.follow([1, 2], True, action, observation, echoed) == (codec.tokens(echoed), False)
+
+
+def test_a_chat_that_outgrows_the_window_mid_episode_fails_the_episode_and_is_counted(tiny_model):
+    """A tool result that alone outgrows the window (an error that repeats a long argument):
+    the episode ends there with a failing verdict (its rewards so far kept), and training logs
+    the share of such episodes as rollout/context_overflow_rate, apart from
+    rollout/context_cut_rate (chats cut from the middle that went on)."""
+    import gymnasium as gym
+    import torch
+
+    from algos.model.loading import load_model
+    from algos.rollout.codec import CONTEXT_OVERFLOW
+    from algos.rollout.play import play
+    from algos.training.metrics import means, rollout_stats
+
+    loaded = load_model(str(tiny_model), torch.device("cpu"))
+    env = gym.make("fcenv/FunctionCalling-v0", dataset_path="multi_turn_train", renderer=loaded.renderer,
+                   system_prompt=loaded.system_prompt)
+    index = next(i for i, t in enumerate(env.unwrapped.tasks) if "get_user_id" in {f["name"] for f in t.functions})
+    observation, _ = env.reset(options={"index": index})
+    codec = TextCodec(loaded.tokenizer, 0, render=env.unwrapped.renderer, stop_ids=loaded.stop_ids)
+    codec.context_limit = len(codec.tokens(observation)) + 60  # the first context fits, the long error does not
+    long_name = "Zed " * 80
+    engine = ScriptedEngine(loaded.tokenizer, loaded.stop_ids[0], [f"[get_user_id(user='{long_name}')]"])
+    tasks = iter([index])
+    rollout = play([env], engine, codec, lambda thread: next(tasks, None), max_new_tokens=600)
+    (episode,) = rollout.episodes
+    assert episode.terminated and episode.bootstrap_context is None and len(episode.action_indices) == 1
+    last = rollout.actions[-1]
+    assert last.info["calls"] == 1  # the call ran; its result did not fit
+    assert last.info["valid"] is False and last.info["error_type"] == CONTEXT_OVERFLOW
+    figures = means(rollout_stats(rollout, "rollout"))
+    assert figures["rollout/context_overflow_rate"] == 1.0 and figures["rollout/accuracy"] == 0.0
+    assert figures["rollout/context_cut_rate"] == 0.0  # the first context was whole
+
+
+def test_generate_names_the_entry_whose_chat_cannot_fit_and_goes_on(tiny_model, tmp_path):
+    """fcenv generate records an entry whose chat outgrows the window as BFCL's failed inference,
+    naming the entry's id, and answers the others."""
+    import json
+
+    data = ROOT / "fcenv" / "bundled" / "multi_turn_eval.json"
+    out = tmp_path / "out"
+    result = subprocess.run([sys.executable, "-m", "fcenv", "generate", "--model", str(tiny_model), "--data",
+                             str(data), "--out", str(out), "--context_window", "300", "--max_new_tokens", "8",
+                             "--no-progress"], cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
+    assert result.returncode == 0, result.stderr
+    lines = [json.loads(line) for line in (out / "multi_turn_eval_result.json").read_text().splitlines()]
+    assert len(lines) == 150
+    for line in lines:
+        assert line["result"].startswith(f"Error during inference: context_overflow: entry {line['id']}: "
+                                         "the context does not fit the window of 292 tokens"), line
+    assert "entry ?" not in result.stderr and "150 of 150 answers" in result.stderr

@@ -266,6 +266,26 @@ def test_bad_input_is_named_before_any_heavy_work(policy, loaded, tmp_path):
         VLLMEngine(policy, EngineSettings(Path(loaded.path), 1024), python=sys.executable)
 
 
+def test_an_engine_killed_with_a_request_in_flight_is_named_with_its_log(policy, loaded, prompts):
+    """The worker killed (as the OOM killer would) while it samples: an EngineError naming the
+    engine, its log and what to do, not a bare ConnectionResetError."""
+    import signal
+    import threading
+
+    engine = make_engine("vllm", policy, EngineSettings(Path(loaded.path), max_positions(loaded.base), seed=0))
+    try:
+        engine.sample(prompts[:1], 2, greedy=True)  # started and synced
+        threading.Timer(0.05, engine._worker.process.send_signal, [signal.SIGKILL]).start()
+        with pytest.raises(EngineError) as died:
+            for _ in range(200):
+                engine.sample(prompts, MAX_NEW_TOKENS, generator=torch.Generator().manual_seed(0))
+        message = str(died.value)
+        assert "the vLLM engine (--rollout_engine vllm)" in message and "exited with status -9" in message
+        assert f"its log: {engine._worker.log}" in message and "make vllm" in message
+    finally:
+        engine.close()
+
+
 # ---- whole training iterations with --rollout_engine vllm -------------------------------------
 def make_runner(model_dir: Path, results: Path, *extra: str) -> Runner:
     args = ["--model_name_or_path", str(model_dir), "--system_prompt", TINY_SYSTEM_PROMPT, "--hide_function_docs",

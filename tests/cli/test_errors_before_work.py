@@ -139,3 +139,23 @@ def test_a_trainable_token_that_is_not_one_token_is_named(tiny_model, tmp_path):
     assert done.stderr.strip().splitlines()[-1].endswith(
         "error: --trainable_tokens: '<tool_call> and more' is 11 tokens for this tokenizer, not one")
     assert not list((tmp_path / "runs").rglob("checkpoints"))
+
+
+def test_the_vllm_engine_without_vllm_is_named_before_the_model_loads(tiny_model, tmp_path):
+    """--rollout_engine vllm where its interpreter has no vLLM: one line naming the engine and
+    `make vllm`, before the model loads (no loading output) and before any run folder."""
+    from algos.rollout.vllm import default_python, vllm_missing
+
+    if vllm_missing(default_python()) is None:
+        import pytest
+
+        pytest.skip("vLLM is installed for the engine here (.vllm-venv): nothing is missing")
+    from algos.tiny.build import TINY_SYSTEM_PROMPT
+
+    done = run("train_fctncalling.py", "--model_name_or_path", str(tiny_model), "--system_prompt", TINY_SYSTEM_PROMPT,
+               "--hide_function_docs", "--results_dir", str(tmp_path / "runs"), "--rollout_engine", "vllm")
+    assert_one_line(done, "error: --rollout_engine vllm: vLLM is not installed for ", "`make vllm`")
+    assert not (tmp_path / "runs").exists()
+    done = run("-m", "fcenv", "generate", "--model", str(tiny_model), "--data", "tiny_eval", "--out",
+               str(tmp_path / "out"), "--rollout_engine", "vllm")
+    assert_one_line(done, "--rollout_engine vllm: vLLM is not installed for ", "`make vllm`")

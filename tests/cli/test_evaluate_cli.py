@@ -48,12 +48,13 @@ def test_multi_turn_results(bfcl_dir, tmp_path):
     rows = [{"id": t.id, "result": ground_truth_steps(t)} for t in tasks]
     rows.append({"id": tasks[0].id, "result": ground_truth_steps(tasks[0])[:-1]})  # force-terminated
     rows.append({"id": tasks[1].id, "result": "Error during inference: timeout"})
+    rows.append({"id": tasks[2].id, "result": ground_truth_steps(tasks[2])})  # two samples of each entry
     out = tmp_path / "v.jsonl"
     proc = run("evaluate", "--data", str(data), "--results", write_jsonl(tmp_path / "r.jsonl", rows),
                "--out", str(out), "--compat", "bfcl", "--partial")
     assert proc.returncode == 0, proc.stderr
     verdicts = [json.loads(x) for x in out.read_text().splitlines()]
-    assert [v["valid"] for v in verdicts] == [True, True, True, False, False]
+    assert [v["valid"] for v in verdicts] == [True, True, True, False, False, True]
     assert verdicts[3]["error_type"] == "multi_turn:force_terminated"
     assert verdicts[4]["error_type"] == "multi_turn:inference_error"
 
@@ -259,3 +260,23 @@ def test_a_result_file_that_leaves_entries_unanswered_is_refused_unless_partial(
         assert proc.returncode == 0 and "--partial" not in proc.stdout, proc.stderr
         assert len(out.read_text().splitlines()) == 8
         out.unlink()
+
+
+def test_uneven_repeats_are_refused_naming_the_ids_and_counts(bfcl_dir, tmp_path):
+    """One id three times and the others once would weigh that entry three times in accuracy
+    and leave pass@k at k=1: refused before any verdict, naming the ids and their counts, with
+    --partial too; the same results with even repeats score."""
+    simple = small_question_file(bfcl_dir, tmp_path / "data", "simple_python", 3)
+    tasks = load_tasks(simple)
+    rows = [{"id": t.id, "result": gt_answer(t)} for t in tasks] + [{"id": tasks[0].id, "result": "No."}] * 2
+    uneven = write_jsonl(tmp_path / "uneven.jsonl", rows)
+    out = tmp_path / "v.jsonl"
+    for flags in ([], ["--partial"], ["--compat", "bfcl"]):
+        proc = run("evaluate", "--data", str(simple), "--results", uneven, "--out", str(out), *flags)
+        assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr, proc.stderr
+        assert (f"{uneven}: uneven repeats: '{tasks[0].id}' 3 lines, where the other 2 ids have 1 line each; "
+                "accuracy and pass@k need every entry of a file answered the same number of times") in proc.stderr
+        assert not out.exists() and "TOTAL" not in proc.stdout
+    even = write_jsonl(tmp_path / "even.jsonl", [{"id": t.id, "result": gt_answer(t)} for t in tasks] * 3)
+    proc = run("evaluate", "--data", str(simple), "--results", even, "--out", str(out))
+    assert proc.returncode == 0 and "pass@3" in proc.stdout, proc.stderr

@@ -26,6 +26,28 @@ def test_the_reward_is_the_envs_verdict_on_each_completion():
         prompt_dataset(MULTI_TURN_TRAIN)
 
 
+def test_mismatched_columns_and_unreadable_completions_are_errors_that_say_what_differs():
+    """A reward per completion or an error: never fewer rewards than completions (zip would stop
+    at the shorter column), never an obscure TypeError for a None completion."""
+    from fcenv.trl import EpisodeReward
+
+    reward = VerdictReward(TINY_TRAIN, system_prompt=TINY_SYSTEM_PROMPT)
+    with pytest.raises(ValueError, match=r"fcenv_bfcl: the columns differ in length \(prompts: 3, completions: 3, "
+                                         r"task_index: 2\)"):
+        reward([None] * 3, ["a", "b", "c"], task_index=[1, 2])
+    with pytest.raises(ValueError, match=r"completions: 2, task_index: 3"):
+        reward(None, ["a", "b"], task_index=[1, 2, 3])
+    with pytest.raises(TypeError, match="fcenv_bfcl: completion 1 is NoneType None, not text or a list of messages"):
+        reward([None, None], ["[f()]", None], task_index=[1, 2])
+    with pytest.raises(TypeError, match="completion 0: an assistant message's content is not text"):
+        reward([None], [[{"role": "assistant", "content": [{"type": "text"}]}]], task_index=[1])
+    with pytest.raises(ValueError, match=r"task_index 900 of completion 1 is not a task of .*tiny_train.json \(0 to 899\)"):
+        reward([None, None], ["a", "b"], task_index=[1, 900])
+    assert reward.verdicts == []  # nothing judged from a batch that was refused
+    with pytest.raises(ValueError, match=r"completions: 2, fcenv_reward: 1"):
+        EpisodeReward("fcenv_bfcl")([None, None], ["a", "b"], fcenv_reward=[1.0])
+
+
 def test_grpo_trainer_trains_on_fcenv_prompts_and_verdicts(tiny_model, tmp_path):
     from transformers import AutoModelForCausalLM
     from trl import GRPOConfig, GRPOTrainer

@@ -7,8 +7,9 @@ the top-level ``harness`` package.
   ``tickets_trading_travel_vehicle_sequences``: calls and random
   call sequences for the ticket, trading, travel and vehicle backends;
 - ``source_samples``: records in the layouts of other training sets (tests/env/test_sources.py);
-- ``verl_driver``: run in verl's venv by tests/doors/test_verl.py;
+- ``verl_driver`` and ``verl_injection_driver``: run in verl's venv by tests/doors/test_verl.py;
 - ``answers``: a right answer to a single-turn task, as text;
 - ``replay``: our side of a multi-turn trajectory in the oracle's answer shape;
-- ``runs``: tiny training runs and CLI invocations.
+- ``runs``: tiny training runs and CLI invocations;
+- ``scripted_engine``: a rollout engine that plays given action texts (the model's part, scripted).
 """
