@@ -19,7 +19,8 @@ length, padded on the left.
 (``bench/heldout_vllm.py``, run with ``.vllm-venv``'s interpreter: ``LLM`` on the saved base,
 the actor as a ``LoRARequest`` of the checkpoint's adapter folder), on the same prompts (the
 tokenizer's chat template) and decoded the same way; the entries are played in lockstep, one
-batch per step. In float32 its greedy answers are ``generate``'s; sampled ones draw other
+batch per step. It cannot measure a run that trained token rows whole (``--trainable_tokens``):
+vLLM's LoRA loader refuses them, so the client says so before any work. In float32 its greedy answers are ``generate``'s; sampled ones draw other
 random numbers.
 
 Run: ``python -m bench.heldout RUN_DIR [--data EVAL_FILE] [--samples 4] [--engine hf|vllm] [--out report.json]``.
@@ -252,6 +253,11 @@ def _figures(pairs: list[tuple[bool, bool | None]]) -> dict:
     return figures
 
 
+def _trains_token_rows(checkpoint: Path) -> bool:
+    config = json.loads((checkpoint / "actor" / "adapter_config.json").read_text())
+    return bool(config.get("trainable_token_indices"))
+
+
 def _max_positions(resolved: dict) -> int:
     from transformers import AutoConfig
 
@@ -304,11 +310,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.engine == "vllm" and not Path(args.vllm_python).is_file():
         print(f"--vllm_python {args.vllm_python}: no such interpreter (`make vllm` builds .vllm-venv)", file=sys.stderr)
         return 2
+    chosen = list(dict.fromkeys({"first_last": [found[0], found[-1]], "first": [found[0]],
+                                 "last": [found[-1]]}[args.checkpoints]))
+    if args.engine == "vllm" and any(_trains_token_rows(checkpoint) for checkpoint in chosen):
+        # vLLM's LoRARequest loads low-rank weights only; it refuses PEFT's trainable token rows.
+        print(f"--engine vllm: {args.run_dir} trained token rows whole (--trainable_tokens), which vLLM's LoRA "
+              "loader cannot apply; measure it with --engine hf", file=sys.stderr)
+        return 2
     client = VLLMClient(args.run_dir, args.vllm_python, args.seed, args.context_window) if args.engine == "vllm" else None
     reports = []
     try:
-        chosen = list(dict.fromkeys({"first_last": [found[0], found[-1]], "first": [found[0]],
-                                     "last": [found[-1]]}[args.checkpoints]))
         for checkpoint in ([None] if args.base else []) + chosen:
             started = time.perf_counter()
             report = measure(args.run_dir, checkpoint, data, indices, args, resolved["system_prompt"], saved["reward"],
