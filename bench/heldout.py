@@ -74,12 +74,18 @@ def prompt_ids(tokenizer, messages: list[dict], tools: list[dict] | None, *, max
     return list(ids)[-(context_window - max_new_tokens):]
 
 
+def sampling_options(greedy: bool, temperature: float) -> dict:
+    """``generate``'s decoding options: greedy, or the full distribution at ``temperature`` (no
+    top-k or top-p: the distribution a run trained)."""
+    return {"do_sample": False} if greedy else {"do_sample": True, "temperature": temperature, "top_k": 0, "top_p": 1.0}
+
+
 @torch.no_grad()
 def answer(model, tokenizer, messages: list[dict], *, greedy: bool, max_new_tokens: int,
            context_window: int, tools: list[dict] | None = None) -> str:
     ids = prompt_ids(tokenizer, messages, tools, max_new_tokens=max_new_tokens, context_window=context_window)
     prompt = torch.tensor([ids])
-    options = {"do_sample": False} if greedy else {"do_sample": True, "temperature": 1.0, "top_k": 0, "top_p": 1.0}
+    options = sampling_options(greedy, temperature=1.0)
     out = model.generate(input_ids=prompt, attention_mask=torch.ones_like(prompt), max_new_tokens=max_new_tokens,
                          pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id, **options)
     return tokenizer.decode(out[0, prompt.shape[1]:], skip_special_tokens=True)
@@ -98,8 +104,7 @@ def hf_responder(model, tokenizer, greedy: bool, args):
             width = max(len(prompts[i]) for i in chunk)
             ids = torch.tensor([[tokenizer.pad_token_id] * (width - len(prompts[i])) + prompts[i] for i in chunk])
             mask = torch.tensor([[0] * (width - len(prompts[i])) + [1] * len(prompts[i]) for i in chunk])
-            options = {"do_sample": False} if greedy else {"do_sample": True, "temperature": args.temperature,
-                                                           "top_k": 0, "top_p": 1.0}
+            options = sampling_options(greedy, args.temperature)
             with torch.no_grad():
                 out = model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=args.max_new_tokens,
                                      pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id, **options)
