@@ -38,7 +38,6 @@ import torch
 
 ROOT = Path(__file__).resolve().parents[1]
 QWEN = Path.home() / ".cache" / "fcenv" / "models" / "qwen2.5-coder-0.5b-instruct"
-TOOL_TAGS = ["<tool_call>", "</tool_call>"]
 
 
 @dataclass(frozen=True)
@@ -55,7 +54,6 @@ class Setup:
     temperature: float = 1.0
     model_flags: list[str] = field(default_factory=list)  # our trainer's model and format flags
     tool_format: str | None = None  # FC mode
-    trainable_tokens: list[str] = field(default_factory=list)
 
 
 SETUPS = {
@@ -137,9 +135,6 @@ def trl_round(setup: Setup, steps: int, seed: int) -> float:
         dataset = prompt_dataset(setup.dataset, tool_format=setup.tool_format, renderer=tokenizer)
         env_reward = VerdictReward(setup.dataset, reward=setup.reward, tool_format=setup.tool_format)
     lora = LoraSettings(r=8, alpha=16, target_modules=["q_proj", "k_proj", "v_proj", "o_proj"]).to_config()
-    if setup.trainable_tokens:  # the rows our trainer trains whole (--trainable_tokens), on both layers
-        rows = [tokenizer.convert_tokens_to_ids(token) for token in setup.trainable_tokens]
-        lora.trainable_token_indices = {"embed_tokens": rows, "lm_head": rows}
 
     class StepClock(TrainerCallback):
         def __init__(self):
