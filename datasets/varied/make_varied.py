@@ -10,8 +10,10 @@ booleans, enums, arrays, optional parameters with defaults), and BFCL's categori
 - ``multiple``: two to four functions, one call of the right one;
 - ``parallel``: one function, two or three calls;
 - ``parallel_multiple``: two to four functions, two or three calls of different ones;
-- ``irrelevance``: functions that cannot serve the request, whose right answer is no call (most
-  of them from the request's own domain, as in BFCL).
+- ``irrelevance``: functions that cannot serve the request, whose right answer is no call: near
+  misses from the request's own domain, requests of another domain, and questions no function
+  answers, as in BFCL (three tasks in ten: a model that learns the call format must also learn
+  when not to call).
 
 Possible answers follow BFCL's rules: an optional parameter the question does not mention
 accepts ``""`` (left out) or its default; one it mentions, the value stated. Names, docs and
@@ -30,7 +32,7 @@ from typing import Any
 
 OUT = Path(__file__).resolve().parents[2] / "fcenv" / "bundled"
 SEED = 20261126
-MIX = {"simple_python": 5, "multiple": 5, "parallel": 3, "parallel_multiple": 3, "irrelevance": 4}
+MIX = {"simple_python": 5, "multiple": 5, "parallel": 3, "parallel_multiple": 3, "irrelevance": 7}
 N_TRAIN = 2000
 N_EVAL = 200
 FIRST_ID = 20000  # ids of this set start here, apart from the tiny splits'
@@ -371,6 +373,41 @@ BY_NAME = {f.name: f for f in FUNCTIONS}
 CHATTER = ["Tell me a joke about penguins.", "What's your favourite colour?", "Write a haiku about autumn.",
            "Who painted the Mona Lisa?", "Explain what a black hole is in one sentence.",
            "Is it rude to whistle indoors?", "What does 'serendipity' mean?", "Recommend a good board game for four players."]
+# Questions no function here answers, as most of BFCL's irrelevance entries are: facts, sums,
+# advice. Each slot is filled from a pool, so a model cannot learn a list of refusals by heart.
+GENERAL = [
+    "What is the perimeter of a rectangle {a} cm long and {b} cm wide?",
+    "Compute the sum of the first {a} odd numbers.",
+    "What is {a} percent of {b}?",
+    "Solve for x: {a}x + {b} = 0.",
+    "How many seconds are there in {a} days?",
+    "What is the square root of {b}?",
+    "Recommend a novel set in {city}.",
+    "In which country is {city}?",
+    "What language do people mostly speak in {city}?",
+    "Why is the sky {color} at sunset?",
+    "Give me three tips for {topic}.",
+    "What is the history of {topic}?",
+    "How healthy is {food} compared with a salad?",
+    "Suggest a wine that goes with {food}.",
+    "Who is the most famous {genre} musician of all time?",
+    "What does the word '{word}' mean in {lang}?",
+    "How do you say 'good morning' in {lang}?",
+    "What is the boiling point of water at {a} metres above sea level?",
+    "How far is the Moon from the Earth?",
+    "Name a famous scientist born in {city}.",
+    "Can you explain how {topic} works to a child?",
+    "What year did {person} most likely finish school if she is {a} now?",
+]
+WORDS = ["saudade", "hygge", "wabi-sabi", "fernweh", "ubuntu", "sobremesa"]
+
+
+def general_question(rng: random.Random) -> str:
+    """A question from GENERAL, its slots filled."""
+    template = rng.choice(GENERAL)
+    return template.format(a=rng.randint(2, 90), b=rng.randint(100, 900), city=rng.choice(CITIES),
+                           color=rng.choice(COLORS), topic=rng.choice(TOPICS), food=rng.choice(FOODS),
+                           genre=rng.choice(GENRES), word=rng.choice(WORDS), lang=rng.choice(LANGS), person=rng.choice(PEOPLE))
 
 
 def call(rng: random.Random, function: Function) -> tuple[str, dict]:
@@ -419,18 +456,24 @@ def entry(rng: random.Random, category: str) -> tuple[str, list[dict], list[dict
 
 
 def irrelevant(rng: random.Random) -> tuple[str, list[dict], list[dict]]:
-    """A request the shown functions cannot serve. As in BFCL's irrelevance entries, most are near
-    misses: the request needs one function of a domain, and the others of that domain are shown
-    (a model must read what each does, not match the topic). The rest come from another domain,
-    or are chatter."""
+    """A request the shown functions cannot serve. As in BFCL's irrelevance entries, many are
+    near misses: the request needs one function of a domain, and the others of that domain are
+    shown (a model must read what each does, not match the topic). The rest are requests of
+    another domain, or questions no function answers (facts, sums, advice: most of BFCL's), shown
+    one or two functions of any domain, or chatter."""
     wanted = rng.choice(FUNCTIONS)
     draw = rng.random()
-    if draw < 0.6:
+    if draw < 0.45:
         pool = [f for f in FUNCTIONS if f.domain == wanted.domain and f is not wanted]
     else:
         pool = [f for f in FUNCTIONS if f.domain != wanted.domain]
-    shown_functions = rng.sample(pool, rng.randint(1, 3))
-    question = rng.choice(CHATTER) if draw >= 0.85 else call(rng, wanted)[0]
+    shown_functions = rng.sample(pool, rng.randint(1, 3) if draw < 0.65 else rng.randint(1, 2))
+    if draw < 0.65:
+        question = call(rng, wanted)[0]
+    elif draw < 0.92:
+        question = general_question(rng)
+    else:
+        question = rng.choice(CHATTER)
     return question, [f.doc() for f in shown_functions], []
 
 

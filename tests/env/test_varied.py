@@ -36,7 +36,7 @@ def test_each_tasks_ground_truth_passes_and_irrelevance_wants_no_call():
                      for call in task.ground_truth for name, args in call.items()]
             assert verdict(env, index, write_hermes(calls)), task.id
         passed[task.category] += 1
-    assert passed == Counter(simple_python=50, multiple=50, parallel=30, parallel_multiple=30, irrelevance=40)
+    assert passed == Counter(simple_python=45, multiple=45, parallel=27, parallel_multiple=27, irrelevance=56)
 
 
 def test_no_task_copies_bfcls_test_set(bfcl_dir):
