@@ -1,6 +1,13 @@
 """Reading a source's records: JSON Lines or a JSON array (with line numbers), a Parquet file,
 or a folder written by ``datasets``' ``save_to_disk`` (rows numbered from 1, reported as lines).
 Parquet and ``datasets`` folders need the ``datasets`` package (``pip install "fcenv[data]"``).
+
+The same records give the same tasks from every form. Arrow, under Parquet and ``datasets``,
+stores a column with one type: an object lacking a key its neighbours have comes back with that
+key null, and a column's integers come back as floats once one of its numbers has a fraction.
+Neither can be undone, so every record, whatever its form, is read as Arrow would leave it:
+an object's null members are left out (a null is no value given), and a float with no fraction
+is an integer.
 """
 
 from __future__ import annotations
@@ -11,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from fcenv.data import DatasetError, Problem, jsonl_lines, read_records
+from fcenv.sources.parsing import EXACT_INTEGERS
 
 Records = list[tuple[int, Any]]
 
@@ -45,7 +53,7 @@ def read_source(path: Path) -> tuple[Records, list[Problem]]:
                 raise DatasetError([Problem(file, None, None, None, f"a DatasetDict without a 'train' split "
                                                                     f"(splits: {splits}); save the split to use")])
             loaded = loaded["train" if "train" in loaded else splits[0]]
-        return list(enumerate(loaded, start=1)), []
+        return _plain_records(list(enumerate(loaded, start=1)), file)
     if path.suffix == ".parquet":
         _needs_datasets(path, "a Parquet file")
         import pyarrow.parquet as pq
@@ -54,9 +62,33 @@ def read_source(path: Path) -> tuple[Records, list[Problem]]:
             rows = pq.read_table(path).to_pylist()
         except Exception as exc:  # pyarrow's errors: a file that is not Parquet, a truncated one
             raise DatasetError([Problem(file, None, None, None, f"cannot read it as Parquet: {exc}")]) from None
-        return list(enumerate(rows, start=1)), []
+        return _plain_records(list(enumerate(rows, start=1)), file)
     records, problems, _ = read_records(path)
-    return [(r.line, r.value) for r in records], problems
+    plain, deep = _plain_records([(r.line, r.value) for r in records], file)
+    return plain, problems + deep
+
+
+def _plain_records(records: Records, file: str) -> tuple[Records, list[Problem]]:
+    """The records as every form can hold them (see the module doc); one too deeply nested to
+    walk is reported, as the JSON reader reports one too deep to parse."""
+    plain, problems = [], []
+    for line, value in records:
+        try:
+            plain.append((line, plain_value(value)))
+        except RecursionError:
+            problems.append(Problem(file, line, None, None, "JSON nested too deeply to read"))
+    return plain, problems
+
+
+def plain_value(value: Any) -> Any:
+    """``value`` without null object members, its floats with no fraction as integers."""
+    if isinstance(value, dict):
+        return {key: plain_value(item) for key, item in value.items() if item is not None}
+    if isinstance(value, list):
+        return [plain_value(item) for item in value]
+    if isinstance(value, float) and value.is_integer() and abs(value) < EXACT_INTEGERS:
+        return int(value)
+    return value
 
 
 def first_record(path: Path, lines: int = 100) -> Any:

@@ -15,6 +15,8 @@ from fcenv.sources import Call, RecordError
 
 MAX_TEXT = 1 << 20  # one record's tool list or call: far beyond any real one
 MAX_TURN = 1 << 22  # one message, or glaive's whole transcript
+# Beyond 2**53 not every integer has a float, and every float is whole: such numbers stay as written.
+EXACT_INTEGERS = 2**53
 
 
 def read_data(text: str, field: str, what: str = "JSON") -> Any:

@@ -33,7 +33,7 @@ from fcenv.bundled import resolve as resolve_bundled
 from fcenv.data import DatasetError, Problem
 
 CACHE_DIR = Path.home() / ".cache" / "fcenv" / "sources"
-CONVERTER_VERSION = 1  # part of every cache key: a change to the conversion converts again
+CONVERTER_VERSION = 2  # part of every cache key: a change to the conversion converts again
 _BFCL_TEST_FILE = re.compile(r"^BFCL_v\d+_(?P<category>.+)\.json$")
 _WEIGHT = re.compile(r"^(?P<path>.+):(?P<weight>\d+(\.\d+)?|\.\d+)$")
 

@@ -27,7 +27,7 @@ import re
 from typing import Any
 
 from fcenv.sources import Call, RecordError
-from fcenv.sources.parsing import tool_docs
+from fcenv.sources.parsing import EXACT_INTEGERS, tool_docs
 
 _TYPES = {"string": "string", "str": "string", "text": "string", "char": "string", "integer": "integer",
           "int": "integer", "long": "integer", "number": "float", "float": "float", "double": "float",
@@ -184,8 +184,32 @@ def fitted(value: Any, schema: dict[str, Any], field: str) -> Any:
     if not isinstance(value, _CHECK[kind]) or (isinstance(value, bool) and kind != "boolean"):
         raise RecordError(field, f"{value!r} is not {_PHRASE[kind]}, as the schema's type {kind} says", "type_mismatch")
     if kind == "array":
-        return [fitted(item, schema["items"], f"{field}[{i}]") for i, item in enumerate(value)]
+        items = [fitted(item, schema["items"], f"{field}[{i}]") for i, item in enumerate(value)]
+        return whole_numbers_as_the_first(items) if schema["items"].get("type") == "float" else items
     return value
+
+
+def whole_numbers_as_the_first(numbers: list[Any]) -> list[Any]:
+    """A list of numbers with its whole numbers written as its first item is: integers after a
+    whole first item, floats after one with a fraction. BFCL types a list's items by the first
+    item of its possible answer, so ``[1.5, 2]`` fails its own check where ``[1.5, 2.0]`` passes,
+    and after a whole first item both ``[1, 2.5]`` and ``[1.0, 2.5]`` pass. Written so, the list
+    reads the same whether its file kept ``2`` or turned it into ``2.0`` (Arrow does, in a column
+    where another number has a fraction)."""
+    if not numbers or not all(isinstance(n, (int, float)) and not isinstance(n, bool) for n in numbers):
+        return numbers
+    whole_first = isinstance(numbers[0], int) or numbers[0].is_integer()
+    return [_whole_number_written(n, whole_first) for n in numbers]
+
+
+def _whole_number_written(number: float, as_integer: bool) -> float:
+    if abs(number) >= EXACT_INTEGERS:  # no exact float for it, or no exact integer: left as written
+        return number
+    if as_integer and isinstance(number, float) and number.is_integer():
+        return int(number)
+    if not as_integer and isinstance(number, int):
+        return float(number)
+    return number
 
 
 def acceptable(value: Any, schema: dict[str, Any]) -> list[Any]:

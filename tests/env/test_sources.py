@@ -25,6 +25,7 @@ from fcenv.sources import SOURCE_FORMATS, Dialogue, Turn, register_format
 from fcenv.sources.convert import calls_text
 from fcenv.sources.report import convert_source
 from handlers import Call
+from tests.support.source_forms import task_contents, write_every_form
 from tests.support.source_samples import FORMATS, OPENAI, XLAM
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -282,6 +283,36 @@ def test_a_saved_dataset_and_a_parquet_file_load(tmp_path):
     assert not verdict(env, "openai_simple_1", "[control_light(room='kitchen', state='on')]")[0]
     assert verdict(env, "openai_simple_2", "[set_timer(minutes=5)]") == (True, 1.0)
     assert not verdict(env, "openai_simple_2", "[set_timer(minutes=5, room='hall')]")[0]
+
+
+def test_the_same_records_give_the_same_tasks_from_every_file_form(tmp_path):
+    """Arrow (Parquet, save_to_disk) fills a key one object of a list lacks with null, and turns
+    a column's integers into floats when one of its numbers has a fraction: the tasks are those
+    of the JSON Lines file all the same, and each record's own call passes on its own task."""
+    order = {"type": "function", "function": {"name": "order", "description": "Order items.", "parameters": {
+        "type": "object", "required": ["items"], "properties": {
+            "items": {"type": "array", "items": {"type": "object", "required": ["name"], "properties": {
+                "name": {"type": "string"}, "qty": {"type": "integer"}}}},
+            "options": {"type": "object", "properties": {"gift": {"type": "boolean"}, "note": {"type": "string"}}},
+            "tip": {"type": "number"}}}}}
+
+    def record(arguments: dict) -> dict:
+        return {"messages": [{"role": "user", "content": "Order, please."}, {"role": "assistant", "tool_calls": [
+            {"type": "function", "function": {"name": "order", "arguments": arguments}}]}], "tools": [order]}
+
+    records = [record({"items": [{"name": "tea", "qty": 2}, {"name": "cake"}], "options": {"gift": True}, "tip": 2}),
+               record({"items": [{"name": "jam"}], "options": {"note": "ring twice"}, "tip": 1.5})]
+    forms = write_every_form(records, tmp_path / "forms")
+    expected = task_contents(forms[0])
+    for path in forms[1:]:
+        assert task_contents(path) == expected, path.name
+    own_calls = {"openai_simple_0": "[order(items=[{'name': 'tea', 'qty': 2}, {'name': 'cake'}], "
+                                    "options={'gift': True}, tip=2)]",
+                 "openai_simple_1": "[order(items=[{'name': 'jam'}], options={'note': 'ring twice'}, tip=1.5)]"}
+    for path in forms:
+        env = gym.make(fcenv.ENV_ID, dataset_path=str(path), reward="bfcl")
+        for task_id, call in own_calls.items():
+            assert verdict(env, task_id, call) == (True, 1.0), (path.name, task_id)
 
 
 def test_a_conversion_is_cached_by_content(tmp_path, cache):

@@ -7,6 +7,7 @@ the top-level ``harness`` package.
   ``tickets_trading_travel_vehicle_sequences``: calls and random
   call sequences for the ticket, trading, travel and vehicle backends;
 - ``source_samples``: records in the layouts of other training sets (tests/env/test_sources.py);
+- ``source_forms``: the same records as JSON Lines, JSON, Parquet and a saved dataset;
 - ``verl_driver`` and ``verl_injection_driver``: run in verl's venv by tests/doors/test_verl.py;
 - ``answers``: a right answer to a single-turn task, as text;
 - ``replay``: our side of a multi-turn trajectory in the oracle's answer shape;
