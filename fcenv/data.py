@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import hashlib
 import json
 import re
 import sys
@@ -227,6 +228,26 @@ def answers_path_for(path: Path) -> Path | None:
         if candidate.exists():
             return candidate
     return None
+
+
+def content_key(path: Path, answers: str | Path | None = None) -> str:
+    """A hash of the bytes a question file's tasks are read from: the file and its possible
+    answers (``answers``, else ``possible_answer/<name>`` found beside it). Whatever keeps tasks
+    for later keys on it, so that an answer edited in place is read again; a file's time and
+    size miss an edit of its answers, and may miss an edit of its own."""
+    answer_file = Path(answers) if answers else answers_path_for(path)
+    digest = hashlib.sha256(b"question " + _bytes_digest(path))
+    if answer_file is not None and answer_file.is_file():
+        digest.update(b"answers " + _bytes_digest(answer_file))
+    return digest.hexdigest()
+
+
+def _bytes_digest(file: Path) -> bytes:
+    digest = hashlib.sha256()
+    with file.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.digest()
 
 
 def func_doc_dir_for(path: Path) -> Path | None:

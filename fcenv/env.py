@@ -23,7 +23,7 @@ from gymnasium.error import ResetNeeded
 
 from checkers import CheckResult, get_checker
 from fcenv.chat_view import ChatView
-from fcenv.data import load_tasks
+from fcenv.data import content_key, load_tasks
 from fcenv.episode import EpisodeSettings, SingleTurnEpisode, StepOutcome, calls_info
 from fcenv.sources.resolve import resolve_dataset
 from fcenv.prompts import BFCL_SYSTEM_PROMPT, Renderer, get_renderer
@@ -38,20 +38,20 @@ _ORDERS = ("random", "sequential")
 
 
 @lru_cache(maxsize=16)
-def _load_cached(path: Path, answers: str | None, stamp: tuple[int, int]) -> tuple[Task, ...]:
+def _load_cached(path: Path, answers: str | None, content: str) -> tuple[Task, ...]:
     return tuple(load_tasks(path, answers=answers))
 
 
 def dataset_tasks(path: str | Path, answers: str | Path | None = None) -> list[Task]:
     """The tasks of a ``dataset_path`` (a question file, a bundled split's name, a source or a
-    mix: ``fcenv.sources.resolve``), parsed once per process: tasks are immutable, so the
-    sub-environments of a vector env, and a command that checked the file before loading its
-    model, share one parsed copy."""
+    mix: ``fcenv.sources.resolve``), parsed once per content and process: tasks are immutable,
+    so the sub-environments of a vector env, and a command that checked the file before loading
+    its model, share one parsed copy, and an env made after the file or its possible answers
+    were edited reads them again (``content_key``)."""
     path = resolve_dataset(path).resolve()
-    stat = path.stat() if path.exists() else None
-    if stat is None:
+    if not path.is_file():
         return load_tasks(path, answers=answers)  # raises the loader's clear error
-    return list(_load_cached(path, str(answers) if answers else None, (stat.st_mtime_ns, stat.st_size)))
+    return list(_load_cached(path, str(answers) if answers else None, content_key(path, answers)))
 
 
 def _check_decoder_and_checker(handler: str | None, checker: str | Callable | None, tasks: list[Task]) -> None:

@@ -132,8 +132,7 @@ def mix_parts(spec: str) -> list[tuple[str, float]] | None:
 
 
 def mixed(parts: list[tuple[str, float]], cache_dir: Path = CACHE_DIR) -> Path:
-    from fcenv.data import load_tasks
-    from fcenv.sources.files import fingerprint
+    from fcenv.data import content_key, load_tasks
 
     problems = []
     for path, weight in parts:
@@ -144,7 +143,12 @@ def mixed(parts: list[tuple[str, float]], cache_dir: Path = CACHE_DIR) -> Path:
     if problems:
         raise DatasetError(problems)
     files = [(resolve_dataset(path, cache_dir), weight) for path, weight in parts]
-    key_text = "\0".join(f"{fingerprint(f)}:{w}" for f, w in files)
+    for file, _ in files:
+        if not file.is_file():  # a folder that is no saved dataset: the loader says what is wrong
+            load_tasks(file)
+    # The answers are part of a part's content: a BFCL file whose possible answers were edited
+    # makes another mix (a new process would otherwise judge by the answers the cache holds).
+    key_text = "\0".join(f"{content_key(f)}:{w}" for f, w in files)
     key = hashlib.sha256(f"mix{CONVERTER_VERSION}\0{key_text}".encode()).hexdigest()[:24]
     target = cache_dir / key / "mix.json"
     if target.exists():

@@ -206,3 +206,35 @@ def test_observations_stay_in_the_declared_space(simple_path):
     observation, *_ = env.step("x" * env.action_space.max_length)
     assert len(observation) > env.action_space.max_length
     assert env.observation_space.contains(observation)
+
+
+def write_area_answer(folder, side: int) -> None:
+    (folder / "possible_answer").mkdir(parents=True, exist_ok=True)
+    (folder / "possible_answer" / "BFCL_v4_simple_python.json").write_text(json.dumps(
+        {"id": "simple_python_0", "ground_truth": [{"area": {"side": [side]}}]}) + "\n")
+
+
+def write_area_task(folder, side: int):
+    """One BFCL entry, area(side), in its own folder; its possible answer is ``side``."""
+    doc = {"name": "area", "description": "Area of a square.", "parameters": {
+        "type": "dict", "properties": {"side": {"type": "integer", "description": "Side."}}, "required": ["side"]}}
+    (folder / "BFCL_v4_simple_python.json").write_text(json.dumps(
+        {"id": "simple_python_0", "question": [[{"role": "user", "content": "Area of the square?"}]],
+         "function": [doc]}) + "\n")
+    write_area_answer(folder, side)
+    return folder / "BFCL_v4_simple_python.json"
+
+
+def test_a_new_env_judges_by_the_possible_answer_as_it_is_now(tmp_path):
+    """A notebook: an env, the possible answer edited in place, a new env on the same file. The
+    new env judges by the edited answer, though the question file is untouched."""
+    path = write_area_task(tmp_path, side=3)
+    first = gym.make("fcenv/FunctionCalling-v0", dataset_path=path)
+    first.reset()
+    assert first.step("[area(side=3)]")[1] == 1.0
+    write_area_answer(tmp_path, side=4)
+    second = gym.make("fcenv/FunctionCalling-v0", dataset_path=path)
+    second.reset()
+    assert second.step("[area(side=4)]")[1] == 1.0
+    second.reset()
+    assert second.step("[area(side=3)]")[1] < 1.0

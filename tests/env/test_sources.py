@@ -343,6 +343,26 @@ def test_several_sources_mix_with_weights(tmp_path):
         load_tasks(f"{xlam}:1,{tmp_path / 'missing.jsonl'}:2")
 
 
+def test_a_mix_judges_by_its_parts_possible_answers_as_they_are_now(tmp_path):
+    """A mix is written once to the cache, which every later process reads: editing a BFCL
+    part's possible answer (its question file untouched) makes the mix anew."""
+    bfcl = tmp_path / "bfcl"
+    (bfcl / "possible_answer").mkdir(parents=True)
+    doc = {"name": "area", "description": "Area of a square.", "parameters": {
+        "type": "dict", "properties": {"side": {"type": "integer", "description": "Side."}}, "required": ["side"]}}
+    question = bfcl / "BFCL_v4_simple_python.json"
+    question.write_text(json.dumps({"id": "simple_python_0", "question": [[{"role": "user", "content": "Area?"}]],
+                                    "function": [doc]}) + "\n")
+    spec = f"{question}:1,{write_jsonl(tmp_path / 'x.jsonl', XLAM)}:1"
+    for side in (3, 4):
+        (bfcl / "possible_answer" / question.name).write_text(json.dumps(
+            {"id": "simple_python_0", "ground_truth": [{"area": {"side": [side]}}]}) + "\n")
+        env = gym.make(fcenv.ENV_ID, dataset_path=spec, reward="bfcl")
+        area = next(t.id for t in env.unwrapped.tasks if t.category == "simple_python")
+        assert verdict(env, area, f"[area(side={side})]") == (True, 1.0), side
+        assert not verdict(env, area, f"[area(side={7 - side})]")[0], side
+
+
 def test_convert_misuse_exits_2_in_one_line(tmp_path):
     source = write_jsonl(tmp_path / "x.jsonl", XLAM)
     (tmp_path / "a_file").write_text("")
