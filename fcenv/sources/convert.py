@@ -78,6 +78,17 @@ class Conversion:
         return [question_file, answer_file]
 
 
+def left_out_rows(left_out: list[tuple[str, Problem]]) -> list[dict[str, Any]]:
+    """The records left out as JSON rows (a report file, the record a cached conversion keeps)."""
+    return [{"left_out": kind, "file": p.file, "line": p.line, "record_id": p.entry_id, "field": p.field,
+             "message": p.message} for kind, p in left_out]
+
+
+def left_out_from_rows(rows: list[dict[str, Any]]) -> list[tuple[str, Problem]]:
+    return [(row["left_out"], Problem(row["file"], row["line"], row["record_id"], row["field"], row["message"]))
+            for row in rows]
+
+
 def plural(count: int, noun: str) -> str:
     return f"{count} {noun}{'' if count == 1 else 's'}"
 

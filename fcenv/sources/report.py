@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from fcenv.data import DatasetError, Problem, answers_path_for, read_records
-from fcenv.sources.convert import STEPS, Conversion, choose_format, convert_records
+from fcenv.sources.convert import STEPS, Conversion, choose_format, convert_records, left_out_rows
 
 SHOWN = 20  # records left out that `convert` prints (all go to the report file)
 
@@ -22,16 +22,20 @@ def convert_source(spec: str, fmt: str | None = None, steps: str = "all") -> Con
     """A source converted in memory, or a BFCL file's entries as they are."""
     from fcenv.bundled import resolve as resolve_bundled
     from fcenv.sources.files import read_source
-    from fcenv.sources.resolve import mix_parts, resolve_dataset
+    from fcenv.sources.resolve import mix_left_out, mix_parts, resolve_dataset
 
     path = resolve_bundled(spec)
     if path.exists() and (fmt or not _bfcl_file(path)):
         records, problems = read_source(path)
         return convert_records(records, choose_format(records, str(path), fmt), str(path), steps=steps,
                                problems=problems)
-    if not path.exists() and mix_parts(spec) is None:
+    parts = None if path.exists() else mix_parts(spec)
+    if not path.exists() and parts is None:
         raise DatasetError([Problem(spec, None, None, None, "no such file")])
-    return _bfcl_entries(resolve_dataset(spec))
+    conversion = _bfcl_entries(resolve_dataset(spec))
+    if parts:  # a mix: what its sources left out, which its file no longer shows
+        conversion.left_out = mix_left_out(parts)
+    return conversion
 
 
 def _bfcl_file(path: Path) -> bool:
@@ -151,8 +155,7 @@ def convert_command(sources: list[str], out: Path, *, fmt: str | None = None, st
 
 
 def _report_rows(conversion: Conversion) -> list[dict[str, Any]]:
-    rows = [{"left_out": kind, "file": p.file, "line": p.line, "record_id": p.entry_id, "field": p.field,
-             "message": p.message} for kind, p in conversion.left_out]
+    rows = left_out_rows(conversion.left_out)
     rows += [{"dropped": entry["id"], "origin": entry.get("origin"), "why": why} for entry, why in conversion.dropped]
     return rows
 

@@ -12,7 +12,8 @@
   share in proportion to its weight (drawn without repeats until a part runs out, then again
   in a new order), written to the cache as one BFCL file.
 
-Records a conversion leaves out are reported in one warning (``fcenv data check`` lists them).
+Records a conversion leaves out are reported in one warning, in each process that uses it,
+from the cache too (``fcenv data check`` lists them, a mix's among them).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import math
 import os
 import random
 import re
@@ -30,12 +32,12 @@ from collections import Counter
 from pathlib import Path
 
 from fcenv.bundled import resolve as resolve_bundled
-from fcenv.data import DatasetError, Problem
+from fcenv.data import DatasetError, DatasetWarning, Problem
 
 CACHE_DIR = Path.home() / ".cache" / "fcenv" / "sources"
 CONVERTER_VERSION = 2  # part of every cache key: a change to the conversion converts again
 _BFCL_TEST_FILE = re.compile(r"^BFCL_v\d+_(?P<category>.+)\.json$")
-_WEIGHT = re.compile(r"^(?P<path>.+):(?P<weight>\d+(\.\d+)?|\.\d+)$")
+_WEIGHT = re.compile(r"\d+(\.\d*)?|\.\d+")  # 2, 0.5, .5, 2.: no sign, no exponent
 
 
 def resolve_dataset(spec: str | Path, cache_dir: Path | None = None) -> Path:
@@ -73,24 +75,60 @@ def is_source(path: Path) -> bool:
 
 
 def converted(path: Path, cache_dir: Path = CACHE_DIR, fmt: str | None = None, steps: str = "all") -> Path:
-    """The BFCL question file converted from a source, from the cache when it is there."""
-    from fcenv.sources.convert import choose_format, convert_records
-    from fcenv.sources.files import fingerprint, read_source
+    """The BFCL question file converted from a source, from the cache when it is there. The
+    records the conversion left out are said in a warning whether it was made now or earlier
+    (the cache keeps them beside the tasks)."""
+    from fcenv.sources.convert import plural
+    from fcenv.sources.files import fingerprint
 
     key = hashlib.sha256(f"{CONVERTER_VERSION}\0{fmt}\0{steps}\0{fingerprint(path)}".encode()).hexdigest()[:24]
     target = cache_dir / key / f"{_stem(path)}.json"
-    if target.exists() and (target.parent / "possible_answer" / target.name).exists():
-        return target
+    if not all(file.exists() for file in (target, target.parent / "possible_answer" / target.name,
+                                          _left_out_file(target))):
+        _publish(target, _conversion_writer(path, fmt, steps))
+    left_out = kept_left_out(target)
+    if left_out:
+        kinds = Counter(kind for kind, _ in left_out)
+        warnings.warn(f"{path}: {plural(len(left_out), 'record')} left out ("
+                      f"{', '.join(f'{kind} {n}' for kind, n in sorted(kinds.items()))}); "
+                      f"`fcenv data check {path}` lists them", DatasetWarning, stacklevel=2)
+    return target
+
+
+def _conversion_writer(path: Path, fmt: str | None, steps: str):
+    """The source converted, as a function writing its files (the question file, its answers
+    and the records left out) under a question file's name."""
+    from fcenv.sources.convert import choose_format, convert_records, left_out_rows
+    from fcenv.sources.files import read_source
+
     records, problems = read_source(path)
     conversion = convert_records(records, choose_format(records, str(path), fmt), str(path), steps=steps,
                                  problems=problems)
     if not conversion.entries:
         raise DatasetError([p for _, p in conversion.left_out] or
                            [Problem(str(path), None, None, None, "no task could be made of its records")])
-    if conversion.left_out:
-        warnings.warn(f"{conversion.summary()}; `fcenv data check {path}` lists them", stacklevel=2)
-    _publish(target, conversion.write)
-    return target
+
+    def write(question_file: Path) -> None:
+        conversion.write(question_file)
+        _left_out_file(question_file).write_text(
+            "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in left_out_rows(conversion.left_out)),
+            encoding="utf-8")
+
+    return write
+
+
+def _left_out_file(question_file: Path) -> Path:
+    return question_file.with_name(f"{question_file.stem}.left_out.jsonl")
+
+
+def kept_left_out(question_file: Path) -> list[tuple[str, Problem]]:
+    """The records left out of a conversion in the cache (none for any other file)."""
+    from fcenv.sources.convert import left_out_from_rows
+
+    file = _left_out_file(question_file)
+    if not file.exists():
+        return []
+    return left_out_from_rows([json.loads(line) for line in file.read_text(encoding="utf-8").splitlines()])
 
 
 def _stem(path: Path) -> str:
@@ -117,31 +155,46 @@ def _publish(target: Path, write) -> None:
 
 
 def mix_parts(spec: str) -> list[tuple[str, float]] | None:
-    """``"a.jsonl:2,b.parquet"`` as [(path, weight), ...]; None when ``spec`` is no mix."""
-    pieces = [p.strip() for p in spec.split(",")]
-    parts = []
-    for piece in pieces:
-        match = _WEIGHT.match(piece)
-        path, weight = (match.group("path"), float(match.group("weight"))) if match else (piece, 1.0)
-        if not path:
-            return None
-        parts.append((path, weight))
-    if len(parts) == 1 and parts[0][0] == spec:
+    """``"a.jsonl:2,b.parquet"`` as [(path, weight), ...]; None when ``spec`` is no mix (one
+    path without a weight). A ``DatasetError`` names every part that is no file and every
+    weight that is not a number above 0, written in digits."""
+    pieces = [_path_and_weight(p.strip()) for p in spec.split(",")]
+    if any(not path for path, _ in pieces) or (len(pieces) == 1 and pieces[0][1] is None):
         return None
-    return parts
+    problems = [problem for path, weight in pieces for problem in _part_problems(path, weight)]
+    if problems:
+        raise DatasetError(problems)
+    return [(path, 1.0 if weight is None else float(weight)) for path, weight in pieces]
+
+
+def _path_and_weight(piece: str) -> tuple[str, str | None]:
+    """``PATH:WEIGHT`` split at its last colon, the weight as written (None when there is none).
+    What follows the colon is a weight when it reads as one or when what precedes it is a file,
+    so that ``a.jsonl:-1`` is a bad weight of a.jsonl, not a file named so; a piece that is a
+    file itself, or that neither reading fits, is a path."""
+    path, colon, weight = piece.rpartition(":")
+    if not colon or resolve_bundled(piece).exists():
+        return piece, None
+    if _WEIGHT.fullmatch(weight) or resolve_bundled(path).exists():
+        return path, weight
+    return piece, None
+
+
+def _part_problems(path: str, weight: str | None) -> list[Problem]:
+    problems = []
+    if not resolve_bundled(path).exists():
+        problems.append(Problem(path, None, None, None, "no such file (in a mix of several datasets)"))
+    if weight is not None and not (_WEIGHT.fullmatch(weight) and 0 < float(weight) < math.inf):
+        problems.append(Problem(path, None, None, None, f"bad weight {weight!r} in the mix: a part's weight is a "
+                                                        f"number above 0 written in digits, such as 2 or 0.5 "
+                                                        f"(PATH:WEIGHT)"))
+    return problems
 
 
 def mixed(parts: list[tuple[str, float]], cache_dir: Path = CACHE_DIR) -> Path:
+    """The mix of ``parts`` (as ``mix_parts`` reads them) as one BFCL file in the cache."""
     from fcenv.data import content_key, load_tasks
 
-    problems = []
-    for path, weight in parts:
-        if not resolve_bundled(path).exists():
-            problems.append(Problem(path, None, None, None, "no such file (in a mix of several datasets)"))
-        elif weight <= 0:
-            problems.append(Problem(path, None, None, None, f"weight {weight:g}: a part's weight must be positive"))
-    if problems:
-        raise DatasetError(problems)
     files = [(resolve_dataset(path, cache_dir), weight) for path, weight in parts]
     for file, _ in files:
         if not file.is_file():  # a folder that is no saved dataset: the loader says what is wrong
@@ -168,6 +221,11 @@ def mixed(parts: list[tuple[str, float]], cache_dir: Path = CACHE_DIR) -> Path:
     rng.shuffle(chosen)
     _publish(target, lambda file: _write_tasks(chosen, file))
     return target
+
+
+def mix_left_out(parts: list[tuple[str, float]], cache_dir: Path | None = None) -> list[tuple[str, Problem]]:
+    """The records the sources of a mix leave out, as their conversions in the cache keep them."""
+    return [item for path, _ in parts for item in kept_left_out(resolve_dataset(path, cache_dir))]
 
 
 def _write_tasks(tasks: list, file: Path) -> None:

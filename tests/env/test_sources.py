@@ -343,6 +343,38 @@ def test_several_sources_mix_with_weights(tmp_path):
         load_tasks(f"{xlam}:1,{tmp_path / 'missing.jsonl'}:2")
 
 
+@pytest.mark.parametrize("weight", ["-1", "abc", "1e2", "0", "nan"])
+def test_a_mistyped_weight_is_named_with_its_part(tmp_path, weight):
+    """The file exists; what follows its colon is a bad weight, not part of a file name."""
+    xlam = write_jsonl(tmp_path / "x.jsonl", XLAM)
+    for spec in (f"{xlam}:{weight},tiny_train", f"{xlam}:{weight}"):
+        with pytest.raises(DatasetError) as caught:
+            load_tasks(spec)
+        (problem,) = caught.value.problems
+        assert problem.file == str(xlam) and f"bad weight {weight!r}" in problem.message, problem
+        assert "no such file" not in str(caught.value)
+
+
+def test_records_a_part_leaves_out_are_reported_every_time(bfcl_dir, tmp_path, capsys):
+    """A mix converts its sources once; `data check` on it lists what they left out on every
+    run, the cache warm or not, `convert --strict` refuses it, and each conversion warns."""
+    from fcenv.cli import main
+
+    source = write_jsonl(tmp_path / "x.jsonl", XLAM + [XLAM[0] | {"answers": "[{"}])
+    spec = f"{source}:2,tiny_eval"
+    left_out = f"{source}, line 3, entry '0', field 'answers': invalid JSON"
+    for _ in range(2):
+        assert main(["data", "check", spec, "--bfcl_dir", str(bfcl_dir)]) == 1
+        out = capsys.readouterr().out
+        assert "1 record left out: unreadable 1" in out and left_out in out, out
+    assert main(["data", "convert", spec, "--out", str(tmp_path / "out"), "--strict"]) == 2
+    assert left_out in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+    for _ in range(2):
+        with pytest.warns(UserWarning, match=r"x\.jsonl: 1 record left out \(unreadable 1\)"):
+            resolve.converted(source, resolve.CACHE_DIR)
+
+
 def test_a_mix_judges_by_its_parts_possible_answers_as_they_are_now(tmp_path):
     """A mix is written once to the cache, which every later process reads: editing a BFCL
     part's possible answer (its question file untouched) makes the mix anew."""
