@@ -43,8 +43,10 @@ def register_checker(name: str, facets: Mapping[str, float] | None = None) -> Ca
         bad = {k: w for k, w in facets.items() if not isinstance(w, (int, float)) or not 0 <= w < float("inf")}
         if bad:
             raise ValueError(f"checker {name!r}: facet weights must be finite numbers >= 0, not {bad}")
+    decorator = _CHECKERS.register(name)  # first: a name already held keeps its facets too
+    if facets is not None:
         _FACETS[name] = {k: float(w) for k, w in facets.items()}
-    return _CHECKERS.register(name)
+    return decorator
 
 
 def get_checker(name: str) -> Checker:

@@ -9,12 +9,20 @@ loaded on the first lookup, so creating a registry or importing its package does
 command-line choice of these kinds is drawn from ``names()``, so an entry a user registers is
 accepted wherever a built-in one is.
 
+A name is held once. Registering a name the registry holds (a built-in's, an entry point's, or
+one registered before) raises ``ValueError`` naming it, whether or not anything has been looked
+up yet: a registration outside the built-in modules loads the built-ins and entry points first,
+so that what they hold is known. To change what a built-in does, register under a new name and
+choose that name. An entry point under a name already held is left unloaded (the built-in, or the
+entry registered first, keeps it).
+
 It lives in ``handlers``, the bottom layer, so that every layer above can use it.
 """
 
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Callable
 from importlib.metadata import entry_points
 from typing import Generic, TypeVar, overload
@@ -30,6 +38,7 @@ class Registry(Generic[T]):
         self._builtin_modules = builtin_modules
         self._entries: dict[str, T] = {}
         self._loaded = False
+        self._loading = False
 
     @overload
     def register(self, name: str) -> Callable[[T], T]: ...
@@ -38,16 +47,35 @@ class Registry(Generic[T]):
 
     def register(self, name, entry=None):
         """Register ``entry`` under ``name``; without ``entry``, a decorator that registers what
-        it decorates. A later registration of a name replaces the earlier one."""
+        it decorates. A name the registry already holds is refused (see the module doc)."""
+        if not (self._loading or self._builtin_module_running()):
+            self._load()
+        self._refuse_held(name)  # now, before a decorator's caller does anything else under the name
         if entry is not None:
-            self._entries[name] = entry
-            return entry
+            return self._add(name, entry)
+        return lambda fn: self._add(name, fn)
 
-        def decorator(fn: T) -> T:
-            self._entries[name] = fn
-            return fn
+    def _add(self, name: str, entry: T) -> T:
+        self._refuse_held(name)
+        self._entries[name] = entry
+        return entry
 
-        return decorator
+    def _refuse_held(self, name: str) -> None:
+        if name in self._entries:
+            raise ValueError(f"{self.kind} {name!r} is already registered (a name is held once, built-in names "
+                             f"included); register yours under another name and choose that one")
+
+    def _builtin_module_running(self) -> bool:
+        """Whether the body of one of the built-in modules is on the call stack: a built-in
+        registers while its module is imported, by ``_load`` or by any import of it, and must
+        not load the others then (importing a package stays cheap)."""
+        builtins = {f"{self._package}.{module}" for module in self._builtin_modules}
+        frame = sys._getframe(1)
+        while frame is not None:
+            if frame.f_code.co_name == "<module>" and frame.f_globals.get("__name__") in builtins:
+                return True
+            frame = frame.f_back
+        return False
 
     def get(self, name: str) -> T:
         self._load()
@@ -65,10 +93,15 @@ class Registry(Generic[T]):
         return name in self._entries
 
     def _load(self) -> None:
-        if self._loaded:
+        if self._loaded or self._loading:  # loading: a module being loaded registers, or looks up
             return
-        for module in self._builtin_modules:
-            importlib.import_module(f"{self._package}.{module}")
-        for ep in entry_points(group=self.group):
-            self._entries.setdefault(ep.name, ep.load())
-        self._loaded = True
+        self._loading = True
+        try:
+            for module in self._builtin_modules:
+                importlib.import_module(f"{self._package}.{module}")
+            for ep in entry_points(group=self.group):
+                if ep.name not in self._entries:
+                    self._entries[ep.name] = ep.load()
+            self._loaded = True
+        finally:
+            self._loading = False

@@ -27,6 +27,33 @@ def test_registry_has_the_built_in_handlers():
     assert Call("f", {"a": 1}).to_bfcl() == {"f": {"a": 1}}
 
 
+REGISTER_UNDER_A_BUILT_IN = {
+    "decoder": ("from handlers import get_handler as look_up, register_handler\n"
+                "register = lambda: register_handler('python')(lambda text: [])\n"
+                "kept = lambda: look_up('python').__module__ == 'handlers.python'\n"
+                "other, built_in_module = 'json', 'handlers.python'\n"),
+    "source format": ("from fcenv.sources import get_format as look_up, register_format\n"
+                      "register = lambda: register_format('xlam')(lambda record: None)\n"
+                      "kept = lambda: look_up('xlam').read.__module__ == 'fcenv.sources.xlam'\n"
+                      "other, built_in_module = 'openai', 'fcenv.sources.xlam'\n"),
+}
+FIRST = {"nothing": "", "another's lookup": "look_up(other)\n",
+         "an import of the built-in's module": "import importlib; importlib.import_module(built_in_module)\n"}
+
+
+@pytest.mark.parametrize("first", sorted(FIRST))
+@pytest.mark.parametrize("kind", sorted(REGISTER_UNDER_A_BUILT_IN))
+def test_registering_under_a_built_in_name_is_refused_whatever_came_first(kind, first):
+    """One rule, in a fresh process, before any lookup or after one: the registration raises
+    naming the name, and the built-in stays what the name looks up."""
+    probe = (REGISTER_UNDER_A_BUILT_IN[kind] + FIRST[first]
+             + "try:\n    register()\nexcept ValueError as exc:\n    print(exc)\n"
+             + "print('built-in kept' if kept() else 'replaced')\n")
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    name = "python" if kind == "decoder" else "xlam"
+    assert f"{name!r} is already registered" in proc.stdout and "built-in kept" in proc.stdout, proc.stdout
+
+
 # ---- python --------------------------------------------------------------------------------
 
 
