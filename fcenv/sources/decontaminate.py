@@ -10,10 +10,15 @@ A training task is flagged when one of its user messages
   instruction-tuning data commonly uses; BFCL messages of fewer than 8 words are matched
   exactly only;
 
-or when its **function set equals** a BFCL entry's: the same function names with the same
-parameter names (BFCL's multi-turn entries' sets are their classes' documented functions).
-Changing a few values of a BFCL question defeats the 8-gram test on a short question; it
-does not change the functions it is asked of.
+or when its **function set equals** a BFCL entry's (the same function names with the same
+parameter names; BFCL's multi-turn entries' sets are their classes' documented functions) and
+its question shares telling words with that entry's: words in fewer than ``COMMON`` (5%) of
+BFCL's user messages, numbers left out; one word when BFCL asks those functions of that entry
+only, two when it asks them of several. Changing a few values of a BFCL question defeats the
+8-gram test on a short question; it changes neither the functions it is asked of nor the words
+around the values. A common tool alone is no copy: BFCL asks ``get_current_weather(location,
+unit)`` 118 questions, most of them about something else, and a training task asking another
+thing of it shares a word with one of them by chance, two rarely.
 
 BFCL's test files are every ``BFCL_v*_*.json`` question file of its data folder (not the
 retired ``unused_datasets/``).
@@ -23,7 +28,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,6 +36,7 @@ from typing import Any
 NGRAM = 8
 OVERLAP = 0.5
 MIN_WORDS = 3
+COMMON = 0.05  # a word in this share of BFCL's user messages or more ("the", "find") is no evidence
 _SKIP = ("format_sensitivity",)  # a file of ids, no questions
 
 
@@ -67,13 +73,15 @@ class Match:
     bfcl_id: str
     how: str  # "exact", "near" or "function set"
     overlap: float = 1.0
+    shared: tuple[str, ...] = ()  # function set: the words its question shares with BFCL's
 
     def __str__(self) -> str:
         if self.how == "exact":
             return f"its question equals BFCL's {self.bfcl_id}"
         if self.how == "near":
             return f"its question nearly equals BFCL's {self.bfcl_id} ({self.overlap:.0%} of its {NGRAM}-grams)"
-        return f"its function set equals BFCL's {self.bfcl_id}"
+        return (f"its function set equals BFCL's {self.bfcl_id}, and its question shares "
+                f"{', '.join(map(repr, self.shared))} with that entry's")
 
 
 class BfclIndex:
@@ -83,7 +91,9 @@ class BfclIndex:
         self.exact: dict[tuple[str, ...], str] = {}
         self.grams: dict[tuple[str, ...], set[int]] = defaultdict(set)
         self.messages: list[tuple[str, int]] = []  # (entry id, number of its grams)
-        self.functions: dict[frozenset, str] = {}
+        # function set -> the entries offering it, each with the words of its questions
+        self.functions: dict[frozenset, list[tuple[str, frozenset[str]]]] = defaultdict(list)
+        self.common = _common_words([text for _, texts, _ in entries for text in texts])
         for entry_id, texts, functions in entries:
             for text in texts:
                 tokens = words(text)
@@ -95,7 +105,14 @@ class BfclIndex:
                         self.grams[gram].add(len(self.messages))
                     self.messages.append((entry_id, len(grams)))
             if functions:
-                self.functions.setdefault(functions, entry_id)
+                self.functions[functions].append((entry_id, self.telling_words(texts)))
+
+    def telling_words(self, texts: list[str]) -> frozenset[str]:
+        """The words of ``texts`` that can tell a copy: not common in BFCL's questions, their
+        digits left out (a disguise changes the values, not the words around them; a text
+        without spaces, Chinese, is one word, cut at its numbers here)."""
+        return frozenset(piece for text in texts for word in words(text) if word not in self.common
+                         for piece in re.split(r"\d+", word) if piece)
 
     @classmethod
     def from_dir(cls, folder: Path) -> BfclIndex:
@@ -133,5 +150,23 @@ class BfclIndex:
                 overlap = best[1] / self.messages[best[0]][1]
                 if overlap >= OVERLAP:
                     return Match(self.messages[best[0]][0], "near", overlap)
-        found = self.functions.get(function_set(functions))
-        return Match(found, "function set") if found else None
+        return self._same_functions(question, functions)
+
+    def _same_functions(self, question: Any, functions: Any) -> Match | None:
+        """The first BFCL entry with the task's function set whose question shares telling
+        words with the task's: one when BFCL asks those functions once, two when it asks them
+        of several questions (one word in common with one of a hundred is chance)."""
+        asked = self.telling_words(user_texts(question))
+        entries = self.functions.get(function_set(functions), [])
+        needed = 1 if len(entries) == 1 else 2
+        for entry_id, vocabulary in entries:
+            shared = asked & vocabulary
+            if len(shared) >= needed:
+                return Match(entry_id, "function set", shared=tuple(sorted(shared)[:3]))
+        return None
+
+
+def _common_words(texts: list[str]) -> frozenset[str]:
+    """The words in at least ``COMMON`` of the texts."""
+    counts: Counter = Counter(word for text in texts for word in set(words(text)))
+    return frozenset(word for word, count in counts.items() if count >= COMMON * len(texts))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -240,6 +241,74 @@ def test_decontamination_finds_a_planted_bfcl_question(bfcl_dir, tmp_path):
     assert [t.id for t in load_tasks(out / "planted.json")] == ["xlam_simple_0"]
     clean = run("data", "check", str(out / "planted.json"), "--bfcl_dir", str(bfcl_dir))
     assert clean.returncode == 0 and "0 of the 1 tasks copy BFCL's test set" in clean.stdout
+
+
+def test_a_common_tool_alone_is_no_copy(bfcl_dir, tmp_path, capsys):
+    """BFCL offers get_current_weather(location, unit) with about a hundred questions, most of
+    them about something else: a training task offering it copies none of them unless its
+    question shares a telling word with one, as a disguised copy does (the words around the
+    values it changed)."""
+    from fcenv.cli import main
+
+    weather = {"type": "function", "function": {
+        "name": "get_current_weather", "description": "Get the current weather in a given location.",
+        "parameters": {"type": "object", "required": ["location"], "properties": {
+            "location": {"type": "string", "description": "The city and state, e.g. San Francisco, CA"},
+            "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}}}}}
+
+    def record(question: str, answer: dict) -> dict:
+        return {"messages": [{"role": "user", "content": question}, {"role": "assistant", **answer}],
+                "tools": [weather]}
+
+    no_call = {"content": "I can only look up the weather."}
+    records = [record("Book a table for two at an Italian restaurant tonight.", no_call),
+               record("Remind me to water the plants tomorrow morning.", no_call),
+               # BFCL's live_simple_9-3-5, "What's weather in Hyderabad in Fahrenheit", disguised
+               record("What's weather in Oslo in Celsius", {"tool_calls": [{"type": "function", "function": {
+                   "name": "get_current_weather", "arguments": {"location": "Oslo", "unit": "celsius"}}}]})]
+    source = write_jsonl(tmp_path / "weather.jsonl", records)
+    assert main(["data", "check", str(source), "--bfcl_dir", str(bfcl_dir)]) == 1
+    out = capsys.readouterr().out
+    assert "1 of the 3 tasks copy BFCL's test set: function set 1" in out, out
+    (found,) = [line for line in out.splitlines() if "its function set equals BFCL's" in line]
+    assert "line 3, step 1, task 'openai_simple_0'" in found and "'weather'" in found, found
+
+
+def disguised(text: str, rng) -> str:
+    """A BFCL question with its values changed: numbers, names after a lowercase word, quoted text."""
+    names = ["Zorvath", "Quillon", "Brammel", "Tessaly", "Orinoq"]
+    text = re.sub(r"\d+", lambda _: str(rng.randint(2, 999)), text)
+    text = re.sub(r"(?<=[a-z,] )[A-Z][a-z]+", lambda _: rng.choice(names), text)
+    return re.sub(r"'[^']{1,40}'", lambda _: f"'{rng.choice(names).lower()}'", text)
+
+
+def test_decontamination_catches_disguised_copies_and_spares_common_tools(bfcl_dir):
+    """Measured on BFCL's own data: disguised copies of its single-turn questions of five words
+    or more are caught (by any test, the function set's included); unrelated questions offered
+    the function sets BFCL asks most often are mostly not (the function set alone flagged all)."""
+    import random
+
+    from fcenv.data import read_records
+    from fcenv.sources.decontaminate import BfclIndex, function_set, user_texts, words
+
+    index, rng = BfclIndex.from_dir(bfcl_dir), random.Random(0)
+    copies, offered = [], {}
+    for file in sorted(bfcl_dir.glob("BFCL_v4_*.json")):
+        entries = [r.value for r in read_records(file)[0] if isinstance(r.value, dict) and r.value.get("function")]
+        for entry in entries if not re.search(r"format_sensitivity|multi_turn|memory|web_search", file.name) else []:
+            if sum(len(words(text)) for text in user_texts(entry["question"])) >= 5:
+                copies.append(([[dict(m, content=disguised(m["content"], rng)) if m["role"] == "user" else m
+                                 for m in turn] for turn in entry["question"]], entry["function"]))
+        for entry in entries:
+            offered.setdefault(function_set(entry["function"]), []).append(entry["function"])
+    caught = sum(index.match(question, functions) is not None for question, functions in copies)
+    assert caught >= 0.98 * len(copies), (caught, len(copies))
+    common = [docs[0] for docs in sorted(offered.values(), key=len, reverse=True)[:5]]
+    questions = sorted({t.question[0][0]["content"] for t in load_tasks("varied_train")})
+    questions = questions[::len(questions) // 300]  # every topic of the split
+    flagged = sum(index.match([[{"role": "user", "content": q}]], functions) is not None
+                  for q in questions for functions in common)
+    assert flagged <= 0.1 * len(questions) * len(common), (flagged, len(questions) * len(common))
 
 
 def test_the_trainer_is_warned_of_bfcl_test_files(bfcl_dir):
