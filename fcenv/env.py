@@ -49,9 +49,11 @@ def dataset_tasks(path: str | Path, answers: str | Path | None = None) -> list[T
     its model, share one parsed copy, and an env made after the file or its possible answers
     were edited reads them again (``content_key``)."""
     path = resolve_dataset(path).resolve()
-    if not path.is_file():
-        return load_tasks(path, answers=answers)  # raises the loader's clear error
-    return list(_load_cached(path, str(answers) if answers else None, content_key(path, answers)))
+    try:
+        content = content_key(path, answers)
+    except OSError:  # no file, a folder, one it may not read: the loader's clear error
+        return load_tasks(path, answers=answers)
+    return list(_load_cached(path, str(answers) if answers else None, content))
 
 
 def _check_decoder_and_checker(handler: str | None, checker: str | Callable | None, tasks: list[Task]) -> None:
