@@ -1,0 +1,107 @@
+"""The first token's choice: how likely a run's actor is to open its answer with the tool-call tag.
+
+In FC mode BFCL's irrelevance verdict is decided by the answer's first token: an answer that
+opens with the family's tag (``<tool_call>`` for Hermes) makes a call, anything else does not. So
+this token's probability, on entries whose right answer is no call and on those that need one,
+shows whether a checkpoint tells the two apart, and how greedy decoding will choose, without
+generating an answer. Read by the independent client's own loading (``bench/heldout.py``: the
+saved base, the actor through ``PeftModel.from_pretrained``, the tokenizer's template with
+``tools=``); the prompts are what the env shows at the first step.
+
+    python -m bench.first_token RUN --data OUT/bfcl_heldout.json --checkpoints first last \
+        --per_kind 24 --out first_token.json
+
+For each checkpoint and kind (``no_call``: irrelevance categories; ``call``: the others): the mean
+probability of the tag, and the share of entries where greedy decoding opens with it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import gymnasium as gym
+import torch
+
+import fcenv  # registers the env id
+from bench.heldout import checkpoints, load_actor, prompt_ids
+
+TAGS = {"hermes": "<tool_call>", "mistral": "[TOOL_CALLS]"}  # a call opens with this one token
+
+
+def kind(category: str) -> str:
+    return "no_call" if category.endswith("irrelevance") else "call"
+
+
+def first_prompts(data: Path, tool_format: str, per_kind: int, tokenizer, context_window: int) -> dict[str, list]:
+    """Up to ``per_kind`` first-step prompts (token ids) of each kind, in file order."""
+    env = gym.make(fcenv.ENV_ID, dataset_path=str(data), tool_format=tool_format,
+                   renderer=lambda messages, tools: "")
+    prompts: dict[str, list] = {"no_call": [], "call": []}
+    for index, task in enumerate(env.unwrapped.tasks):
+        wanted = prompts[kind(task.category)]
+        if len(wanted) >= per_kind:
+            continue
+        _, info = env.reset(options={"index": index})
+        wanted.append(prompt_ids(tokenizer, info["messages"], info.get("tools"), max_new_tokens=1,
+                                 context_window=context_window))
+    env.close()
+    return prompts
+
+
+@torch.no_grad()
+def tag_probabilities(model, prompts: list[list[int]], tag_id: int) -> list[tuple[float, bool]]:
+    """(P(tag), whether the tag is the most likely token) at the answer's first position."""
+    out = []
+    for ids in prompts:
+        logits = model(input_ids=torch.tensor([ids])).logits[0, -1].float()
+        probs = torch.softmax(logits, -1)
+        out.append((float(probs[tag_id]), int(probs.argmax()) == tag_id))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
+    parser.add_argument("run_dir", type=Path)
+    parser.add_argument("--data", type=Path, required=True, help="question file (possible answers beside it)")
+    parser.add_argument("--checkpoints", nargs="+", default=["first", "last"],
+                        help="'base', 'first', 'last' or checkpoint folder names")
+    parser.add_argument("--per_kind", type=int, default=24, help="entries of each kind (no_call, call)")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--out", type=Path, default=None)
+    args = parser.parse_args(argv)
+    saved = json.loads((args.run_dir / "args.json").read_text())
+    tool_format = saved["resolved"].get("tool_format")
+    if tool_format not in TAGS:
+        print(f"{args.run_dir}: not an FC run (tool format {tool_format!r}); the first token decides nothing",
+              file=sys.stderr)
+        return 2
+    found = checkpoints(args.run_dir)
+    named = {"first": found[0], "last": found[-1]} if found else {}
+    torch.set_num_threads(args.threads)
+    report = {"data": str(args.data), "tag": TAGS[tool_format], "checkpoints": {}}
+    for name in args.checkpoints:
+        checkpoint = None if name == "base" else named.get(name, args.run_dir / "checkpoints" / name)
+        if checkpoint is not None and not checkpoint.is_dir():
+            print(f"--checkpoints {name}: no such checkpoint in {args.run_dir}", file=sys.stderr)
+            return 2
+        tokenizer, model = load_actor(args.run_dir, checkpoint)
+        tag_id = tokenizer.convert_tokens_to_ids(TAGS[tool_format])
+        window = int(saved["resolved"].get("context_window") or 4096)
+        figures = {}
+        for which, prompts in first_prompts(args.data, tool_format, args.per_kind, tokenizer, window).items():
+            pairs = tag_probabilities(model, prompts, tag_id)
+            figures[which] = {"entries": len(pairs), "mean_p_tag": sum(p for p, _ in pairs) / max(1, len(pairs)),
+                              "greedy_opens_with_tag": sum(top for _, top in pairs) / max(1, len(pairs))}
+        label = "base" if checkpoint is None else checkpoint.name
+        report["checkpoints"][label] = figures
+        print(label, json.dumps(figures), flush=True)
+    if args.out:
+        args.out.write_text(json.dumps(report, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
