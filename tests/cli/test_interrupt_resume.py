@@ -93,5 +93,8 @@ def test_resume_alone_gives_the_uninterrupted_run(tiny_model, tmp_path):
     expected, got = adapter(run_dir / "checkpoints" / "iter_000003"), adapter(killed / "checkpoints" / "iter_000003")
     assert expected.keys() == got.keys()
     assert all((expected[k] == got[k]).all() for k in expected)
-    same = lambda m: {k: v for k, v in m.items() if not k.startswith("perf/")}
+
+    def same(m):  # the metrics less wall-clock timings, which differ run to run
+        return {k: v for k, v in m.items() if not k.startswith("perf/")}
+
     assert [same(m) for m in read_metrics(killed)] == [same(m) for m in read_metrics(run_dir)]
