@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from checkers import get_checker
@@ -11,6 +15,7 @@ from checkers.js_values import js_to_value
 from fcenv.tasks import Task
 from handlers.base import Call, DecodeError
 
+ROOT = Path(__file__).resolve().parents[2]  # the child process imports checkers from here
 TRIANGLE = Task(
     id="simple_python_0",
     question=[],
@@ -177,10 +182,26 @@ def test_calls_from_bfcl_shape():
         assert info.value.kind == "decoder_wrong_output_format"
 
 
+HOSTILE_CONVERSIONS = """
+from checkers.java_values import java_to_value
+from checkers.js_values import js_to_value
+for value in ("new ArrayList<>(Arrays.asList(" * 20000, "[[" + "],[" * 50000, "new HashMap<" * 20000):
+    java_to_value(value, "ArrayList", "String")
+    java_to_value(value, "HashMap")
+    js_to_value(value, "array", "integer")
+    js_to_value(value, "dict")
+"""
+
+
 def test_hostile_values_stay_fast_and_safe():
-    # Quadratic regex searches would hang here; the converters scan linearly.
-    for value in ("new ArrayList<>(Arrays.asList(" * 20000, "[[" + "],[" * 50000, "new HashMap<" * 20000):
-        java_to_value(value, "ArrayList", "String")
-        java_to_value(value, "HashMap")
-        js_to_value(value, "array", "integer")
-        js_to_value(value, "dict")
+    """Quadratic regex searches would hang here; the converters scan linearly (about 0.3 s).
+
+    The conversions run in a child process with a generous limit: a regex search holds the GIL,
+    so only a process can be stopped, and a regression fails the test instead of hanging it."""
+    try:
+        subprocess.run([sys.executable, "-c", HOSTILE_CONVERSIONS], cwd=ROOT, capture_output=True, text=True,
+                       check=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail("converting the hostile values took over 60 s (a scan gone quadratic?)")
+    except subprocess.CalledProcessError as error:
+        pytest.fail(f"converting the hostile values raised:\n{error.stderr[-3000:]}")
