@@ -19,15 +19,11 @@ import sys
 from importlib.metadata import entry_points
 from pathlib import Path
 
-from fcenv.arguments import ArgumentParser
+from fcenv.arguments import ArgumentParser, UsageError  # fcenv.cli.UsageError, as before
 from fcenv.data import DatasetError, warnings_shown_as
 from fcenv.rewards import REWARDS
 from fcenv.tool_formats import available_tool_formats
 from handlers import available_handlers
-
-
-class UsageError(Exception):
-    """A flag that cannot be meant; reported as one line with exit status 2."""
 
 
 def _evaluate(args: argparse.Namespace) -> int:

@@ -95,7 +95,7 @@ def _index(bfcl_dir: str | None):
 
 
 def _check_flags(fmt: str | None, steps: str) -> None:
-    from fcenv.cli import UsageError
+    from fcenv.arguments import UsageError
     from fcenv.sources import available_formats
 
     if fmt is not None and fmt not in available_formats():
@@ -113,7 +113,7 @@ def _name(spec: str) -> str:
 
 def convert_command(sources: list[str], out: Path, *, fmt: str | None = None, steps: str = "all",
                     decontaminate: bool = False, bfcl_dir: str | None = None, strict: bool = False) -> int:
-    from fcenv.cli import UsageError
+    from fcenv.arguments import UsageError
 
     _check_flags(fmt, steps)
     if out.exists() and not out.is_dir():
