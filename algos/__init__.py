@@ -8,7 +8,7 @@ loop, evaluation, resuming, several processes), ``store/`` what a run writes (re
 checkpoints), ``tiny/`` the embedded default model built offline.
 
 Entry points: ``train`` (``fcenv train`` = ``python train_fctncalling.py``, flags in
-``config``), ``generate`` (``fcenv generate``; its ``partial_results`` files and ``deadline_http``
+``config``; ``errors``, its ``ConfigError``), ``generate`` (``fcenv generate``; its ``partial_results`` files and ``deadline_http``
 requests), ``process_rewards`` (``fcenv process-rewards``,
 LPR) and ``commands`` (their parsers); ``input_files`` reads every file their flags name before
 anything heavy starts; ``progress`` (the progress bars of the long steps). ``advantages`` is

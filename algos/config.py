@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from algos.errors import ConfigError as ConfigError  # re-exported: algos.config.ConfigError, as before
 from fcenv.arguments import ArgumentParser
 
 EMBEDDED_MODEL = "tiny"
@@ -26,10 +27,6 @@ RESUME_FIXED = ("algorithm_name", "advantage_estimator", "ratio_level", "critic"
                 "temperature", "reward", "efficiency_sigma", "branching", "branch_beta", "branch_threshold",
                 "branch_entropy_tokens", "system_prompt", "tool_format", "hide_function_docs", "env_name",
                 "eval_dataset_path", "eval_fraction", "eval_episodes")
-
-
-class ConfigError(ValueError):
-    """A setting that cannot work, found once the model and data are known (before training)."""
 
 
 # Names a flag may take, read from the registries when the parser is built: an estimator, reward or

@@ -70,7 +70,7 @@ def check_engine(name: str) -> None:
     """Raises ``ConfigError`` naming ``--rollout_engine`` unless an engine is registered as
     ``name`` and can run here: an engine class may say why not with a static ``missing()``
     (vLLM's: no vLLM for its interpreter), asked before any model loads."""
-    from algos.config import ConfigError
+    from algos.errors import ConfigError
 
     if name not in ENGINES:
         raise ConfigError(f"--rollout_engine {name!r}: no such rollout engine (registered: {', '.join(ENGINES.names())})")
