@@ -10,7 +10,7 @@ checkpoints), ``tiny/`` the embedded default model built offline.
 Entry points: ``train`` (``fcenv train`` = ``python train_fctncalling.py``, flags in
 ``config``; ``errors``, its ``ConfigError``), ``generate`` (``fcenv generate``; its ``partial_results`` files and ``deadline_http``
 requests), ``process_rewards`` (``fcenv process-rewards``,
-LPR) and ``commands`` (their parsers); ``input_files`` reads every file their flags name before
+LPR) and ``commands`` (their parsers; ``extras``: are the training packages installed?); ``input_files`` reads every file their flags name before
 anything heavy starts; ``progress`` (the progress bars of the long steps). ``advantages`` is
 contract C4's import path for the BAD and GAE math. Nothing heavy is imported here, so
 ``import algos`` stays cheap.

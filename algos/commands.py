@@ -10,26 +10,16 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import importlib.util
 from collections.abc import Callable
 
+# Re-exported: algos.commands.training_extras_missing and TRAINING_PACKAGES, as before.
+from algos.extras import TRAINING_PACKAGES as TRAINING_PACKAGES
+from algos.extras import training_extras_missing
 from fcenv.tool_formats import available_tool_formats
 
-TRAINING_PACKAGES = ("torch", "transformers", "peft", "accelerate")
 # Checked when the command runs (the engines' registry is torch code): hf, vllm or a registered one.
 ENGINE_HELP = ("what samples a local model's answers: 'hf' (default) in this process, 'vllm' in a vLLM engine "
                "(`make vllm` installs it), or an engine a package registers")
-
-
-def training_extras_missing() -> str:
-    """What to install when this Python cannot import the training extras' packages (``pip
-    install .`` without ``[train]``), else "": the training commands say it in one line instead
-    of failing to import torch (even their flags need it: the registries' names are torch code)."""
-    missing = [name for name in TRAINING_PACKAGES if importlib.util.find_spec(name) is None]
-    if not missing:
-        return ""
-    return (f"needs the training extras, which are not installed (no {', '.join(missing)}): "
-            f'pip install "fcenv[train]" (pip install torch==2.13.0 first for the CPU build)')
 
 
 def _training_command(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:

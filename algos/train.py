@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 
-from algos.commands import training_extras_missing
+from algos.extras import training_extras_missing
 from algos.config import parse_config
 
 
