@@ -3,8 +3,8 @@
 Importing the package registers ``fcenv/FunctionCalling-v0``; the environment module itself
 is only imported when an environment is made.
 
-Modules: ``data`` (BFCL files to ``tasks``, checked at load; ``answerable``: can a ground truth
-pass at all?), ``env`` (``FunctionCallingEnv``; ``chat_view``: the messages a step hands out),
+Modules: ``data`` (datasets to ``tasks``: ``loader`` reads and checks one BFCL file, ``problems``
+says what is wrong in it; ``answerable``: can a ground truth pass at all?), ``env`` (``FunctionCallingEnv``; ``chat_view``: the messages a step hands out),
 ``episode`` (single-turn episodes; multi-turn ones in ``multi_turn/``), ``prompts`` (BFCL's
 prompting prompt and the renderers), ``tool_formats`` (FC mode), ``rewards``, ``spaces`` (the
 text spaces), ``backends/`` (the tool classes), ``evaluate`` and ``cli`` (``fcenv evaluate``,

@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from checkers import get_checker
-from fcenv.data import DatasetError, Problem
 from fcenv.multi_turn.executor import call_text
+from fcenv.problems import DatasetError, Problem
 from fcenv.sources import Dialogue, RecordError, SourceFormat, Turn, available_formats, detect_format
 from fcenv.sources.schema import Docs, expected_call
 from fcenv.tasks import Task

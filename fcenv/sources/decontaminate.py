@@ -116,7 +116,8 @@ class BfclIndex:
 
     @classmethod
     def from_dir(cls, folder: Path) -> BfclIndex:
-        from fcenv.data import DatasetError, Problem, _func_docs, read_records
+        from fcenv.loader import _func_docs, read_records
+        from fcenv.problems import DatasetError, Problem
 
         files = sorted(p for p in Path(folder).glob("BFCL_v*_*.json") if not any(s in p.name for s in _SKIP))
         if not files:

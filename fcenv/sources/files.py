@@ -17,7 +17,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from fcenv.data import DatasetError, Problem, jsonl_lines, read_records
+from fcenv.loader import jsonl_lines, read_records
+from fcenv.problems import DatasetError, Problem
 from fcenv.sources.parsing import EXACT_INTEGERS
 
 Records = list[tuple[int, Any]]

@@ -32,7 +32,7 @@ from collections import Counter
 from pathlib import Path
 
 from fcenv.bundled import resolve as resolve_bundled
-from fcenv.data import DatasetError, DatasetWarning, Problem
+from fcenv.problems import DatasetError, DatasetWarning, Problem
 
 CACHE_DIR = Path.home() / ".cache" / "fcenv" / "sources"
 CONVERTER_VERSION = 2  # part of every cache key: a change to the conversion converts again
@@ -193,12 +193,14 @@ def _part_problems(path: str, weight: str | None) -> list[Problem]:
 
 def mixed(parts: list[tuple[str, float]], cache_dir: Path = CACHE_DIR) -> Path:
     """The mix of ``parts`` (as ``mix_parts`` reads them) as one BFCL file in the cache."""
-    from fcenv.data import content_key, load_tasks
+    # The loader itself, not fcenv.data.load_tasks: each part is resolved above already, and
+    # fcenv.data imports this module.
+    from fcenv.loader import content_key, load_file
 
     files = [(resolve_dataset(path, cache_dir), weight) for path, weight in parts]
     for file, _ in files:
         if not file.is_file():  # a folder that is no saved dataset: the loader says what is wrong
-            load_tasks(file)
+            load_file(file)
     # The answers are part of a part's content: a BFCL file whose possible answers were edited
     # makes another mix (a new process would otherwise judge by the answers the cache holds).
     key_text = "\0".join(f"{content_key(f)}:{w}" for f, w in files)
@@ -206,7 +208,7 @@ def mixed(parts: list[tuple[str, float]], cache_dir: Path = CACHE_DIR) -> Path:
     target = cache_dir / key / "mix.json"
     if target.exists():
         return target
-    loaded = [(load_tasks(f), w) for f, w in files]
+    loaded = [(load_file(f), w) for f, w in files]
     total, weights = sum(len(t) for t, _ in loaded), sum(w for _, w in loaded)
     rng = random.Random(0)
     chosen = []
