@@ -26,13 +26,9 @@ import gymnasium as gym
 import torch
 
 import fcenv  # registers the env id
-from bench.heldout import checkpoints, load_actor, prompt_ids
+from bench.heldout import _max_positions, checkpoints, load_actor, prompt_ids
 
 TAGS = {"hermes": "<tool_call>", "mistral": "[TOOL_CALLS]"}  # a call opens with this one token
-
-
-def kind(category: str) -> str:
-    return "no_call" if category.endswith("irrelevance") else "call"
 
 
 def first_prompts(data: Path, tool_format: str, per_kind: int, tokenizer, context_window: int) -> dict[str, list]:
@@ -41,7 +37,7 @@ def first_prompts(data: Path, tool_format: str, per_kind: int, tokenizer, contex
                    renderer=lambda messages, tools: "")
     prompts: dict[str, list] = {"no_call": [], "call": []}
     for index, task in enumerate(env.unwrapped.tasks):
-        wanted = prompts[kind(task.category)]
+        wanted = prompts["no_call" if task.kind == "irrelevance" else "call"]
         if len(wanted) >= per_kind:
             continue
         _, info = env.reset(options={"index": index})
@@ -81,7 +77,10 @@ def main(argv: list[str] | None = None) -> int:
     found = checkpoints(args.run_dir)
     named = {"first": found[0], "last": found[-1]} if found else {}
     torch.set_num_threads(args.threads)
+    resolved = saved["resolved"]
+    window = int(resolved.get("context_window") or saved["context_window"] or _max_positions(resolved))
     report = {"data": str(args.data), "tag": TAGS[tool_format], "checkpoints": {}}
+    prompts = None  # every checkpoint reads the same prompts: one base, one tokenizer
     for name in args.checkpoints:
         checkpoint = None if name == "base" else named.get(name, args.run_dir / "checkpoints" / name)
         if checkpoint is not None and not checkpoint.is_dir():
@@ -89,10 +88,11 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         tokenizer, model = load_actor(args.run_dir, checkpoint)
         tag_id = tokenizer.convert_tokens_to_ids(TAGS[tool_format])
-        window = int(saved["resolved"].get("context_window") or 4096)
+        if prompts is None:
+            prompts = first_prompts(args.data, tool_format, args.per_kind, tokenizer, window)
         figures = {}
-        for which, prompts in first_prompts(args.data, tool_format, args.per_kind, tokenizer, window).items():
-            pairs = tag_probabilities(model, prompts, tag_id)
+        for which, kind_prompts in prompts.items():
+            pairs = tag_probabilities(model, kind_prompts, tag_id)
             figures[which] = {"entries": len(pairs), "mean_p_tag": sum(p for p, _ in pairs) / max(1, len(pairs)),
                               "greedy_opens_with_tag": sum(top for _, top in pairs) / max(1, len(pairs))}
         label = "base" if checkpoint is None else checkpoint.name
