@@ -1,7 +1,7 @@
 """The ``fcenv`` command (also ``python -m fcenv``).
 
     fcenv evaluate --data QUESTIONS... --results RESULTS... --out VERDICTS [--answers A] [--compat bfcl]
-                   [--tool_format F] [--partial]
+                   [--tool_format F] [--partial] [--score_dir DIR] [--model_name NAME]
     fcenv data bfcl [--dest DIR] [--version V] [--wheel FILE]
     fcenv data convert SOURCE... --out DIR [--format F] [--steps all|calls] [--decontaminate] [--strict]
     fcenv data check SOURCE... [--format F] [--bfcl_dir DIR]
@@ -48,6 +48,9 @@ def _evaluate(args: argparse.Namespace) -> int:
                          f"{len(args.results)} result files given")
     if args.answers and len(args.data) > 1:
         raise UsageError("--answers names the possible answers of one question file: give one --data with it")
+    if args.score_dir and Path(args.score_dir).exists() and not Path(args.score_dir).is_dir():
+        raise UsageError(f"--score_dir: {args.score_dir} is a file; name the folder for BFCL's score CSV files")
+    model = _card_model(args)
     # Every file is read and checked before any verdict is computed.
     pairs, by_id, partial, missing = [], {}, [], []
     for data, results in zip(args.data, args.results):
@@ -64,6 +67,9 @@ def _evaluate(args: argparse.Namespace) -> int:
             partial.append(f"{results}: {len(tasks) - len(unanswered_ids)} of {len(tasks)} entries answered")
     if missing and not args.partial:
         raise DatasetError(missing)
+    if args.score_dir and not _card_categories(by_id.values())[0]:
+        raise UsageError(f"--score_dir: none of the entries is in one of BFCL's scoring categories "
+                         f"({', '.join(sorted({t.category for t in by_id.values()}))}): no score card to write")
     # Entries answered unevenly often would be weighed unevenly in accuracy and pass@k.
     uneven = [p for results, (_, lines) in zip(args.results, pairs) if (p := uneven_repeats(results, lines))]
     if uneven:
@@ -80,10 +86,56 @@ def _evaluate(args: argparse.Namespace) -> int:
     verdicts = write_verdicts(Path(args.out), (verdict for tasks, lines in pairs
                                                for verdict in evaluate(tasks, lines, settings, reward_fn, lenient)))
     print(accuracy_table(verdicts, by_id))
+    _print_score_card(args, verdicts, by_id, model)
     if partial:
         print("\n--partial: accuracy over the entries answered only; " + "; ".join(partial))
     print(f"\n{len(verdicts)} verdicts written to {args.out}")
     return 0
+
+
+def _card_model(args: argparse.Namespace) -> str | None:
+    """The model's name on BFCL's score card: --model_name, else the results folder's name as
+    BFCL reads it. Checked before any file is read when --score_dir needs it."""
+    from fcenv.score_card import model_name_of
+
+    model = args.model_name or model_name_of([Path(r) for r in args.results])
+    if args.score_dir and not model:
+        raise UsageError("--score_dir: the result files lie in different model folders; name the model with "
+                         "--model_name")
+    if args.score_dir and any(ch in model for ch in ",\n\r"):
+        named = "--model_name" if args.model_name else "--score_dir: the model's name from the results folder,"
+        raise UsageError(f"{named} {model!r} has a comma or a line break, which BFCL's CSV files cannot hold"
+                         + ("" if args.model_name else "; name the model with --model_name"))
+    return model
+
+
+def _card_categories(tasks) -> tuple[list[str], list[str]]:
+    """The categories of ``tasks`` BFCL's score card holds, and the others."""
+    from fcenv.score_card import CATEGORY_SIZES
+
+    categories = sorted({task.category for task in tasks})
+    return [c for c in categories if c in CATEGORY_SIZES], [c for c in categories if c not in CATEGORY_SIZES]
+
+
+def _print_score_card(args: argparse.Namespace, verdicts: list, by_id: dict, model: str | None) -> None:
+    """BFCL's score card over the BFCL categories scored (none: nothing printed), and with
+    --score_dir the CSV files BFCL's evaluation writes."""
+    from fcenv.evaluate import category_accuracies
+    from fcenv.score_card import card_from_accuracies, render, write_score_csvs
+
+    accuracies = category_accuracies(verdicts, by_id)
+    on_card, off_card = _card_categories(by_id[v["id"]] for v in verdicts)
+    if not on_card:
+        return
+    card = card_from_accuracies({category: accuracies[category] for category in on_card})
+    print("\n" + render(card, model))
+    if model and not args.model_name:
+        print("(model: the results folder's name, each _ read as / as BFCL's runner reads it; --model_name sets it)")
+    if off_card:
+        print(f"Not on BFCL's card (not BFCL scoring categories): {', '.join(off_card)}")
+    if args.score_dir:
+        written = write_score_csvs(Path(args.score_dir), card, model)
+        print(f"\nBFCL's score files written to {args.score_dir}: {', '.join(p.name for p in written)}")
 
 
 def _data_bfcl(args: argparse.Namespace) -> int:
@@ -148,6 +200,12 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--partial", action="store_true",
                     help="score a deliberate subset: entries with no result line are left out instead of refused "
                          "(BFCL's --partial-eval)")
+    ev.add_argument("--score_dir", metavar="DIR",
+                    help="also write BFCL's score CSV files (data_overall.csv, data_non_live.csv, data_live.csv, "
+                         "data_multi_turn.csv, data_agentic.csv, data_format_sensitivity.csv) into DIR")
+    ev.add_argument("--model_name", metavar="NAME",
+                    help="the model's name on the score card (default: the results folder's name, each _ read "
+                         "as /, as BFCL's runner reads it)")
     ev.set_defaults(command_fn=_evaluate)
 
     data = commands.add_parser("data", help="fetch BFCL's data; convert training sets to fcenv tasks and check them")

@@ -219,6 +219,19 @@ def accuracy_table(verdicts: list[dict[str, Any]], tasks: dict[str, Task]) -> st
     return "\n".join(lines)
 
 
+def category_accuracies(verdicts: list[dict[str, Any]], tasks: dict[str, Task]) -> dict[str, tuple[float, int]]:
+    """Each category's accuracy over its lines and its number of entries, as BFCL records a
+    category (one answer per entry: accuracy ``correct / entries``). With several samples per
+    entry the accuracy is the mean over the samples, the count still the entries."""
+    lines: dict[str, list[bool]] = defaultdict(list)
+    entries: dict[str, set[str]] = defaultdict(set)
+    for v in verdicts:
+        category = tasks[v["id"]].category
+        lines[category].append(bool(v["valid"]))
+        entries[category].add(v["id"])
+    return {category: (sum(outcomes) / len(outcomes), len(entries[category])) for category, outcomes in lines.items()}
+
+
 def write_verdicts(path: Path, verdicts: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """Write atomically: a crash never leaves a half-written verdict file behind."""
     written = list(verdicts)

@@ -16,6 +16,10 @@ Requests (``op``):
   fc_single {family, text, category, function, ground_truth} -> {valid, error_type}   (FC mode)
   fc_multi  {family, entry, turns, ground_truth}  -> {valid, error_type, decoded}      (FC mode)
   fc_tools  {family, entry}                       -> {tools}   (what the family's FC handler prompts with)
+  score_card {model, scores: {category: {accuracy, total_count}}} -> {rows: {file: [header, row before
+            formatting]}, csv: {file: text}}   (eval_runner_helper.generate_leaderboard_csv, one model)
+  category_sizes {}                               -> {category: entries}   (what a missing category counts as)
+  score_empty {category}                          -> {raised}   (save_eval_results on a category with no entries)
 """
 
 import os
@@ -649,6 +653,77 @@ def op_execute_turns(req):
 
 
 HANDLERS.update(execute_turns=op_execute_turns)
+
+
+# --- The score card: BFCL's leaderboard tables for one model ---
+
+def _score_helper():
+    """``eval_runner_helper`` imported without numpy and pandas: they serve only the latency
+    percentile of runs that recorded latencies and the wandb upload, neither used here."""
+    import importlib.util
+
+    for name in ("numpy", "pandas"):
+        if name not in sys.modules and importlib.util.find_spec(name) is None:
+            sys.modules[name] = types.ModuleType(name)
+    from bfcl_eval.eval_checker import eval_runner_helper
+
+    return eval_runner_helper
+
+
+def op_score_card(req):
+    """generate_leaderboard_csv on a leaderboard table of one model, as BFCL's runner fills it
+    ({category: {accuracy, total_count}}), the model registered under its name with no prices
+    (so no cost) and "N/A" for link, organisation and licence. Each table's row is captured
+    as the CSV writer receives it, before it formats the numbers."""
+    import contextlib
+    import tempfile as _tempfile
+    from pathlib import Path
+
+    helper = _score_helper()
+    model = req["model"]
+    _stub.MODEL_CONFIG_MAPPING[model.replace("/", "_").replace("_", "/")] = types.SimpleNamespace(  # BFCL's lookup
+        display_name=model, url="N/A", org="N/A", license="N/A", input_price=None, output_price=None,
+        underscore_to_dot=False)
+    table = {model.replace("/", "_"): {c: dict(score) for c, score in req["scores"].items()}}
+    rows = {}
+    writer = helper.write_score_csv_file
+
+    def capturing_writer(data, file_path, header, *args, **kwargs):
+        rows[Path(file_path).name] = [list(header), copy.deepcopy(data[0])]
+        return writer(data, file_path, header, *args, **kwargs)
+
+    helper.write_score_csv_file = capturing_writer
+    try:
+        with _tempfile.TemporaryDirectory() as out, contextlib.redirect_stdout(sys.stderr):  # it prints progress
+            helper.generate_leaderboard_csv(table, Path(out))
+            csv = {p.name: p.read_text() for p in sorted(Path(out).glob("*.csv"))}
+    finally:
+        helper.write_score_csv_file = writer
+    return {"rows": rows, "csv": csv}
+
+
+def op_category_sizes(req):
+    from bfcl_eval.constants.category_mapping import ALL_SCORING_CATEGORIES
+    from bfcl_eval.utils import load_dataset_entry
+
+    return {c: len(load_dataset_entry(c, include_prereq=False, include_language_specific_hint=False))
+            for c in ALL_SCORING_CATEGORIES}
+
+
+def op_score_empty(req):
+    import tempfile as _tempfile
+    from pathlib import Path
+
+    helper = _score_helper()
+    with _tempfile.TemporaryDirectory() as out:
+        try:
+            helper.save_eval_results([], 0, [], req["category"], "oracle", Path(out))
+        except Exception as exc:
+            return {"raised": type(exc).__name__}
+    return {"raised": None}
+
+
+HANDLERS.update(score_card=op_score_card, category_sizes=op_category_sizes, score_empty=op_score_empty)
 
 
 def main():

@@ -1,0 +1,367 @@
+"""BFCL's score card from per-category accuracies (issue 36, part 5).
+
+One job: turn ``{category: (correct, total)}`` into the summary BFCL's leaderboard publishes
+(non-live, live, irrelevance, multi-turn, agentic, overall) and into the rows of the CSV files
+BFCL's evaluation writes (``data_overall.csv``, ``data_non_live.csv``, ``data_live.csv``,
+``data_multi_turn.csv``, ``data_agentic.csv``, ``data_format_sensitivity.csv``), with BFCL's
+averaging rules as bfcl-eval 2026.3.23 applies them (``eval_runner_helper.py``):
+
+- Simple AST: the plain mean of Python, Java and JavaScript simple.
+- Non-live: the plain mean of simple, multiple, parallel and parallel multiple.
+- Live: the mean of the four live AST categories weighted by their entry counts.
+- Irrelevance: the plain mean of irrelevance and live irrelevance. Live relevance is shown,
+  never averaged into anything.
+- Multi-turn: the plain mean of base, miss func, miss param and long context.
+- Agentic: the plain mean of web search (plain mean of base and no snippet) and memory (plain
+  mean of kv, vector and recursive summarisation).
+- Overall: non-live, live, irrelevance, multi-turn and agentic weighted 10, 10, 10, 30, 40.
+
+A category not scored counts as accuracy 0 with its full size (BFCL's entry count) in every
+average, and BFCL displays it "N/A"; so does every sub-summary built over it, while the
+group scores (non-live, live, multi-turn, agentic) and the overall stay numbers. Format
+sensitivity is never scored here: its columns are "N/A". Pure functions, no file read; only
+``write_score_csvs`` writes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+NA = "N/A"
+
+# Entries per scoring category in bfcl-eval 2026.3.23 (memory without its prereq
+# conversations): what a category not scored counts as in a count-weighted average.
+CATEGORY_SIZES: dict[str, int] = {
+    "simple_python": 400, "simple_java": 100, "simple_javascript": 50, "multiple": 200, "parallel": 200,
+    "parallel_multiple": 200, "irrelevance": 240,
+    "live_simple": 258, "live_multiple": 1053, "live_parallel": 16, "live_parallel_multiple": 24,
+    "live_irrelevance": 884, "live_relevance": 16,
+    "multi_turn_base": 200, "multi_turn_miss_func": 200, "multi_turn_miss_param": 200, "multi_turn_long_context": 200,
+    "memory_kv": 155, "memory_vector": 155, "memory_rec_sum": 155,
+    "web_search_base": 100, "web_search_no_snippet": 100,
+}
+# BFCL scores these; fcenv has no backend or checker for them yet.
+NOT_SCORED_BY_FCENV = ("memory_kv", "memory_vector", "memory_rec_sum", "web_search_base", "web_search_no_snippet")
+OVERALL_WEIGHTS = (10, 10, 10, 30, 40)  # non-live, live, irrelevance, multi-turn, agentic
+
+
+@dataclass(frozen=True)
+class Score:
+    """One figure of the card: the accuracy that enters averages, the entry count behind it,
+    and whether BFCL shows it (``shown`` False: displayed "N/A", averaged as ``accuracy``)."""
+
+    accuracy: float
+    count: int
+    shown: bool = True
+
+    @property
+    def display(self) -> float | str:
+        return self.accuracy if self.shown else NA
+
+
+def _shown(parts: Sequence[Score], na_if_missing: bool) -> bool:
+    return not na_if_missing or all(part.shown for part in parts)
+
+
+def plain_mean(parts: Sequence[Score], na_if_missing: bool = True) -> Score:
+    """Each part counts once, whatever its size (BFCL's unweighted accuracy)."""
+    total = 0
+    for part in parts:
+        total += part.accuracy
+    return Score(total / len(parts), sum(part.count for part in parts), _shown(parts, na_if_missing))
+
+
+def count_weighted_mean(parts: Sequence[Score], na_if_missing: bool = True) -> Score:
+    """Each part weighs as many entries as it has (BFCL's weighted accuracy)."""
+    total, count = 0, 0
+    for part in parts:
+        total += part.accuracy * part.count
+        count += part.count
+    if count == 0:
+        raise ValueError("a count-weighted mean over no entries")
+    return Score(total / count, count, _shown(parts, na_if_missing))
+
+
+def fixed_weighted_mean(parts: Sequence[Score], weights: Sequence[float], na_if_missing: bool = True) -> Score:
+    """Each part weighs its share of ``weights`` (BFCL's percentage-weighted accuracy)."""
+    if len(parts) != len(weights) or sum(weights) <= 0:
+        raise ValueError("one positive weight per part")
+    shares = [weight / sum(weights) for weight in weights]
+    total = 0.0
+    for part, share in zip(parts, shares):
+        total += part.accuracy * share
+    return Score(total, sum(part.count for part in parts), _shown(parts, na_if_missing))
+
+
+@dataclass(frozen=True)
+class ScoreCard:
+    categories: dict[str, Score]  # every scoring category; the ones not scored shown N/A
+    simple: Score                 # Python, Java, JavaScript simple
+    non_live_ast: Score           # BFCL's non-live "AST Summary" (N/A when a part is missing)
+    non_live: Score               # non-live overall: the same mean, missing parts as 0, never N/A
+    live_ast: Score               # live "AST Summary"
+    live: Score                   # live overall
+    irrelevance: Score            # irrelevance and live irrelevance
+    relevance: Score              # live relevance (not in the overall)
+    multi_turn: Score
+    web_search: Score
+    memory: Score
+    agentic: Score
+    overall: Score
+
+    @property
+    def missing(self) -> list[str]:
+        return [name for name, score in self.categories.items() if not score.shown]
+
+
+def score_card(counts: Mapping[str, tuple[int, int]]) -> ScoreCard:
+    """The card from ``{category: (correct, total)}``, as BFCL records a category: accuracy
+    ``correct / total`` over ``total`` entries. Every category must be one of BFCL's scoring
+    categories (``CATEGORY_SIZES``) and hold at least one entry (BFCL cannot record an empty
+    one either: its accuracy divides by the count)."""
+    accuracies = {}
+    for category, (correct, total) in counts.items():
+        if not 0 <= correct <= total or total <= 0:
+            raise ValueError(f"{category}: {correct} correct of {total} entries")
+        accuracies[category] = (correct / total, total)
+    return card_from_accuracies(accuracies)
+
+
+def card_from_accuracies(accuracies: Mapping[str, tuple[float, int]]) -> ScoreCard:
+    """The card from ``{category: (accuracy, entries)}``."""
+    unknown = sorted(set(accuracies) - set(CATEGORY_SIZES))
+    if unknown:
+        raise ValueError(f"not BFCL scoring categories: {', '.join(unknown)}")
+    c: dict[str, Score] = {}
+    for category, size in CATEGORY_SIZES.items():
+        if category in accuracies:
+            accuracy, entries = accuracies[category]
+            if entries <= 0 or not 0 <= accuracy <= 1:
+                raise ValueError(f"{category}: accuracy {accuracy} over {entries} entries")
+            c[category] = Score(accuracy, entries)
+        else:  # as BFCL: 0 in every average, over the category's whole size, displayed N/A
+            c[category] = Score(0, size, shown=False)
+
+    simple = plain_mean([c["simple_python"], c["simple_java"], c["simple_javascript"]])
+    non_live_parts = [simple, c["multiple"], c["parallel"], c["parallel_multiple"]]
+    live_parts = [c["live_simple"], c["live_multiple"], c["live_parallel"], c["live_parallel_multiple"]]
+    web_search = plain_mean([c["web_search_base"], c["web_search_no_snippet"]])
+    memory = plain_mean([c["memory_kv"], c["memory_vector"], c["memory_rec_sum"]])
+    non_live = plain_mean(non_live_parts, na_if_missing=False)
+    live = count_weighted_mean(live_parts, na_if_missing=False)
+    irrelevance = plain_mean([c["irrelevance"], c["live_irrelevance"]])
+    multi_turn = plain_mean([c["multi_turn_base"], c["multi_turn_miss_func"], c["multi_turn_miss_param"],
+                             c["multi_turn_long_context"]], na_if_missing=False)
+    agentic = plain_mean([web_search, memory], na_if_missing=False)
+    overall = fixed_weighted_mean([non_live, live, irrelevance, multi_turn, agentic], OVERALL_WEIGHTS,
+                                  na_if_missing=False)
+    return ScoreCard(categories=c, simple=simple, non_live_ast=plain_mean(non_live_parts), non_live=non_live,
+                     live_ast=count_weighted_mean(live_parts), live=live, irrelevance=irrelevance,
+                     relevance=c["live_relevance"], multi_turn=multi_turn, web_search=web_search, memory=memory,
+                     agentic=agentic, overall=overall)
+
+
+# --- The CSV files -----------------------------------------------------------------------------
+
+NON_LIVE_COLUMNS = ["Rank", "Model", "Non-Live Overall Acc", "AST Summary", "Simple AST", "Python Simple AST",
+                    "Java Simple AST", "JavaScript Simple AST", "Multiple AST", "Parallel AST",
+                    "Parallel Multiple AST", "Irrelevance Detection"]
+LIVE_COLUMNS = ["Rank", "Model", "Live Overall Acc", "AST Summary", "Python Simple AST", "Python Multiple AST",
+                "Python Parallel AST", "Python Parallel Multiple AST", "Irrelevance Detection",
+                "Relevance Detection"]
+MULTI_TURN_COLUMNS = ["Rank", "Model", "Multi Turn Overall Acc", "Base", "Miss Func", "Miss Param", "Long Context"]
+AGENTIC_COLUMNS = ["Rank", "Model", "Agentic Overall Acc", "Web Search Summary", "Web Search Base",
+                   "Web Search No Snippet", "Memory Summary", "Memory KV", "Memory Vector",
+                   "Memory Recursive Summarization"]
+OVERALL_COLUMNS = ["Rank", "Overall Acc", "Model", "Model Link", "Total Cost ($)", "Latency Mean (s)",
+                   "Latency Standard Deviation (s)", "Latency 95th Percentile (s)", "Non-Live AST Acc",
+                   "Non-Live Simple AST", "Non-Live Multiple AST", "Non-Live Parallel AST",
+                   "Non-Live Parallel Multiple AST", "Live Acc", "Live Simple AST", "Live Multiple AST",
+                   "Live Parallel AST", "Live Parallel Multiple AST", "Multi Turn Acc", "Multi Turn Base",
+                   "Multi Turn Miss Func", "Multi Turn Miss Param", "Multi Turn Long Context", "Web Search Acc",
+                   "Web Search Base", "Web Search No Snippet", "Memory Acc", "Memory KV", "Memory Vector",
+                   "Memory Recursive Summarization", "Relevance Detection", "Irrelevance Detection",
+                   "Format Sensitivity Max Delta", "Format Sensitivity Standard Deviation", "Organization",
+                   "License"]
+
+
+def format_sensitivity_configs() -> list[str]:
+    """The 26 prompt configurations BFCL's format-sensitivity columns are named after: each
+    return format with and without the tool-call tag, for each function-doc format, in plain
+    text, then a markdown prompt and an experimental prompt style."""
+    configs = [f"ret_fmt={ret}&tool_call_tag={tag}&func_doc_fmt={doc}&prompt_fmt=plaintext&style=classic"
+               for ret in ("python", "json", "verbose_xml", "concise_xml")
+               for tag in ("True", "False")
+               for doc in ("python", "xml", "json")]
+    base = "ret_fmt=python&tool_call_tag=False&func_doc_fmt=json"
+    return configs + [f"{base}&prompt_fmt=markdown&style=classic", f"{base}&prompt_fmt=plaintext&style=experimental"]
+
+
+FORMAT_SENSITIVITY_COLUMNS = (["Rank", "Model", "Format Sensitivity Max Delta", "Format Sensitivity Standard Deviation"]
+                              + [f"Config {config}" for config in format_sensitivity_configs()])
+
+
+def csv_rows(card: ScoreCard, model: str) -> dict[str, tuple[list[str], list[float | str]]]:
+    """Each CSV file's header and the model's row before formatting: accuracies as numbers,
+    "N/A" where BFCL shows it. The cells BFCL takes from its model registry or from the run's
+    token counts and latencies (link, cost, latency, organisation, licence) and the format
+    sensitivity figures are "N/A": fcenv has neither."""
+    c = {name: score.display for name, score in card.categories.items()}
+    rank = NA  # BFCL fills the rank in when it sorts the rows
+    return {
+        "data_overall.csv": (OVERALL_COLUMNS, [
+            rank, card.overall.display, model, NA, NA, NA, NA, NA,
+            card.non_live_ast.display, card.simple.display, c["multiple"], c["parallel"], c["parallel_multiple"],
+            card.live.display, c["live_simple"], c["live_multiple"], c["live_parallel"], c["live_parallel_multiple"],
+            card.multi_turn.display, c["multi_turn_base"], c["multi_turn_miss_func"], c["multi_turn_miss_param"],
+            c["multi_turn_long_context"],
+            card.web_search.display, c["web_search_base"], c["web_search_no_snippet"],
+            card.memory.display, c["memory_kv"], c["memory_vector"], c["memory_rec_sum"],
+            card.relevance.display, card.irrelevance.display, NA, NA, NA, NA]),
+        "data_non_live.csv": (NON_LIVE_COLUMNS, [
+            rank, model, card.non_live.display, card.non_live_ast.display, card.simple.display,
+            c["simple_python"], c["simple_java"], c["simple_javascript"], c["multiple"], c["parallel"],
+            c["parallel_multiple"], c["irrelevance"]]),
+        "data_live.csv": (LIVE_COLUMNS, [
+            rank, model, card.live.display, card.live_ast.display, c["live_simple"], c["live_multiple"],
+            c["live_parallel"], c["live_parallel_multiple"], c["live_irrelevance"], c["live_relevance"]]),
+        "data_multi_turn.csv": (MULTI_TURN_COLUMNS, [
+            rank, model, card.multi_turn.display, c["multi_turn_base"], c["multi_turn_miss_func"],
+            c["multi_turn_miss_param"], c["multi_turn_long_context"]]),
+        "data_agentic.csv": (AGENTIC_COLUMNS, [
+            rank, model, card.agentic.display, card.web_search.display, c["web_search_base"],
+            c["web_search_no_snippet"], card.memory.display, c["memory_kv"], c["memory_vector"],
+            c["memory_rec_sum"]]),
+        "data_format_sensitivity.csv": (FORMAT_SENSITIVITY_COLUMNS, [rank, model] + [NA] * (len(FORMAT_SENSITIVITY_COLUMNS) - 2)),
+    }
+
+
+def percent(value: float) -> str:
+    """An accuracy as BFCL's CSV cells show it: ``0.4567`` is ``45.67%``."""
+    return f"{value * 100:.2f}%"
+
+
+def csv_text(header: list[str], row: list[float | str], rank: int = 1) -> str:
+    """A one-model CSV file as BFCL writes it: the rank filled in, accuracies as percentages,
+    cells joined by commas without quoting, no newline after the last row."""
+    cells = [str(rank)] + [cell if isinstance(cell, str) else percent(cell) for cell in row[1:]]
+    return ",".join(header) + "\n" + ",".join(cells)
+
+
+def csv_files(card: ScoreCard, model: str) -> dict[str, str]:
+    """Each file's name and text. BFCL joins cells with commas and never quotes: a model name
+    with a comma or a line break would shift or split the row, so it is refused."""
+    if any(ch in model for ch in ",\n\r") or not model:
+        raise ValueError(f"model name {model!r}: BFCL's CSV files hold it unquoted; give one without commas or "
+                         "line breaks")
+    return {name: csv_text(header, row) for name, (header, row) in csv_rows(card, model).items()}
+
+
+def write_score_csvs(folder: Path, card: ScoreCard, model: str) -> list[Path]:
+    """Write the six files into ``folder`` (made if needed); returns their paths."""
+    files = csv_files(card, model)
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, text in files.items():
+        path = folder / name
+        path.write_text(text, encoding="utf-8")
+        written.append(path)
+    return written
+
+
+# --- The model's name --------------------------------------------------------------------------
+
+_GROUP_FOLDERS = ("non_live", "live", "multi_turn", "agentic", "format_sensitivity")
+
+
+def model_folder(result_file: Path) -> Path:
+    """The folder that names the model of a result file. BFCL keeps results in
+    ``<result dir>/<model>/<group>/BFCL_v4_<category>_result.json`` (memory under
+    ``agentic/memory/<backend>/``); a file in that layout is named by ``<model>``, any other
+    by the folder it lies in."""
+    folder = result_file.resolve().parent
+    if folder.parent.name == "memory" and folder.parent.parent.name == "agentic":
+        return folder.parent.parent.parent
+    if folder.name in _GROUP_FOLDERS:
+        return folder.parent
+    return folder
+
+
+def model_name_of(result_files: Sequence[Path]) -> str | None:
+    """The model's name as BFCL reads it from its results folder: the folder's name with each
+    ``_`` read back as ``/`` (BFCL writes ``Qwen/Qwen2.5-7B`` into ``Qwen_Qwen2.5-7B``). None
+    when the files lie in different model folders."""
+    folders = {model_folder(Path(file)) for file in result_files}
+    if len(folders) != 1:
+        return None
+    return folders.pop().name.replace("_", "/")
+
+
+# --- The printed card --------------------------------------------------------------------------
+
+def _cell(score: Score | float | str) -> str:
+    value = score.display if isinstance(score, Score) else score
+    return value if isinstance(value, str) else percent(value)
+
+
+def render(card: ScoreCard, model: str | None = None) -> str:
+    """The card as ``fcenv evaluate`` prints it: the groups, what each averages and how, and
+    the categories behind them."""
+    c = card.categories
+    rows: list[tuple[str, str, str]] = [
+        ("Overall Acc", _cell(card.overall), "non-live 10, live 10, irrelevance 10, multi-turn 30, agentic 40"),
+        ("Non-Live", _cell(card.non_live), "mean of simple, multiple, parallel, parallel multiple"),
+        ("  AST Summary", _cell(card.non_live_ast), "the same mean, N/A if a part is missing"),
+        ("  Simple AST", _cell(card.simple), "mean of Python, Java, JavaScript"),
+    ]
+    rows += [(f"    {name}", _cell(c[key]), "") for name, key in (
+        ("Python", "simple_python"), ("Java", "simple_java"), ("JavaScript", "simple_javascript"))]
+    rows += [(f"  {name}", _cell(c[key]), "") for name, key in (
+        ("Multiple AST", "multiple"), ("Parallel AST", "parallel"), ("Parallel Multiple AST", "parallel_multiple"))]
+    rows += [
+        ("Live", _cell(card.live), "mean of the four live AST categories, weighted by their entries"),
+        ("  AST Summary", _cell(card.live_ast), "the same mean, N/A if a part is missing"),
+    ]
+    rows += [(f"  {name}", _cell(c[key]), f"{c[key].count} entries" if c[key].shown else "") for name, key in (
+        ("Simple AST", "live_simple"), ("Multiple AST", "live_multiple"), ("Parallel AST", "live_parallel"),
+        ("Parallel Multiple AST", "live_parallel_multiple"))]
+    rows += [
+        ("Irrelevance Detection", _cell(card.irrelevance), "mean of irrelevance, live irrelevance"),
+        ("  Non-Live", _cell(c["irrelevance"]), ""),
+        ("  Live", _cell(c["live_irrelevance"]), ""),
+        ("Relevance Detection", _cell(card.relevance), "live relevance; not in the overall"),
+        ("Multi-Turn", _cell(card.multi_turn), "mean of base, miss func, miss param, long context"),
+    ]
+    rows += [(f"  {name}", _cell(c[key]), "") for name, key in (
+        ("Base", "multi_turn_base"), ("Miss Func", "multi_turn_miss_func"), ("Miss Param", "multi_turn_miss_param"),
+        ("Long Context", "multi_turn_long_context"))]
+    rows += [
+        ("Agentic", _cell(card.agentic), "mean of web search, memory"),
+        ("  Web Search", _cell(card.web_search), "mean of base, no snippet"),
+        ("  Memory", _cell(card.memory), "mean of KV, vector, recursive summarization"),
+        ("Format Sensitivity", NA, "not scored (BFCL runs it for prompting models only)"),
+    ]
+    width = max(len(name) for name, _, _ in rows)
+    values = max(len(value) for _, value, _ in rows)
+    title = "BFCL score card (bfcl-eval 2026.3.23's averaging)" + (f", model {model}" if model else "")
+    lines = [title, "-" * len(title)]
+    lines += [f"{name:<{width}}  {value:>{values}}" + (f"  {note}" if note else "") for name, value, note in rows]
+    missing = card.missing
+    if missing:
+        unscorable = [name for name in missing if name in NOT_SCORED_BY_FCENV]
+        others = [name for name in missing if name not in NOT_SCORED_BY_FCENV]
+        lines.append("")
+        lines.append(f"N/A: {len(missing)} categories not scored, which BFCL counts as 0 (over their full size) in "
+                     "every average, so the group scores and the overall count them as 0; BFCL displays them, and "
+                     "every summary over them, as N/A.")
+        if others:
+            lines.append(f"  not in these results: {', '.join(others)}")
+        if unscorable:
+            lines.append(f"  fcenv cannot score yet: {', '.join(unscorable)} (and format sensitivity)")
+    partial = [f"{name} {score.count} of {CATEGORY_SIZES[name]}" for name, score in c.items()
+               if score.shown and score.count != CATEGORY_SIZES[name]]
+    if partial:
+        lines.append("Not BFCL's whole category, entries scored: " + ", ".join(partial))
+    return "\n".join(lines)
