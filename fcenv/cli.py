@@ -131,6 +131,9 @@ def _print_score_card(args: argparse.Namespace, verdicts: list, by_id: dict, mod
     print("\n" + render(card, model))
     if model and not args.model_name:
         print("(model: the results folder's name, each _ read as / as BFCL's runner reads it; --model_name sets it)")
+    if len(verdicts) > len({v["id"] for v in verdicts}):
+        print("Several samples per entry: each category's accuracy is the mean over its samples, BFCL's counts "
+              "are its entries")
     if off_card:
         print(f"Not on BFCL's card (not BFCL scoring categories): {', '.join(off_card)}")
     if args.score_dir:

@@ -353,9 +353,9 @@ def render(card: ScoreCard, model: str | None = None) -> str:
         unscorable = [name for name in missing if name in NOT_SCORED_BY_FCENV]
         others = [name for name in missing if name not in NOT_SCORED_BY_FCENV]
         lines.append("")
-        lines.append(f"N/A: {len(missing)} categories not scored, which BFCL counts as 0 (over their full size) in "
-                     "every average, so the group scores and the overall count them as 0; BFCL displays them, and "
-                     "every summary over them, as N/A.")
+        lines.append(f"N/A: a category not scored here ({len(missing)} of BFCL's {len(c)}). BFCL shows it, and "
+                     "every summary over it, as N/A, but counts it as 0 (over its full size) in the group scores "
+                     "and the overall.")
         if others:
             lines.append(f"  not in these results: {', '.join(others)}")
         if unscorable:
@@ -363,5 +363,6 @@ def render(card: ScoreCard, model: str | None = None) -> str:
     partial = [f"{name} {score.count} of {CATEGORY_SIZES[name]}" for name, score in c.items()
                if score.shown and score.count != CATEGORY_SIZES[name]]
     if partial:
-        lines.append("Not BFCL's whole category, entries scored: " + ", ".join(partial))
+        lines.append("Fewer entries than BFCL's category (the card is BFCL's own only over whole categories): "
+                     + ", ".join(partial))
     return "\n".join(lines)
