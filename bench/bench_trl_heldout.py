@@ -25,7 +25,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.bench_grpo import BATCH, GENERATIONS
+from bench.bench_grpo import SETUPS
+
+BATCH, GENERATIONS = SETUPS["tiny"].batch, SETUPS["tiny"].group  # bench_grpo's tiny setup
 
 ROOT = Path(__file__).resolve().parents[1]
 

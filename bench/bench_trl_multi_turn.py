@@ -27,8 +27,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.bench_grpo import BATCH, GENERATIONS
+from bench.bench_grpo import SETUPS
 from bench.bench_trl_heldout import run_folder
+
+BATCH, GENERATIONS = SETUPS["tiny"].batch, SETUPS["tiny"].group  # bench_grpo's tiny setup
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -139,7 +139,7 @@ def tiny_spec(dataset_path: Path, tool_format: str = "") -> TinySpec:
     leaves out: each tool's signature on one line and the template's fixed text as single
     tokens keep those prompts about as long as the prompting prompt (34 tokens on average
     instead of 29 single-turn; 77 with the descriptions, 191 as JSON), so the build costs about
-    what the prompting build does (BENCHMARKS.md, "The FC default")."""
+    what the prompting build does (docs/benchmarks/learning.md, "The FC default")."""
     multi_turn = dataset_path == MULTI_TURN_TRAIN
     if tool_format:
         compact = {"compact_tools": True, "template_tokens": True, "tool_format": tool_format}

@@ -1,8 +1,8 @@
 """The rewards mean what BFCL means: a valid answer earns 1.0, an answer BFCL fails earns less.
 
 Checked through ``env.step`` in every single-turn category BFCL has and in the multi-turn
-ones, with the answers an agent hunting for unearned reward would try, and the README's
-table of example outputs and their rewards is checked against the code.
+ones, with the answers an agent hunting for unearned reward would try, and the docs'
+table of example outputs and their rewards (docs/rewards.md) is checked against the code.
 """
 
 from __future__ import annotations
@@ -270,11 +270,11 @@ def test_a_facet_name_has_one_weight_across_checkers(monkeypatch):
         facet_weights()
 
 
-# ---------------------------------------------------------------- the README's table
+# ---------------------------------------------------------------- the docs' table (docs/rewards.md)
 
-def test_the_readme_reward_table_matches_the_code(tiny_env):
-    readme = (ROOT / "README.md").read_text()
-    table = readme.split("<!-- reward-table -->")[1]
+def test_the_docs_reward_table_matches_the_code(tiny_env):
+    page = (ROOT / "docs" / "rewards.md").read_text()
+    table = page.split("<!-- reward-table -->")[1]
     rows = re.findall(r"^\| `([^`]*)` \| [^|]+ \| ([\d.]+) \| ([\d.]+) \|", table, re.M)
     assert len(rows) >= 8
     bfcl_env = FunctionCallingEnv(TINY_EVAL, reward="bfcl")

@@ -507,7 +507,7 @@ def test_the_xlam_like_generator_rewrites_tiny_train_and_converts_back_to_it(tmp
     (here on the fly, as --dataset_path does), they are tiny_train's tasks again: the same
     questions in the same order, answers and docs (less the enums xLAM's layout cannot hold), and
     the same verdicts and rewards for right, reordered and wrong answers. Training on the
-    converted file is then training on the bundled split (BENCHMARKS.md, "Training on converted data")."""
+    converted file is then training on the bundled split (docs/benchmarks/learning.md, "Training on converted data")."""
     out = tmp_path / "xlam_like.jsonl"
     subprocess.run([sys.executable, str(ROOT / "datasets" / "tiny" / "make_xlam_like.py"), "--out", str(out)],
                    check=True, capture_output=True)

@@ -147,6 +147,6 @@ def test_constant_fstrings_are_read_as_bfcl_reads_them(oracle, bfcl_dir):
     assert not mismatches, mismatches[:3]
     assert sum(a["valid"] for a in theirs_llama) >= 3 * len(tasks)  # the plain constant forms pass
     assert sum(a["valid"] for a in theirs_python) >= len(tasks)  # the '+' form passes
-    for (task, text), reference in zip(unread, theirs_unread):  # the divergence, as README lists it
+    for (task, text), reference in zip(unread, theirs_unread):  # the divergence, as docs/parity.md lists it
         assert env_verdict(task, "llama_json", text) == (False, "ast_decoder:decoder_failed")
     assert sum(a["valid"] for a in theirs_unread) >= len(tasks) // 2

@@ -1,5 +1,5 @@
 """Qwen2.5-Coder-0.5B-Instruct scored as BFCL scores it, live: the model answers real BFCL
-entries through ``fcenv generate --tool_format hermes --include-input-log`` (the command README
+entries through ``fcenv generate --tool_format hermes --include-input-log`` (the command docs/models.md
 shows); every prompt is exactly the tokenizer's own
 ``apply_chat_template`` with the tools BFCL's Qwen FC handler passes (asked of BFCL's code in the
 oracle venv), and ``fcenv evaluate --tool_format hermes`` gives BFCL's verdict on every answer

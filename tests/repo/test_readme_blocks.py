@@ -1,13 +1,15 @@
-"""Every code block of README.md runs as printed, or, where running it is a training run, a GPU
-job or a download, has its commands parsed, with the reason in a marker beside the block.
+"""Every code block of the documentation (README.md, BENCHMARKS.md and every page under docs/)
+runs as printed, or, where running it is a training run, a GPU job or a download, has its
+commands parsed, with the reason in a marker beside the block.
 
-A marker is an HTML comment on the line before the block (invisible on the rendered page):
+A marker is an HTML comment on the line before the block (invisible on the rendered page;
+``readme-test:`` is read as ``docs-test:``):
 
-    <!-- readme-test: parse: why -->        (bash) every command is parsed by its own parser, not run
-    <!-- readme-test: tiny-model: why -->   (python) runs with the tests' tiny model where the block
-                                            builds the embedded one (its build takes minutes to an hour)
-    <!-- readme-test: tiny-model, lpr-pairs: why -->  the same, in a folder where `fcenv process-rewards`
-                                            wrote lpr/pairs.jsonl
+    <!-- docs-test: parse: why -->        (bash) every command is parsed by its own parser, not run
+    <!-- docs-test: tiny-model: why -->   (python) runs with the tests' tiny model where the block
+                                          builds the embedded one (its build takes minutes to an hour)
+    <!-- docs-test: tiny-model, lpr-pairs: why -->  the same, in a folder where `fcenv process-rewards`
+                                          wrote lpr/pairs.jsonl
 
 A python block without a marker runs as printed. A ``print(...)  # prints: TEXT`` comment is
 checked against what the block printed (``...`` stands for anything). Each block runs in a fresh
@@ -16,6 +18,7 @@ interpreter in a folder of its own, as a reader would paste it.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -29,15 +32,16 @@ import pytest
 import tomllib
 
 ROOT = Path(__file__).resolve().parents[2]
-README = ROOT / "README.md"
-FENCE = re.compile(r"(?:^<!-- readme-test: (?P<kinds>[\w, -]+): (?P<why>[^\n]*?) -->\n)?^```(?P<lang>\w*)\n(?P<code>.*?)^```$",
-                   re.DOTALL | re.MULTILINE)
+DOCUMENTS = [ROOT / "README.md", ROOT / "BENCHMARKS.md", *sorted((ROOT / "docs").rglob("*.md"))]
+FENCE = re.compile(r"(?:^<!-- (?:docs|readme)-test: (?P<kinds>[\w, -]+): (?P<why>[^\n]*?) -->\n)?"
+                   r"^```(?P<lang>\w*)\n(?P<code>.*?)^```$", re.DOTALL | re.MULTILINE)
 KINDS = {"parse", "tiny-model", "lpr-pairs"}
 EMBEDDED_BUILD = "build_tiny(dataset_path=MULTI_TURN_TRAIN)"
 
 
 @dataclass(frozen=True)
 class Block:
+    file: str  # relative to the repository's root
     line: int
     lang: str
     kinds: frozenset[str]
@@ -45,23 +49,30 @@ class Block:
     code: str
 
     def __str__(self) -> str:
-        return f"README.md:{self.line}"
+        return f"{self.file}:{self.line}"
+
+
+def blocks_of(document: Path) -> list[Block]:
+    text = document.read_text()
+    name = document.relative_to(ROOT).as_posix()
+    return [Block(name, text.count("\n", 0, m.start("lang")) + 1, m["lang"],
+                  frozenset(k.strip() for k in (m["kinds"] or "").split(",") if k.strip()), m["why"] or "", m["code"])
+            for m in FENCE.finditer(text)]
 
 
 def blocks() -> list[Block]:
-    text = README.read_text()
-    return [Block(text.count("\n", 0, m.start("lang")) + 1, m["lang"],
-                  frozenset(k.strip() for k in (m["kinds"] or "").split(",") if k.strip()), m["why"] or "", m["code"])
-            for m in FENCE.finditer(text)]
+    return [block for document in DOCUMENTS for block in blocks_of(document)]
 
 
 def of(lang: str) -> list[Block]:
     return [b for b in blocks() if b.lang == lang]
 
 
-def test_every_block_is_run_or_parsed_and_a_marker_says_why():
-    found = blocks()
-    assert len(found) == README.read_text().count("\n```") // 2 + README.read_text().startswith("```")
+@pytest.mark.parametrize("document", DOCUMENTS, ids=lambda d: d.relative_to(ROOT).as_posix())
+def test_every_block_is_run_or_parsed_and_a_marker_says_why(document):
+    found = blocks_of(document)
+    text = document.read_text()
+    assert len(found) == text.count("\n```") // 2 + text.startswith("```"), f"{document.name}: a fence the test does not read"
     for block in found:
         assert block.kinds <= KINDS, f"{block}: unknown marker {sorted(block.kinds - KINDS)}"
         assert not block.kinds or block.why.strip(), f"{block}: a marker says why"
@@ -157,14 +168,25 @@ def parse_fcenv(args: list[str]) -> None:
         build_parser().parse_args(args)
 
 
-def parse_script(python: str, script: list[str], args: list[str]) -> None:
-    """A script of ours (a file, or ``-m`` and a module): it starts, its --help lists every flag
-    the command gives."""
+@functools.cache
+def script_help(python: str, script: tuple[str, ...]) -> str:
+    """What ``--help`` prints, once per script however many blocks run it (each start imports
+    torch: seconds)."""
     done = subprocess.run([python, *script, "--help"], cwd=ROOT, capture_output=True, text=True, timeout=120,
                           env=environment(), check=False)
     assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def parse_script(python: str, script: list[str], args: list[str]) -> None:
+    """A script of ours (a file, or ``-m`` and a module): it starts, its --help lists every flag
+    the command gives. A benchmark passes what follows ``--`` to the trainer, whose parser reads it."""
+    if "--" in args:
+        args, trainer = args[:args.index("--")], args[args.index("--") + 1:]
+        parse_train(trainer)
+    shown = script_help(python, tuple(script))
     for flag in (a.split("=")[0] for a in args if a.startswith("--")):
-        assert flag in done.stdout, f"{shlex.join(script)} has no flag {flag}"
+        assert flag in shown, f"{shlex.join(script)} has no flag {flag}"
 
 
 def parse_pip(args: list[str]) -> None:
@@ -176,12 +198,20 @@ def parse_pip(args: list[str]) -> None:
 
 def parse_command(words: list[str], request) -> None:
     program, args = words[0], words[1:]
+    if program.endswith("/bin/python"):  # a venv's interpreter (.venv/bin/python): as python
+        program = "python"
+    elif program.endswith("/bin/pip"):
+        program = "pip"
     if program == "make":
         makefile = (ROOT / "Makefile").read_text()
         for target in args:
             assert re.search(rf"^{re.escape(target)}:", makefile, re.MULTILINE), f"make {target}: no such target"
     elif program == "pip":
         parse_pip(args)
+    elif program == "python" and args[:2] == ["-m", "venv"]:
+        assert len(args) == 3, f"python -m venv DIR: {args}"
+    elif program.startswith("bench/"):  # bench/run_all, bench/run_gpu: our shell scripts
+        assert os.access(ROOT / program, os.X_OK), f"{program}: no such executable script"
     elif program == "fcenv":
         parse_fcenv(args)
     elif "train_fctncalling.py" in words:  # python, accelerate launch or torchrun

@@ -61,7 +61,7 @@ def test_no_tracked_symlink_leaves_the_repository():
 
 def test_venvs_are_ignored_as_links_too():
     """`.venv/` (trailing slash) ignores only a directory; a link of that name would be added."""
-    for name in (".venv", ".oracle-venv", ".vllm-venv", "datasets/bfcl"):
+    for name in (".venv", ".oracle-venv", ".vllm-venv", ".docs-venv", "datasets/bfcl"):
         proc = subprocess.run(["git", "check-ignore", "--no-index", "-q", name], cwd=ROOT)
         assert proc.returncode == 0, f"{name} is not ignored when it is a link (.gitignore needs it without a trailing slash)"
 
