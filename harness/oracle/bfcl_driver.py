@@ -20,6 +20,11 @@ Requests (``op``):
             formatting]}, csv: {file: text}}   (eval_runner_helper.generate_leaderboard_csv, one model)
   category_sizes {}                               -> {category: entries}   (what a missing category counts as)
   score_empty {category}                          -> {raised}   (save_eval_results on a category with no entries)
+  memory_ready {}                                 -> {missing: [module, ...]}   (what the memory backends import)
+  memory {class, scenario, conversations: [{test_id, calls}], embeddings?}
+                                                  -> {conversations: [{context, results, memory}]}   (a snapshot chain)
+  agentic {response, possible_answers}            -> agentic_checker's dict, or {raised}
+  agentic_entry {steps, possible_answers}         -> the runner's verdict on one agentic entry's recorded steps
 """
 
 import os
@@ -724,6 +729,110 @@ def op_score_empty(req):
 
 
 HANDLERS.update(score_card=op_score_card, category_sizes=op_category_sizes, score_empty=op_score_empty)
+
+
+# --- The memory categories: BFCL's memory backends and its agentic checker ---
+
+MEMORY_MODULES = {"MemoryAPI_kv": "memory_kv", "MemoryAPI_rec_sum": "memory_rec_sum",
+                  "MemoryAPI_vector": "memory_vector"}
+
+
+def op_memory_ready(req):
+    """The packages BFCL's memory backends import that this venv lacks (``make oracle`` adds them)."""
+    import importlib.util
+
+    wanted = req.get("modules") or ["overrides", "rank_bm25", "numpy"]
+    return {"missing": [name for name in wanted if importlib.util.find_spec(name) is None]}
+
+
+def _memory_state(instance):
+    """The memory itself, in the form BFCL's flush writes it (JSON-ready)."""
+    state = {}
+    for name in ("core_memory", "archival_memory"):
+        if hasattr(instance, name):
+            value = getattr(instance, name)
+            state[name] = value.export() if hasattr(value, "export") else value
+    if hasattr(instance, "memory"):
+        state["memory"] = instance.memory
+    return json.loads(json.dumps(state, default=repr))
+
+
+def op_memory(req):
+    """A chain of conversations on one memory backend, as BFCL's inference runs them: each on a
+    fresh instance whose ``_load_scenario`` reads the scenario's snapshot folder (a temporary
+    result folder of this request), the calls made directly, and a prerequisite conversation's
+    memory flushed at its end. Per conversation: the core-memory text its system prompt shows,
+    every call's result string, and the memory after it."""
+    import contextlib
+    import importlib
+    import inspect
+    import tempfile as _tempfile
+    from pathlib import Path
+
+    if req["class"] == "MemoryAPI_vector":
+        _table_encoder(req.get("embeddings") or {})
+    module = importlib.import_module(f"{FUNC_SOURCE}.{MEMORY_MODULES[req['class']]}")
+    cls = getattr(module, req["class"])
+    out = []
+    with _tempfile.TemporaryDirectory() as result_dir:
+        for conversation in req["conversations"]:
+            instance = cls()
+            config = {"model_result_dir": Path(result_dir), "scenario": req["scenario"],
+                      "test_id": conversation["test_id"], "test_category": conversation["test_id"].rsplit("_", 1)[0]}
+            with contextlib.redirect_stdout(sys.stderr):  # it prints a warning when no snapshot is there
+                instance._load_scenario(config)
+            context = instance._dump_core_memory_to_context()
+            routes = {name for name, _ in inspect.getmembers(instance, inspect.ismethod) if not name.startswith("_")}
+            results = []
+            for call in conversation["calls"]:
+                if call["name"] not in routes:
+                    results.append(f"Error during execution: name '{call['name']}' is not defined")
+                    continue
+                try:
+                    value = getattr(instance, call["name"])(*unjson(call.get("args", [])), **unjson(call.get("kwargs", {})))
+                    results.append(result_string(value))
+                except Exception as exc:
+                    results.append(f"Error during execution: {exc}")
+            if "prereq" in conversation["test_id"]:
+                instance._flush_memory_to_local_file()
+            out.append({"context": context, "results": results, "memory": _memory_state(instance)})
+    return {"conversations": out}
+
+
+def _table_encoder(table):
+    """A stand-in for sentence-transformers (which this venv does not hold): texts are encoded by
+    a lookup in ``table`` ({text: vector}, already normalised), so the vector backend's own code
+    (its store, faiss' exact index and search) runs on embeddings both sides share."""
+    import numpy as np
+
+    class TableEncoder:
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def get_sentence_embedding_dimension(self):
+            return len(next(iter(table.values()))) if table else 4
+
+        def encode(self, texts, normalize_embeddings=False):
+            return np.asarray([table[text] for text in texts], dtype=np.float32)
+
+    module = types.ModuleType("sentence_transformers")
+    module.SentenceTransformer = TableEncoder
+    sys.modules["sentence_transformers"] = module
+    loaded = sys.modules.get(f"{FUNC_SOURCE}.memory_vector")
+    if loaded is not None:  # a new table: the module's global encoder reads it
+        loaded.ENCODER = TableEncoder()
+
+
+def op_agentic(req):
+    from bfcl_eval.eval_checker.agentic_eval.agentic_checker import agentic_checker
+
+    try:
+        return jsonable(agentic_checker(req["response"], req["possible_answers"]))
+    except Exception as exc:
+        return _raised(exc)
+
+
+HANDLERS.update(memory_ready=op_memory_ready, memory=op_memory, agentic=op_agentic)
 
 
 def main():
