@@ -741,7 +741,7 @@ def op_memory_ready(req):
     """The packages BFCL's memory backends import that this venv lacks (``make oracle`` adds them)."""
     import importlib.util
 
-    wanted = req.get("modules") or ["overrides", "rank_bm25", "numpy"]
+    wanted = req.get("modules") or ["overrides", "rank_bm25", "numpy", "faiss"]
     return {"missing": [name for name in wanted if importlib.util.find_spec(name) is None]}
 
 
@@ -799,28 +799,33 @@ def op_memory(req):
     return {"conversations": out}
 
 
+_EMBEDDINGS = {}  # text -> vector, the stand-in encoder's table (the latest request's)
+
+
 def _table_encoder(table):
-    """A stand-in for sentence-transformers (which this venv does not hold): texts are encoded by
-    a lookup in ``table`` ({text: vector}, already normalised), so the vector backend's own code
-    (its store, faiss' exact index and search) runs on embeddings both sides share."""
+    """A stand-in for sentence-transformers (which this venv does not hold): a text is encoded by
+    a lookup in ``table`` ({text: vector}), so the vector backend's own code (its store, faiss'
+    exact index and search) runs on embeddings both sides share. A text not in the table fails."""
     import numpy as np
+
+    _EMBEDDINGS.clear()
+    _EMBEDDINGS.update(table)
+    if "sentence_transformers" in sys.modules:
+        return
 
     class TableEncoder:
         def __init__(self, *args, **kwargs):
             pass
 
         def get_sentence_embedding_dimension(self):
-            return len(next(iter(table.values()))) if table else 4
+            return 384
 
         def encode(self, texts, normalize_embeddings=False):
-            return np.asarray([table[text] for text in texts], dtype=np.float32)
+            return np.asarray([_EMBEDDINGS[text] for text in texts], dtype=np.float32)
 
     module = types.ModuleType("sentence_transformers")
     module.SentenceTransformer = TableEncoder
     sys.modules["sentence_transformers"] = module
-    loaded = sys.modules.get(f"{FUNC_SOURCE}.memory_vector")
-    if loaded is not None:  # a new table: the module's global encoder reads it
-        loaded.ENCODER = TableEncoder()
 
 
 def op_agentic(req):

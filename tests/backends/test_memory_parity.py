@@ -1,5 +1,5 @@
-"""Differential tests: the key-value and recursive-summarisation memory backends against BFCL's
-own classes (memory_kv.py, memory_rec_sum.py), run in the oracle venv.
+"""Differential tests: the three memory backends against BFCL's own classes (memory_kv.py,
+memory_vector.py, memory_rec_sum.py), run in the oracle venv.
 
 Each run is a chain of conversations as BFCL's inference plays a memory scenario (fresh
 instance per conversation, prerequisite memory flushed to the scenario's snapshot, questions
@@ -13,6 +13,12 @@ every call's result string and the memory afterwards must be equal.
     first prerequisite (no snapshot yet: an empty memory).
 (b) Realistic chains: BFCL's own prerequisite conversations of every scenario written into
     memory message by message, with key searches (BM25+ scores compared as printed).
+(c) The vector memory's scripted chains, with one encoder on both sides: a table of vectors
+    whose inner products are exact in float32, standing in for all-MiniLM-L6-v2 (the oracle
+    venv holds no sentence-transformers; tests/backends/test_sentence_encoder.py checks ours
+    against it). BFCL's own faiss index runs there, so ties, padding and the checks on top_k
+    are faiss'. A call that hands the encoder a non-string compares as "failed" only
+    (``fcenv.backends.memory_vector`` says why); the state it leaves compares in full.
 """
 
 from __future__ import annotations
@@ -20,10 +26,19 @@ from __future__ import annotations
 import json
 import random
 
+import numpy as np
 import pytest
 
+from fcenv.backends import memory_vector
 from fcenv.backends.memory_snapshots import MemorySnapshots
-from tests.support.memory_calls import chain, differences, memory_request, realistic_chain, run_ours
+from tests.support.memory_calls import (
+    chain,
+    differences,
+    embedding_table,
+    memory_request,
+    realistic_chain,
+    run_ours,
+)
 
 pytestmark = pytest.mark.oracle
 
@@ -42,11 +57,11 @@ def memory_oracle(oracle, request):
     return oracle
 
 
-def _compare(oracle, runs):
-    answers = oracle.run([memory_request(*run) for _, run in runs])
+def _compare(oracle, runs, embeddings=None):
+    answers = oracle.run([memory_request(*run, embeddings) for _, run in runs])
     problems = []
     for (label, run), answer in zip(runs, answers):
-        problems += differences(label, run_ours(*run), answer)
+        problems += differences(label, run_ours(*run), answer, run[2])
     return problems
 
 
@@ -72,6 +87,27 @@ def test_bfcl_prerequisite_conversations_match_reference(memory_oracle, bfcl_dir
         entries = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
         runs.append((f"{class_name} {scenario}", (class_name, scenario, realistic_chain(class_name, scenario, entries))))
     problems = _compare(memory_oracle, runs)
+    assert not problems, f"{len(problems)} differences, first ones:\n" + "\n".join(problems[:20])
+
+
+def test_vector_chains_match_reference(memory_oracle, monkeypatch):
+    table = embedding_table()
+
+    def lookup(texts):
+        for text in texts:
+            if not isinstance(text, str):
+                raise TypeError(f"the vector memory embeds strings, not {type(text).__name__}")
+        return np.asarray([table[text] for text in texts], dtype=np.float32)
+
+    monkeypatch.setattr(memory_vector, "embed", lookup)
+    rng = random.Random(31)
+    runs = []
+    for index in range(40):
+        scenario = rng.choice(SCENARIOS)
+        conversations = chain("MemoryAPI_vector", scenario, rng, conversations=rng.randint(1, 4), calls=25,
+                              start=0 if index % 8 else 2)
+        runs.append((f"MemoryAPI_vector chain {index} ({scenario})", ("MemoryAPI_vector", scenario, conversations)))
+    problems = _compare(memory_oracle, runs, table)
     assert not problems, f"{len(problems)} differences, first ones:\n" + "\n".join(problems[:20])
 
 
