@@ -2,7 +2,7 @@
 
 An agentic answer is judged on its final message alone, the last step that holds no call:
 ``decoded`` is that message's text, or None when every step held calls (BFCL's
-``agentic:no_last_message``; its runner gives ``agentic:inference_error`` when inference failed,
+``agentic:no_last_message``, also for an empty final message; its runner gives ``agentic:inference_error`` when inference failed,
 see ``fcenv.agentic.recorded``). The message passes when one of the acceptable answers occurs
 in it as a whole word sequence, after both are standardised the same way: the characters
 ``, . / - _ * ^ ( )`` removed (whitespace kept, unlike the AST checker's strings), lower case,
@@ -54,8 +54,9 @@ def check_answer(response: Any, acceptable: list[str]) -> CheckResult:
 
 @register_checker("agentic", facets=AGENTIC_FACETS)
 def check_agentic(task: Any, decoded: Any) -> CheckResult:
-    """``decoded``: the final message's text, or None when no step ended without calls."""
-    if decoded is None:
+    """``decoded``: the final message's text, or None when no step ended without calls. An empty
+    final message counts as none, as BFCL's runner tests the message's truth."""
+    if not decoded:
         return CheckResult(False, NO_LAST_MESSAGE, ["Cannot find the last chat message that is not a function call."],
                            _SILENT)
     try:

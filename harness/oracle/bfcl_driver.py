@@ -24,7 +24,9 @@ Requests (``op``):
   memory {class, scenario, conversations: [{test_id, calls}], embeddings?}
                                                   -> {conversations: [{context, results, memory}]}   (a snapshot chain)
   agentic {response, possible_answers}            -> agentic_checker's dict, or {raised}
-  agentic_entry {steps, possible_answers}         -> the runner's verdict on one agentic entry's recorded steps
+  memory_entries {category}                       -> BFCL's entries of a memory category, prerequisites first
+  memory_episode {class, scenario, functions, conversations: [{test_id, question, turns: [[step text]]}],
+                  possible_answers, embeddings?}  -> per conversation {opening, results, memory}, and the verdict
 """
 
 import os
@@ -837,7 +839,108 @@ def op_agentic(req):
         return _raised(exc)
 
 
-HANDLERS.update(memory_ready=op_memory_ready, memory=op_memory, agentic=op_agentic)
+def op_memory_entries(req):
+    """``load_dataset_entry`` of one memory category (from the wheel's own data), as the
+    inference run gets it: prerequisite entries included, functions without language hints."""
+    from bfcl_eval.utils import load_dataset_entry
+
+    entries = load_dataset_entry(req["category"], include_prereq=True, include_language_specific_hint=False)
+    return {"entries": [{key: entry.get(key) for key in ("id", "question", "function", "involved_classes", "scenario",
+                                                         "depends_on")} for entry in entries]}
+
+
+def op_memory_episode(req):
+    """One memory question as BFCL plays and judges it for a prompting model served the given
+    step texts: each conversation (prerequisites, then the question) runs through the loop of
+    ``inference_multi_turn_prompting`` (memory system prompt from the instance BFCL's executor
+    makes, the function prompt, decode each step with ``default_decode_execute_prompting``, end
+    the turn on a step without calls, force quit past MAXIMUM_STEP_LIMIT steps, flush a
+    prerequisite's memory at its end); the question's recorded steps then go through the agentic
+    runner's rule (the last step that decodes to no call is the answer) and ``agentic_checker``.
+    A turn's texts past the one that ends it are not served, as a model would not be asked."""
+    import contextlib
+    import tempfile as _tempfile
+    from pathlib import Path
+
+    from bfcl_eval.constants.default_prompts import MAXIMUM_STEP_LIMIT
+    from bfcl_eval.eval_checker.agentic_eval.agentic_checker import agentic_checker
+    from bfcl_eval.eval_checker.multi_turn_eval import multi_turn_utils
+    from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_utils import is_empty_execute_response
+    from bfcl_eval.model_handler.utils import (
+        add_memory_instruction_system_prompt,
+        default_decode_execute_prompting,
+        system_prompt_pre_processing_chat_model,
+    )
+    from bfcl_eval.utils import add_language_specific_hint_to_function_doc
+
+    if req["class"] == "MemoryAPI_vector":
+        _table_encoder(req.get("embeddings") or {})
+    cls = req["class"]
+    tag = f"oracle{next(_counter)}"
+    out, recorded = [], None
+    try:
+        with _tempfile.TemporaryDirectory() as result_dir, contextlib.redirect_stdout(sys.stderr):
+            for conversation in req["conversations"]:
+                test_id = conversation["test_id"]
+                category = test_id.rsplit("_", 1)[0]
+                config = {cls: {"model_result_dir": Path(result_dir), "scenario": req["scenario"], "test_id": test_id,
+                                "test_category": category}}
+                _, instances = multi_turn_utils.execute_multi_turn_func_call([], config, [cls], tag, test_id)
+                question = add_memory_instruction_system_prompt(copy.deepcopy(conversation["question"]), category,
+                                                                req["scenario"], instances[cls])
+                entry = add_language_specific_hint_to_function_doc(
+                    [{"id": test_id, "function": copy.deepcopy(req["functions"])}])[0]
+                opening = system_prompt_pre_processing_chat_model(question[0], entry["function"], test_id)
+                results, steps_recorded, force_quit = [], [], False
+                for turn in conversation["turns"]:
+                    steps_recorded.append([])
+                    count = 0
+                    for text in turn:
+                        steps_recorded[-1].append(text)
+                        try:
+                            calls = default_decode_execute_prompting(text)
+                            if is_empty_execute_response(calls):
+                                break
+                        except Exception:
+                            break
+                        step_results, _ = multi_turn_utils.execute_multi_turn_func_call(
+                            calls, config, [cls], tag, test_id)
+                        results.append(step_results)
+                        count += 1
+                        if count > MAXIMUM_STEP_LIMIT:
+                            force_quit = True
+                            break
+                    if force_quit:
+                        break
+                if "prereq" in test_id:
+                    instances[cls]._flush_memory_to_local_file()
+                else:
+                    recorded = steps_recorded
+                out.append({"opening": opening, "results": results, "memory": _memory_state(instances[cls])})
+    finally:
+        for key in [k for k in vars(multi_turn_utils) if tag in k]:
+            delattr(multi_turn_utils, key)
+    # The agentic runner on the question's record.
+    if not isinstance(recorded, list) or len(recorded) != 1:
+        verdict = {"valid": False, "error_type": "agentic:inference_error"}
+    else:
+        last = None
+        for text in recorded[0]:
+            try:
+                if is_empty_execute_response(default_decode_execute_prompting(text)):
+                    last = text
+            except Exception:
+                last = text
+        if not last:
+            verdict = {"valid": False, "error_type": "agentic:no_last_message"}
+        else:
+            checked = agentic_checker(last, req["possible_answers"])
+            verdict = {"valid": bool(checked["valid"]), "error_type": checked.get("error_type")}
+    return {"conversations": out, "verdict": verdict}
+
+
+HANDLERS.update(memory_ready=op_memory_ready, memory=op_memory, agentic=op_agentic, memory_entries=op_memory_entries,
+                memory_episode=op_memory_episode)
 
 
 def main():
