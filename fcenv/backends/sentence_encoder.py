@@ -78,7 +78,11 @@ def _load(folder: str) -> SentenceEncoder:
     if not (path / "model.safetensors").is_file():
         raise EncoderMissing(f"the vector memory's sentence encoder is not in {path}; fetch it with "
                              f"`python -m fcenv models {MODEL_NAME}`")
-    return SentenceEncoder(path)
+    try:
+        return SentenceEncoder(path)
+    except ImportError as exc:  # torch and transformers come with the trainers' extra
+        raise ImportError(f"the vector memory's sentence encoder runs on torch and transformers: "
+                          f"pip install \"fcenv[train]\" ({exc})") from None
 
 
 def encoder(folder: str | Path | None = None) -> SentenceEncoder:
