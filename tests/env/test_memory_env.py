@@ -233,3 +233,10 @@ def test_memory_categories_only_come_from_bfcl_s_memory_file(tmp_path, bfcl_dir)
     (tmp_path / "possible_answer" / odd.name).write_text('{"id": "memory_0-nowhere-0", "ground_truth": ["x"]}\n')
     with pytest.raises(DatasetError, match="none of BFCL's memory scenarios"):
         load_tasks(odd)
+
+
+def test_the_trainers_doors_refuse_a_chain_of_chats(memory_tasks):
+    from fcenv.doors.core import Episode
+
+    with pytest.raises(ValueError, match="chain of conversations"):
+        Episode(FunctionCallingEnv(tasks=[_kv_task(memory_tasks)]), index=0)
