@@ -110,10 +110,11 @@ $(ORACLE)/.installed:
 # What BFCL's memory backends import, for their differential tests: rank_bm25 (and numpy) for the
 # key-value memory's search, overrides for their base class, faiss-cpu for the vector memory's
 # index (its sentence-transformers encoder is stood in for by the driver: the tests share the
-# embeddings). A stamp of its own, so an oracle venv made before these were needed gets them.
+# embeddings). The versions are bfcl-eval's own pins (overrides, which it leaves open, aside). A
+# stamp of its own, so an oracle venv made before these were needed gets them.
 $(ORACLE)/.memory: $(ORACLE)/.installed
-	$(ORACLE)/bin/pip install --quiet --no-warn-conflicts rank_bm25==0.2.2 numpy==2.4.6 overrides==7.7.0 \
-		faiss-cpu==1.15.1
+	$(ORACLE)/bin/pip install --quiet --no-warn-conflicts rank_bm25==0.2.2 numpy==1.26.4 overrides==7.7.0 \
+		faiss-cpu==1.11.0
 	touch $@
 
 # verl and this package (fcenv.verl), for the door's tests, which run in it from a subprocess.
