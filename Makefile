@@ -66,7 +66,7 @@ REAL_FLAGS = --model_name_or_path $(REAL_MODEL) --tool_format hermes --dataset_p
 train-real: $(VENV)/.installed $(VLLM)/.installed models
 	$(BIN)/python train_fctncalling.py $(REAL_FLAGS)
 
-test: lint docs $(VENV)/.installed $(ORACLE)/.installed $(VERL)/.installed $(VLLM)/.installed $(BFCL_DATA)/long_context.json models
+test: lint docs $(VENV)/.installed $(ORACLE)/.installed $(ORACLE)/.memory $(VERL)/.installed $(VLLM)/.installed $(BFCL_DATA)/long_context.json models
 	$(BIN)/python -m pytest -n 2 --require-oracle --oracle-python=$(ORACLE)/bin/python \
 		--require-verl --verl-python=$(VERL)/bin/python --require-vllm --models-dir=$(MODELS_DIR) $(PYTEST_ARGS)
 
@@ -79,12 +79,12 @@ lint: $(VENV)/.ruff-$(RUFF)
 docs: $(DOCS)/.mkdocs-$(MKDOCS)-material-$(MKDOCS_MATERIAL)
 	NO_MKDOCS_2_WARNING=1 $(DOCS)/bin/mkdocs build --strict --quiet --site-dir site
 
-bench: $(VENV)/.installed $(ORACLE)/.installed $(VLLM)/.installed $(BFCL_DATA)/long_context.json models
+bench: $(VENV)/.installed $(ORACLE)/.installed $(ORACLE)/.memory $(VLLM)/.installed $(BFCL_DATA)/long_context.json models
 	$(BIN)/pip install --quiet -e ".[bench]"
 	bench/run_all $(BIN)/python
 
 venv: $(VENV)/.installed
-oracle: $(ORACLE)/.installed
+oracle: $(ORACLE)/.installed $(ORACLE)/.memory
 verl: $(VERL)/.installed
 vllm: $(VLLM)/.installed
 data: $(BFCL_DATA)/long_context.json
@@ -116,6 +116,16 @@ $(ORACLE)/.installed:
 	$(ORACLE)/bin/pip install --quiet --no-deps bfcl-eval==$(BFCL_EVAL)
 	$(ORACLE)/bin/pip install --quiet --no-warn-conflicts tree_sitter==0.21.3 tree-sitter-java==0.21.0 \
 		tree-sitter-javascript==0.21.4 filelock==3.20.0 tenacity mpmath==1.3.0
+	touch $@
+
+# What BFCL's memory backends import, for their differential tests: rank_bm25 (and numpy) for the
+# key-value memory's search, overrides for their base class, faiss-cpu for the vector memory's
+# index (its sentence-transformers encoder is stood in for by the driver: the tests share the
+# embeddings). The versions are bfcl-eval's own pins (overrides, which it leaves open, aside). A
+# stamp of its own, so an oracle venv made before these were needed gets them.
+$(ORACLE)/.memory: $(ORACLE)/.installed
+	$(ORACLE)/bin/pip install --quiet --no-warn-conflicts rank_bm25==0.2.2 numpy==1.26.4 overrides==7.7.0 \
+		faiss-cpu==1.11.0
 	touch $@
 
 # verl and this package (fcenv.verl), for the door's tests, which run in it from a subprocess.

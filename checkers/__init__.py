@@ -10,8 +10,9 @@ A checker declares the facets it produces with their default weights in the shap
 
 Modules: ``result`` (``CheckResult``), ``ast_checker`` (BFCL's AST checker, with its rules in
 ``_bfcl_rules`` and the Java and JavaScript value converters ``java_values`` and ``js_values``,
-which scan text in linear time with ``_scan``), ``relevance`` (relevance and irrelevance) and
-``multi_turn`` (a turn's state and response checks).
+which scan text in linear time with ``_scan``), ``relevance`` (relevance and irrelevance),
+``multi_turn`` (a turn's state and response checks) and ``agentic`` (the final answer of a
+memory or web-search entry).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from handlers.registry import Registry
 Checker = Callable[[Any, Any], CheckResult]
 
 _CHECKERS: Registry[Checker] = Registry(
-    "checker", "checkers", ("ast_checker", "relevance", "multi_turn"), "fcenv.checkers"
+    "checker", "checkers", ("ast_checker", "relevance", "multi_turn", "agentic"), "fcenv.checkers"
 )
 
 

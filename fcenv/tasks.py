@@ -22,7 +22,8 @@ def language_of(category: str) -> str:
 
 
 def kind_of(category: str) -> str:
-    """Which family of rules decides the verdict: ast, relevance, irrelevance or multi_turn.
+    """Which family of rules decides the verdict: ast, relevance, irrelevance, multi_turn or
+    agentic (BFCL's memory and web-search categories, judged on their final answer).
 
     Two retired sets have no rules of their own offline: chatable (questions with no
     functions) is judged like irrelevance, and rest (whose answers were live HTTP responses)
@@ -30,6 +31,8 @@ def kind_of(category: str) -> str:
     """
     if "multi_turn" in category:
         return "multi_turn"
+    if "memory" in category or "web_search" in category:  # BFCL's is_agentic
+        return "agentic"
     if "irrelevance" in category or category == "chatable":
         return "irrelevance"
     if "relevance" in category or category == "rest":
@@ -47,7 +50,9 @@ class Task:
     single-turn entries, one list of call strings per turn for multi-turn ones, None for
     relevance and irrelevance. Tasks are shared between environments and never modified;
     whoever needs to change one works on a copy. ``missed_functions`` maps a turn index to the docs held out
-    until that turn (multi_turn_miss_func). ``source`` and ``line`` say where it came from.
+    until that turn (multi_turn_miss_func). ``prerequisites`` are the conversations played before
+    an agentic question, each ``{"id", "question"}`` (a memory scenario's chain, which fills the
+    memory the question is asked against). ``source`` and ``line`` say where it came from.
     """
 
     id: str
@@ -57,6 +62,7 @@ class Task:
     initial_config: dict[str, Any] = field(default_factory=dict)
     involved_classes: list[str] = field(default_factory=list)
     missed_functions: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+    prerequisites: list[dict[str, Any]] = field(default_factory=list)
     source: str = ""
     line: int = 0
     declared_kind: str | None = None  # from the data (an entry with involved_classes is multi-turn)

@@ -126,6 +126,12 @@ def qwen_coder(request) -> Path:
 
 
 @pytest.fixture(scope="session")
+def minilm(request) -> Path:
+    """all-MiniLM-L6-v2, the vector memory's sentence encoder."""
+    return _real_model(request, "all-minilm-l6-v2")
+
+
+@pytest.fixture(scope="session")
 def smollm2(request) -> Path:
     """SmolLM2-135M-Instruct as a checkpoint folder (ChatML; its template ignores tools)."""
     return _real_model(request, "smollm2-135m-instruct")

@@ -21,8 +21,11 @@ methods, with literal arguments.
 Modules, one class each: ``file_system`` (GorillaFileSystem), ``math_api`` (MathAPI),
 ``message_api`` (MessageAPI), ``posting_api`` (TwitterAPI), ``ticket_api`` (TicketAPI),
 ``trading_bot`` (TradingBot), ``travel_booking`` (TravelAPI), ``vehicle_control``
-(VehicleControlAPI); and what they share: ``long_context`` (BFCL's filler data) and
-``plain_data`` (fast deep copies).
+(VehicleControlAPI), and for the memory categories ``memory_kv`` (MemoryAPI_kv, ranking keys
+with ``bm25``), ``memory_vector`` (MemoryAPI_vector: ``sentence_encoder`` embeds, ``exact_search``
+ranks) and ``memory_rec_sum`` (MemoryAPI_rec_sum); and what they share:
+``long_context`` (BFCL's filler data), ``plain_data`` (fast deep copies) and
+``memory_snapshots`` (how memory passes from one conversation to the next).
 """
 
 from __future__ import annotations
@@ -43,6 +46,9 @@ BACKENDS: dict[str, tuple[str, str]] = {
     "TradingBot": ("fcenv.backends.trading_bot", "trading_bot"),
     "TravelAPI": ("fcenv.backends.travel_booking", "travel_booking"),
     "VehicleControlAPI": ("fcenv.backends.vehicle_control", "vehicle_control"),
+    "MemoryAPI_kv": ("fcenv.backends.memory_kv", "memory_kv"),
+    "MemoryAPI_vector": ("fcenv.backends.memory_vector", "memory_vector"),
+    "MemoryAPI_rec_sum": ("fcenv.backends.memory_rec_sum", "memory_rec_sum"),
 }
 STATELESS = frozenset({"MathAPI"})
 # The doc file in multi_turn_func_doc/ that describes each class's public methods.

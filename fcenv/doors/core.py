@@ -59,6 +59,10 @@ class Episode:
         _, info = env.reset(options={"index": index} if task_id is None else {"id": task_id})
         self.env = env
         self.task = env.task
+        if self.task.kind == "agentic":
+            # A memory episode is several chats (fcenv.agentic.episode); a door plays one.
+            raise ValueError(f"entry {self.task.id}: a memory episode is a chain of conversations, each a chat of "
+                             f"its own; the trainers' doors play one chat per episode (use FunctionCallingEnv)")
         self.messages: list[dict[str, Any]] = info["messages"]
         self.tools: list[dict[str, Any]] | None = info.get("tools")
         self.reward = 0.0  # summed over the steps so far

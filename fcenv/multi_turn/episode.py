@@ -34,6 +34,20 @@ from handlers import Call
 from handlers.native import InferenceCrash
 
 
+def step_messages(settings: EpisodeSettings, text: str, calls: list[Call], results: list[str],
+                  calls_made: int) -> list[dict[str, Any]]:
+    """The messages a step with calls adds to the chat; ``calls_made`` (the episode's calls
+    before this step) numbers the call ids of FC mode."""
+    if settings.tool_format is None:
+        # BFCL's prompting format for open models: the text as written, one tool message per
+        # call, named by the call's source form.
+        return [{"role": "assistant", "content": text},
+                *({"role": "tool", "name": call_text(call.name, call.arguments), "content": result}
+                  for call, result in zip(calls, results))]
+    return [assistant_calls_message(calls, calls_made, text),
+            *(tool_message(call, result, calls_made + i) for i, (call, result) in enumerate(zip(calls, results)))]
+
+
 class MultiTurnEpisode:
     def __init__(self, task: Task, settings: EpisodeSettings):
         self.task = task
@@ -75,16 +89,7 @@ class MultiTurnEpisode:
         return StepOutcome(result=step, calls=calls, terminated=False, reward_scale=0.0, info=info)
 
     def _add_step_messages(self, text: str, calls: list[Call], results: list[str]) -> None:
-        if self.settings.tool_format is None:
-            # BFCL's prompting format for open models: the text as written, one tool message
-            # per call, named by the call's source form.
-            self.messages.append({"role": "assistant", "content": text})
-            self.messages.extend({"role": "tool", "name": call_text(call.name, call.arguments), "content": result}
-                                 for call, result in zip(calls, results))
-            return
-        self.messages.append(assistant_calls_message(calls, self.calls_made, text))
-        self.messages.extend(tool_message(call, result, self.calls_made + i)
-                             for i, (call, result) in enumerate(zip(calls, results)))
+        self.messages += step_messages(self.settings, text, calls, results, self.calls_made)
         self.calls_made += len(calls)
 
     # ---------------------------------------------------------------- turns

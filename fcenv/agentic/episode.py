@@ -1,0 +1,149 @@
+"""Memory episodes: a scenario's prerequisite conversations fill the memory, then the question.
+
+One episode plays what BFCL's inference plays for one memory question, with a memory of its
+own (BFCL's per-scenario snapshot folder, in memory: ``fcenv.backends.memory_snapshots``):
+
+1. each prerequisite conversation of the question's scenario, in order, as a chat of its own:
+   a fresh backend instance that starts from the memory the previous conversation left (the
+   first starts empty), BFCL's memory system prompt showing the core memory at its start (with
+   the function prompt in prompting mode), then the conversation's user turns. Steps with calls
+   run on the backend and their results come back as tool messages; a step without calls ends
+   the turn; more than ``max_steps_per_turn`` steps with calls in a turn end the conversation
+   (BFCL's force quit). At its end the memory is flushed, force quit or not, unless BFCL's
+   inference would have failed on it (FC mode: ``handlers.native.InferenceCrash``);
+2. the question, likewise, in a chat of its own that asks for BFCL's answer format; the first
+   step without calls is the final answer, judged by BFCL's agentic checker
+   (``checkers.agentic``). A force quit there leaves no final answer
+   (``agentic:no_last_message``).
+
+Prerequisite conversations are not scored: their steps earn nothing, and only the question's
+verdict is rewarded, at the episode's last step. Each step's ``info`` says where the episode
+stands after it, as its observation shows: the conversation (``conversation``,
+``prerequisite``) and the turn; a step that ends a conversation also names it
+(``conversation_ended``). ``messages`` is the current conversation's chat: a new conversation
+starts a new list.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from checkers.agentic import INFERENCE_ERROR
+from checkers.result import CheckResult
+from fcenv.agentic.prompts import memory_system_prompt, with_memory_prompt
+from fcenv.backends.memory_snapshots import MemorySnapshots
+from fcenv.episode import EpisodeSettings, StepOutcome, first_turn_messages
+from fcenv.multi_turn.episode import step_messages
+from fcenv.multi_turn.executor import ToolSession, decode_step, is_error_result
+from fcenv.tasks import Task
+from handlers.native import InferenceCrash
+
+
+class MemoryEpisode:
+    def __init__(self, task: Task, settings: EpisodeSettings):
+        self.task = task
+        self.settings = settings
+        (self.class_name,) = task.involved_classes
+        self.scenario = task.initial_config[self.class_name]["scenario"]
+        self.conversations = [*task.prerequisites, {"id": task.id, "question": task.question}]
+        self.snapshots = MemorySnapshots()
+        self.tools = settings.tools(task)  # FC mode; the same in every conversation, as in BFCL
+        self.done = False
+        self._ensure_encoder()
+        self._start(0)
+
+    @property
+    def is_prerequisite(self) -> bool:
+        return self.index < len(self.conversations) - 1
+
+    def _ensure_encoder(self) -> None:
+        # A missing encoder is the setup's problem, not the model's: said at reset (an empty
+        # batch loads it), never as a tool's error result.
+        if self.class_name == "MemoryAPI_vector" and self.settings.backend_package is None:
+            from fcenv.backends import memory_vector
+
+            memory_vector.embed([])
+
+    def _start(self, index: int) -> None:
+        self.index = index
+        conversation = self.conversations[index]
+        config = self.snapshots.config_for(self.class_name, self.scenario, conversation["id"])
+        self.session = ToolSession([self.class_name], {self.class_name: config},
+                                   backend_package=self.settings.backend_package)
+        memory = self.session.instances[self.class_name]
+        prompt = memory_system_prompt(self.class_name, self.scenario, memory._dump_core_memory_to_context())
+        opening = with_memory_prompt(conversation["question"][0], prompt)
+        self.messages = first_turn_messages(self.task, self.settings, opening)
+        self.turn = 0
+        self.steps_in_turn = 0
+        self.calls_made = 0
+
+    def _info(self, **extra: Any) -> dict[str, Any]:
+        return {"conversation": self.conversations[self.index]["id"], "prerequisite": self.is_prerequisite,
+                "turn": self.turn, **extra}
+
+    # ---------------------------------------------------------------- steps
+
+    def step(self, text: str) -> StepOutcome:
+        crash = None
+        try:
+            calls = decode_step(text, self.settings.handler_for(self.task), self.settings.tool_format)
+        except InferenceCrash as exc:
+            crash, calls = exc, []
+        if not calls:
+            self.messages.append({"role": "assistant", "content": text})
+            turns = len(self.conversations[self.index]["question"])
+            if crash is not None and crash.fails_entry(self.turn, turns):
+                return self._inference_error(crash)
+            return self._end_turn(text)
+        results = [self.session.execute(call) for call in calls]
+        self.messages += step_messages(self.settings, text, calls, results, self.calls_made)
+        self.calls_made += len(calls)
+        self.steps_in_turn += 1
+        executed = sum(not is_error_result(r) for r in results)
+        step = CheckResult(valid=executed == len(results),
+                           facets={"decodable": 1.0, "step_executed": executed / len(results)})
+        info = self._info(results=results)
+        if self.steps_in_turn > self.settings.max_steps_per_turn:
+            return self._force_quit(step, calls, info)
+        return StepOutcome(result=step, calls=calls, terminated=False, reward_scale=0.0, info=info)
+
+    def _end_turn(self, text: str) -> StepOutcome:
+        conversation = self.conversations[self.index]
+        if self.turn + 1 < len(conversation["question"]):
+            self.turn += 1
+            self.steps_in_turn = 0
+            self.messages.extend(conversation["question"][self.turn])
+            return StepOutcome(result=CheckResult(True), calls=None, terminated=False, reward_scale=0.0,
+                               info=self._info(turn_ended=self.turn - 1))
+        if self.is_prerequisite:
+            return self._next_conversation(CheckResult(True), None, self._info())
+        return self._finish(self.settings.checker_for(self.task)(self.task, text), truncated=False)
+
+    def _force_quit(self, step: CheckResult, calls, info: dict[str, Any]) -> StepOutcome:
+        if self.is_prerequisite:  # BFCL stops the conversation and still flushes its memory
+            return self._next_conversation(step, calls, {**info, "force_quit": True})
+        return self._finish(self.settings.checker_for(self.task)(self.task, None), truncated=True, calls=calls,
+                            info={**info, "force_quit": True})
+
+    def _next_conversation(self, result: CheckResult, calls, info: dict[str, Any], flush: bool = True) -> StepOutcome:
+        conversation = self.conversations[self.index]
+        if flush:
+            memory = self.session.instances[self.class_name]
+            self.snapshots.flush(self.class_name, self.scenario, conversation["id"], memory._snapshot())
+        self._start(self.index + 1)
+        return StepOutcome(result=result, calls=calls, terminated=False, reward_scale=0.0,
+                           info={**info, **self._info(), "conversation_ended": conversation["id"]})
+
+    def _inference_error(self, crash: InferenceCrash) -> StepOutcome:
+        """BFCL's inference fails on this answer: a prerequisite conversation ends unflushed
+        (its entry failed), the question fails whole."""
+        if self.is_prerequisite:
+            return self._next_conversation(CheckResult(False, INFERENCE_ERROR, [str(crash)], {}), None,
+                                           self._info(inference_error=str(crash)), flush=False)
+        return self._finish(CheckResult(False, INFERENCE_ERROR, [str(crash)], {}), truncated=False)
+
+    def _finish(self, verdict: CheckResult, truncated: bool, calls=None, info: dict[str, Any] | None = None) -> StepOutcome:
+        self.done = True
+        return StepOutcome(result=verdict, calls=calls, terminated=not truncated, truncated=truncated,
+                           info=info or self._info())

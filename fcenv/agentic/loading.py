@@ -1,0 +1,98 @@
+"""BFCL's memory file as entries of its three memory categories, the way BFCL's loader makes them.
+
+``BFCL_v4_memory.json`` holds 155 questions, each naming a scenario; BFCL runs every question
+once per memory backend (categories memory_kv, memory_vector, memory_rec_sum, in that order):
+
+- the id's ``memory`` becomes the category (``memory_0-customer-0`` -> ``memory_kv_0-customer-0``);
+  the answer stays under the file's id;
+- the backend's class (``MemoryAPI_kv``, ...) replaces the file's ``MemoryAPI``, and the class's
+  function docs are the entry's functions;
+- BFCL's answer-format prompt (``fcenv.agentic.prompts.ANSWER_FORMAT``) becomes the question's
+  first message, a system message;
+- the scenario's prerequisite conversations (``memory_prereq_conversation/memory_<scenario>.json``,
+  in file order) come first, their ids renamed the same way (``memory_kv_prereq_0-customer-0``);
+  they ask for no answer format and are not scored.
+
+The backend's scenario config holds the scenario's name: ``{"MemoryAPI_kv": {"scenario": ...}}``.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from fcenv.agentic.prompts import ANSWER_FORMAT, SCENARIO_ROLES
+
+MEMORY_BACKENDS = ("kv", "vector", "rec_sum")
+MEMORY_FILE_CATEGORY = "memory"
+PREREQUISITE_FOLDER = "memory_prereq_conversation"
+
+
+class PrerequisiteError(ValueError):
+    """A scenario's prerequisite file is missing or not as BFCL writes it."""
+
+
+def memory_class(backend: str) -> str:
+    return f"MemoryAPI_{backend}"
+
+
+def expand_memory_entry(entry_id: str, value: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    """(backend, id, entry) for each memory category, from one entry of BFCL's memory file."""
+    out = []
+    for backend in MEMORY_BACKENDS:
+        new_id = entry_id.replace(MEMORY_FILE_CATEGORY, f"memory_{backend}")
+        question = [list(turn) for turn in value["question"]]
+        if question:
+            question[0] = [{"role": "system", "content": ANSWER_FORMAT}, *question[0]]
+        cls = memory_class(backend)
+        entry = {**value, "id": new_id, "question": question, "involved_classes": [cls],
+                 "initial_config": {cls: {"scenario": value.get("scenario")}}}
+        out.append((backend, new_id, entry))
+    return out
+
+
+def known_scenario(scenario: Any) -> bool:
+    return isinstance(scenario, str) and scenario in SCENARIO_ROLES
+
+
+@lru_cache(maxsize=16)
+def _chain(folder: str, scenario: str) -> tuple[tuple[str, str], ...]:
+    """(id, question as JSON) of each prerequisite conversation of ``scenario``, in file order."""
+    path = Path(folder) / f"memory_{scenario}.json"
+    try:
+        lines = path.read_text(encoding="utf-8").split("\n")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PrerequisiteError(f"cannot read {path}: {exc}") from None
+    chain = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise PrerequisiteError(f"{path}, line {number}: invalid JSON: {exc.msg}") from None
+        question = entry.get("question") if isinstance(entry, dict) else None
+        if not isinstance(entry, dict) or not isinstance(entry.get("id"), str) or not _turns_of_messages(question):
+            raise PrerequisiteError(f"{path}, line {number}: a prerequisite conversation needs an id and a question "
+                                    f"of turns of {{role, content}} messages")
+        chain.append((entry["id"], json.dumps(question)))
+    if not chain:
+        raise PrerequisiteError(f"{path} holds no conversation")
+    return tuple(chain)
+
+
+def _turns_of_messages(question: Any) -> bool:
+    return isinstance(question, list) and bool(question) and all(
+        isinstance(turn, list) and turn and all(
+            isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str)
+            for m in turn)
+        for turn in question)
+
+
+def prerequisites(folder: Path, backend: str, scenario: str) -> list[dict[str, Any]]:
+    """The scenario's prerequisite conversations for one backend: ``[{"id", "question"}, ...]``.
+    Raises ``PrerequisiteError``."""
+    return [{"id": conversation_id.replace(MEMORY_FILE_CATEGORY, f"memory_{backend}"), "question": json.loads(question)}
+            for conversation_id, question in _chain(str(folder), scenario)]
