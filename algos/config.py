@@ -208,11 +208,13 @@ def build_parser(prog: str = "train_fctncalling.py") -> argparse.ArgumentParser:
     )
     for spec in dataclasses.fields(TrainConfig):
         default = spec.default if spec.default is not dataclasses.MISSING else spec.default_factory()
-        extra = {k: v for k, v in spec.metadata.items() if k not in ("help", "shared", "note")}
+        extra = {k: v for k, v in spec.metadata.items() if k != "help"}
         help = spec.metadata["help"]
-        if "shared" in spec.metadata:  # its help written now, with the names a registry holds by now
+        if "shared" in spec.metadata:  # declared in fcenv.flags; its help written now, with the names registered now
             shared = spec.metadata["shared"]
-            help, extra["metavar"] = shared.help_text(spec.metadata["note"]), shared.metavar
+            parser.add_argument(f"--{spec.name}", type=shared.type, default=default, metavar=shared.metavar,
+                                help=shared.help_text(spec.metadata["note"]))
+            continue
         if callable(extra.get("choices")):
             # The empty default ("the preset's", "prompting") is always allowed.
             names = extra["choices"]()

@@ -223,12 +223,27 @@ ENGINE = Group("engine", (
 
 # ---------------------------------------------------------------------------- tool format
 
+def _unknown_tool_format(name: str) -> str | None:
+    from fcenv.tool_formats import available_tool_formats
+
+    if name and name not in available_tool_formats():
+        return f"unknown tool format {name!r}; known: {', '.join(available_tool_formats())}"
+    return None
+
+
+def _tool_format_name(text: str) -> str:
+    """--tool_format's type: a registered format's name, or "" (prompting); refused as it is parsed."""
+    if problem := _unknown_tool_format(text):
+        raise argparse.ArgumentTypeError(problem)
+    return text
+
+
 def _tool_format_problems(args: Any) -> list[str]:
-    from fcenv.tool_formats import available_tool_formats, tool_format_conflicts
+    from fcenv.tool_formats import tool_format_conflicts
 
     tool_format = getattr(args, "tool_format", "") or ""
-    if tool_format and tool_format not in available_tool_formats():
-        return [f"--tool_format: unknown tool format {tool_format!r}; known: {', '.join(available_tool_formats())}"]
+    if problem := _unknown_tool_format(tool_format):  # a config made in code, not parsed
+        return [f"--tool_format: {problem}"]
     return tool_format_conflicts(bool(tool_format), system_prompt=bool(getattr(args, "system_prompt", "")),
                                  handler=bool(getattr(args, "handler", "")), prefix="--")
 
@@ -244,7 +259,8 @@ TOOL_FORMAT = Group("tool format", (
                         "(<tool_call> blocks, Qwen), 'llama_json' (bare JSON, Llama 3.x), 'mistral' ([TOOL_CALLS]) or "
                         "one a package registers; the tools go through the tokenizer's chat template (the family's "
                         "template from fcenv/chat_templates when it has none that renders tools); no system prompt. "
-                        "Default: BFCL's prompting format", choices=_tool_format_names, metavar="FORMAT"),
+                        "Default: BFCL's prompting format", type=_tool_format_name, choices=_tool_format_names,
+         metavar="FORMAT"),
     Flag("system_prompt", "system prompt template with '{functions}' (default: the short prompt for the tiny "
                           "model, BFCL's prompt otherwise)"),
 ), _tool_format_problems)
