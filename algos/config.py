@@ -212,8 +212,7 @@ def build_parser(prog: str = "train_fctncalling.py") -> argparse.ArgumentParser:
         help = spec.metadata["help"]
         if "shared" in spec.metadata:  # declared in fcenv.flags; its help written now, with the names registered now
             shared = spec.metadata["shared"]
-            parser.add_argument(f"--{spec.name}", type=shared.type, default=default, metavar=shared.metavar,
-                                help=shared.help_text(spec.metadata["note"]))
+            parser.add_argument(f"--{spec.name}", **shared.arguments(default, spec.metadata["note"]))
             continue
         if callable(extra.get("choices")):
             # The empty default ("the preset's", "prompting") is always allowed.

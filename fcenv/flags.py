@@ -42,12 +42,19 @@ class Flag:
     type: Callable[[str], Any] = str
     old: tuple[str, ...] = ()  # earlier spellings, still read, with a line naming this one
     switch: bool = False  # takes no value (store_true)
-    choices: Callable[[], list[str]] | None = None  # the names it takes, read when the help is written
+    choices: Callable[[], list[str]] | None = None  # the names it takes (a registry's), read as the parser is built
     metavar: str | None = None
 
     def help_text(self, note: str = "") -> str:
         text = self.help.replace("{choices}", ", ".join(self.choices())) if self.choices else self.help
         return f"{text}; {note}" if note else text
+
+    def arguments(self, default: Any, note: str = "") -> dict[str, Any]:
+        """``add_argument``'s keywords for a flag that takes a value (its type checks a name it
+        takes first, with a message of its own; the choices let a parser be read for them)."""
+        choices = None if self.choices is None else ["", *self.choices()] if default == "" else self.choices()
+        return {"type": self.type, "default": default, "choices": choices, "metavar": self.metavar,
+                "help": self.help_text(note)}
 
 
 @dataclass(frozen=True)
@@ -92,14 +99,13 @@ def add_group(parser: argparse.ArgumentParser, group: Group, *, skip: Collection
     for flag in group.flags:
         if flag.name in skip:
             continue
-        default = defaults.get(flag.name, flag.default)
-        help = flag.help_text(notes.get(flag.name, ""))
+        default, note = defaults.get(flag.name, flag.default), notes.get(flag.name, "")
         if flag.switch:
-            section.add_argument(f"--{flag.name}", action="store_true", default=default, help=help)
+            section.add_argument(f"--{flag.name}", action="store_true", default=default, help=flag.help_text(note))
             continue
-        extra = {"nargs": "+", "required": True} if flag.name in several else {"default": default}
-        section.add_argument(f"--{flag.name}", *flag.old, action=_Value, old=flag.old, type=flag.type,
-                             metavar=flag.metavar, help=help, **extra)
+        several_values = {"nargs": "+", "required": True, "default": None} if flag.name in several else {}
+        section.add_argument(f"--{flag.name}", *flag.old, action=_Value, old=flag.old,
+                             **{**flag.arguments(default, note), **several_values})
 
 
 def problems(args: Any, *groups: Group) -> list[str]:
