@@ -73,7 +73,7 @@ def _shared(name: str, note: str = "") -> Any:
     declared there once, so that every command spells and means it alike. ``note``: what it
     means for training, after the shared help."""
     flag = flags.shared_flag(name)
-    return field(default=flag.default, metadata={"help": flag.help_text(note), "shared": flag, "note": note})
+    return field(default=flag.default, metadata={"help": flag.help, "shared": flag, "note": note})
 
 
 @dataclass
