@@ -22,10 +22,10 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from fcenv.flags import given
+from fcenv.flags import SAMPLING, check, given
 
 CHAT_FORMAT = ("tool_format", "system_prompt")
-SAMPLING = ("context_window", "max_new_tokens", "temperature")
+SAMPLED = ("context_window", "max_new_tokens", "temperature")
 
 
 def apply_run(args: argparse.Namespace) -> tuple[dict[str, Any], Path]:
@@ -48,9 +48,10 @@ def apply_run(args: argparse.Namespace) -> tuple[dict[str, Any], Path]:
                          f"render its chats otherwise: leave {'them' if len(differ) > 1 else 'it'} out")
     args.model_name_or_path, args.adapter = resolved["base_model"], str(checkpoint / "actor")
     args.tool_format, args.system_prompt = trained["tool_format"], trained["system_prompt"]
-    for name in SAMPLING:
+    for name in SAMPLED:
         if not given(args, name) and trained[name] is not None:
             setattr(args, name, type(getattr(args, name))(trained[name]))
     if getattr(args, "dataset_path", None) == "":  # a command with a default dataset: the run's
         args.dataset_path = resolved["train_path"]
+    check(args, SAMPLING)  # a flag given beside the run's own (--max_new_tokens past its window)
     return saved, checkpoint

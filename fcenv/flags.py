@@ -63,9 +63,6 @@ class Group:
     flags: tuple[Flag, ...]
     validate: Callable[[Any], list[str]]  # (args or a config with the flags' names) -> problems
 
-    def flag(self, name: str) -> Flag:
-        return next(flag for flag in self.flags if flag.name == name)
-
 
 def given(args: Any, name: str) -> bool:
     """Whether ``--name`` was on the command line (not its default)."""
@@ -113,7 +110,7 @@ def problems(args: Any, *groups: Group) -> list[str]:
 
 
 def check(args: Any, *groups: Group) -> None:
-    """The groups' problems with ``args``, as one ``UsageError`` (a line each)."""
+    """The groups' problems with ``args``, as one ``UsageError`` (one line: the problems joined by "; ")."""
     found = problems(args, *groups)
     if found:
         raise UsageError("; ".join(found))
