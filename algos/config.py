@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from algos.errors import ConfigError as ConfigError  # re-exported: algos.config.ConfigError, as before
+from fcenv import flags
 from fcenv.arguments import ArgumentParser
-
-EMBEDDED_MODEL = "tiny"
+from fcenv.flags import EMBEDDED_MODEL as EMBEDDED_MODEL  # re-exported: algos.config.EMBEDDED_MODEL, as before
 # A resumed run is the same run: flags that decide what is learned, from what and how it is
 # scored cannot change within it.
 RESUME_FIXED = ("algorithm_name", "advantage_estimator", "ratio_level", "critic", "loss_aggregation",
@@ -62,28 +62,24 @@ def reward_names() -> list[str]:
     return sorted({*REWARDS.names(), *GROUP_REWARDS.names()})
 
 
-def engine_names() -> list[str]:
-    from algos.rollout.engine import ENGINES
-
-    return ENGINES.names()
-
-
-def tool_format_names() -> list[str]:
-    from fcenv.tool_formats import TOOL_FORMATS
-
-    return TOOL_FORMATS.names()
-
-
 def _flag(default: Any, help: str, **extra: Any) -> Any:
     if isinstance(default, list):
         return field(default_factory=lambda: list(default), metadata={"help": help, **extra})
     return field(default=default, metadata={"help": help, **extra})
 
 
+def _shared(name: str, note: str = "") -> Any:
+    """A flag the other commands take too (fcenv.flags): its default, help and checks are
+    declared there once, so that every command spells and means it alike. ``note``: what it
+    means for training, after the shared help."""
+    flag = flags.shared_flag(name)
+    return field(default=flag.default, metadata={"help": flag.help, "shared": flag, "note": note})
+
+
 @dataclass
 class TrainConfig:
     # --- run ---------------------------------------------------------------------------
-    seed: int = _flag(1, "seed of everything random in the run")
+    seed: int = _shared("seed")
     env_name: str = _flag("fcenv/FunctionCalling-v0", "Gymnasium id of the environment")
     algorithm_name: str = _flag("TPPO", "a preset ({choices}): TPPO is token-level PPO with BAD, APPO action-level "
                                         "PPO with GAE, TurnPPO one value per BFCL turn, GRPO, DrGRPO and RLOO are "
@@ -106,11 +102,7 @@ class TrainConfig:
                                                   "changed since the run began (its fingerprint in args.json); "
                                                   "the change is recorded there")
     # --- data and env --------------------------------------------------------------------
-    dataset_path: str = _flag("", "BFCL question file to train on, or a bundled split's name (default: "
-                                  "tiny_train, the bundled single-turn split; the multi-turn one is "
-                                  "multi_turn_train), or a source converted on the fly (JSON Lines, JSON, Parquet "
-                                  "or a save_to_disk folder in xlam, hermes, glaive, toolace, apigen_mt or openai "
-                                  "format), or several mixed: 'a.jsonl:2,b.parquet:1'")
+    dataset_path: str = _shared("dataset_path", f"the data to train on (default: {flags.DEFAULT_DATASET})")
     dataset_name: str = _flag("", "dataset folder in the results path (default: the file's stem)")
     eval_dataset_path: str = _flag("", "held-out question file (default: a bundled split's own held-out "
                                        "split, else a held-out share of --dataset_path)")
@@ -122,19 +114,12 @@ class TrainConfig:
                         choices=reward_names)
     efficiency_sigma: float = _flag(1.0, "temperature of --reward efficiency's factors at the start; it decays "
                                          "linearly to 0 (plain verdicts) by --num_env_steps")
-    system_prompt: str = _flag("", "system prompt template with '{functions}' (default: the short "
-                                   "prompt for the tiny model, BFCL's prompt otherwise)")
-    tool_format: str = _flag("", "native tool calling (BFCL's FC mode) in a model family's format ({choices}): "
-                                 "'hermes' (<tool_call> blocks, Qwen), 'llama_json' (bare JSON, Llama 3.x), "
-                                 "'mistral' ([TOOL_CALLS]) or one a package registers; the tools go through the "
-                                 "tokenizer's chat template (the family's template from fcenv/chat_templates when "
-                                 "it has none that renders tools); no system prompt. Default: BFCL's prompting "
-                                 "format", choices=tool_format_names)
+    system_prompt: str = _shared("system_prompt")
+    tool_format: str = _shared("tool_format")
     hide_function_docs: bool = _flag(False, "allow a --system_prompt without '{functions}' on data that has "
                                             "functions (the model learns its functions from the data)")
     # --- model -------------------------------------------------------------------------
-    model_name_or_path: str = _flag(EMBEDDED_MODEL, "a local Hugging Face checkpoint folder, or "
-                                                    "'tiny' for the embedded default built offline")
+    model_name_or_path: str = _shared("model_name_or_path")
     cache_dir: str = _flag("", "where the tiny model is cached (default: ~/.cache/fcenv/models)")
     lora_r: int = _flag(8, "LoRA rank of both adapters")
     lora_alpha: int = _flag(16, "LoRA alpha of both adapters")
@@ -148,20 +133,17 @@ class TrainConfig:
                                         "from the reference pass's states and runs only its own layers (0.25: "
                                         "an iteration 1.4x faster, as good on single-turn, less on multi-turn)")
     gradient_checkpointing: bool = _flag(False, "recompute activations in the backward pass")
-    context_window: int = _flag(0, "most tokens of context plus action (0: what the model's config supports); "
-                                   "longer chats are cut from the middle, keeping the system prompt and the "
-                                   "latest messages")
-    max_new_tokens: int = _flag(48, "most tokens of one action")
-    temperature: float = _flag(1.0, "sampling temperature, also used for every log-prob")
+    context_window: int = _shared("context_window")
+    max_new_tokens: int = _shared("max_new_tokens")
+    temperature: float = _shared("temperature")
     # --- rollout -----------------------------------------------------------------------
-    rollout_engine: str = _flag("hf", "what samples the rollouts ({choices}): 'hf' in this process with the "
-                                      "policy's modules, 'vllm' in a vLLM engine of its own (`make vllm` installs "
-                                      "it), synced with the actor after every update", choices=engine_names)
+    rollout_engine: str = _shared("rollout_engine", "'hf' samples with the policy's own modules, 'vllm' is synced "
+                                                    "with the actor after every update")
     rollout_compile: bool = _flag(False, "--rollout_engine vllm on a CPU: compile the model (torch.compile: "
                                          "minutes at the first start, cached in ~/.cache/vllm for later "
                                          "ones; its forward pass takes half the time) instead of running it "
                                          "eagerly. On a GPU it always compiles")
-    n_rollout_threads: int = _flag(32, "environments stepped in parallel (per process)")
+    n_rollout_threads: int = _shared("n_rollout_threads")
     episode_length: int = _flag(1, "actions per environment per iteration (episodes always finish)")
     group_size: int = _flag(1, "episodes of the same task per group, played side by side (GRPO and RLOO "
                                "need 2 or more; --n_rollout_threads must be a multiple)")
@@ -228,6 +210,10 @@ def build_parser(prog: str = "train_fctncalling.py") -> argparse.ArgumentParser:
         default = spec.default if spec.default is not dataclasses.MISSING else spec.default_factory()
         extra = {k: v for k, v in spec.metadata.items() if k != "help"}
         help = spec.metadata["help"]
+        if "shared" in spec.metadata:  # declared in fcenv.flags; its help written now, with the names registered now
+            shared = spec.metadata["shared"]
+            parser.add_argument(f"--{spec.name}", **shared.arguments(default, spec.metadata["note"]))
+            continue
         if callable(extra.get("choices")):
             # The empty default ("the preset's", "prompting") is always allowed.
             names = extra["choices"]()
@@ -304,9 +290,9 @@ def validate(config: TrainConfig) -> list[str]:
             problems.append(f"--critic_init_values {config.critic_init_values}: no such file")
         if algorithm is not None and not algorithm.critic:
             problems.append("--critic_init_values warm-starts the critic, and this algorithm trains none")
-    if config.tool_format and config.system_prompt:
-        problems.append("--tool_format renders the tools through the chat template and adds no system prompt: "
-                        "leave --system_prompt out")
+    # The flags every command shares: one check each (fcenv.flags); the engine's name is checked
+    # before the model loads (algos.input_files.check_training_files).
+    problems += flags.problems(config, flags.MODEL, flags.SAMPLING, flags.ENGINE, flags.TOOL_FORMAT)
     if config.group_size < 1:
         problems.append("--group_size must be positive")
     elif config.group_size > 1:
@@ -314,15 +300,9 @@ def validate(config: TrainConfig) -> list[str]:
             problems.append("--n_rollout_threads must be a multiple of --group_size")
         if config.episode_length != 1:
             problems.append("--group_size above 1 plays one episode per environment: --episode_length must be 1")
-    positive = ["n_rollout_threads", "episode_length", "num_env_steps", "branch_entropy_tokens", "ppo_epoch", "num_mini_batch",
-                "gradient_cp_steps", "max_new_tokens", "log_interval", "save_interval"]
+    positive = ["episode_length", "num_env_steps", "branch_entropy_tokens", "ppo_epoch", "num_mini_batch",
+                "gradient_cp_steps", "log_interval", "save_interval"]
     problems += [f"--{name} must be positive" for name in positive if getattr(config, name) <= 0]
-    if config.temperature <= 0:
-        problems.append("--temperature must be positive")
-    if config.context_window < 0:
-        problems.append("--context_window must be 0 (the model's maximum) or positive")
-    elif config.context_window and config.context_window <= config.max_new_tokens:
-        problems.append("--context_window must exceed --max_new_tokens")
     if not 0 <= config.eval_fraction < 1:
         problems.append("--eval_fraction must be in [0, 1)")
     if not 0 <= config.gamma <= 1 or not 0 <= config.gae_lambda <= 1:
@@ -338,8 +318,6 @@ def validate(config: TrainConfig) -> list[str]:
             problems.append(f"--{name} must be {'positive' if name in above_zero else '0 or more'} and finite, not {value}")
     if not 0 < config.critic_fraction <= 1:
         problems.append(f"--critic_fraction must be in (0, 1], not {config.critic_fraction}")
-    if not math.isfinite(config.temperature):
-        problems.append(f"--temperature must be finite, not {config.temperature}")
     if not config.lora_target_modules or not all(config.lora_target_modules):
         problems.append("--lora_target_modules needs at least one module name")
     if not _is_function_calling_env(config.env_name):

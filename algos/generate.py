@@ -1,19 +1,23 @@
 """``fcenv generate``: a model's answers to BFCL question files, written as BFCL result files.
 
-    fcenv generate --model PATH [--adapter DIR] --data FILE [FILE ...] --out DIR [--n 4] [--greedy]
-    fcenv generate --endpoint http://127.0.0.1:8000/v1 --model NAME --data FILE --out DIR
-    fcenv generate --model PATH --tool_format hermes --data FILE --out DIR     # FC mode
-    fcenv generate --model PATH --rollout_engine vllm --data FILE --out DIR    # sampled by vLLM
+    fcenv generate --model_name_or_path PATH [--adapter DIR] --dataset_path SPEC [SPEC ...] --out DIR [--n 4] [--greedy]
+    fcenv generate --run RUN --dataset_path SPEC --out DIR                            # a run's actor, as trained
+    fcenv generate --endpoint http://127.0.0.1:8000/v1 --model_name_or_path NAME --dataset_path SPEC --out DIR
+    fcenv generate --model_name_or_path PATH --tool_format hermes --dataset_path SPEC --out DIR     # FC mode
+    fcenv generate --model_name_or_path PATH --rollout_engine vllm --dataset_path SPEC --out DIR    # sampled by vLLM
 
 The model is a local Hugging Face checkpoint (``tiny`` for the embedded default), optionally
 with a PEFT LoRA adapter such as a trained run's ``checkpoints/iter_N/actor``, sampled in
 batches by a rollout engine (``--rollout_engine``: ``hf`` in this process, the default, or
 ``vllm``, the trainer's vLLM engine, or one a package registers); or an OpenAI-compatible chat-completions server the user runs (``--endpoint``), asked
 one chat at a time. Either way the env plays each entry: multi-turn calls run on fcenv's
-backends between steps, exactly as in training and in BFCL. Each question file gives
-``<out>/<stem>_result.json`` (JSON Lines of ``{"id", "result"}``: a single-turn entry's text,
-a multi-turn entry's list of turns of step texts), which ``fcenv evaluate`` scores; with
-``--n`` above 1, one file per sample (``<stem>_result_sample<k>.json``).
+backends between steps, exactly as in training and in BFCL. Each ``--dataset_path`` spec (the
+trainer's: a question file, a bundled split, a converted source, a mix) is resolved to one
+question file (``fcenv.sources.resolve``; a source or a mix in the conversion cache), which gives
+``<out>/<stem>_result.json`` after that file's stem (JSON Lines of ``{"id", "result"}``: a
+single-turn entry's text, a multi-turn entry's list of turns of step texts), which ``fcenv
+evaluate --dataset_path`` scores given the same spec; with ``--n`` above 1, one file per sample
+(``<stem>_result_sample<k>.json``).
 
 With ``--tool_format`` (BFCL's FC mode) the tools go through the model's chat template and the
 answers are read in the family's format (score them with ``fcenv evaluate --tool_format``);
@@ -144,13 +148,13 @@ def load_local(args: argparse.Namespace):
     """The local checkpoint (and adapter) as fcenv's policy, and its loaded parts."""
     from algos.model.loading import load_model
     from algos.model.policy import LoraSettings, Policy
-    from algos.store.checkpoint import load_adapter_weights
+    from algos.store.checkpoint import adapter_settings, load_adapter_weights
 
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    loaded = load_model(args.model, device, system_prompt=args.system_prompt, dataset_path=args.data[0],
-                        tool_format=args.tool_format)
-    lora = _adapter_settings(Path(args.adapter)) if args.adapter else LoraSettings(r=8, alpha=16,
-                                                                                   target_modules=["q_proj"])
+    loaded = load_model(args.model_name_or_path, device, system_prompt=args.system_prompt,
+                        dataset_path=args.dataset_path[0], tool_format=args.tool_format)
+    lora = adapter_settings(Path(args.adapter)) if args.adapter else LoraSettings(r=8, alpha=16,
+                                                                                  target_modules=["q_proj"])
     policy = Policy(loaded.base, pad_id=loaded.pad_id, stop_ids=loaded.stop_ids, actor_lora=lora,
                     temperature=args.temperature, with_critic=False).to(device)
     if args.adapter:
@@ -203,24 +207,6 @@ def local_responder(args: argparse.Namespace, loaded, engine, device: torch.devi
     return respond
 
 
-def _adapter_settings(folder: Path):
-    from algos.model.policy import LoraSettings
-
-    try:
-        config = json.loads((folder / "adapter_config.json").read_text())
-    except (OSError, ValueError) as exc:
-        raise RuntimeError(f"--adapter {folder}: no readable adapter_config.json ({exc})") from None
-    if config.get("peft_type") != "LORA":
-        raise RuntimeError(f"--adapter {folder}: a {config.get('peft_type')} adapter; only LoRA adapters are supported")
-    targets = config["target_modules"]
-    # Trainable token rows, as PEFT saved them: {layer: [token ids]} (the same ids for each layer).
-    rows = config.get("trainable_token_indices") or {}
-    tokens = sorted({i for ids in (rows.values() if isinstance(rows, dict) else [rows]) for i in ids})
-    return LoraSettings(r=int(config["r"]), alpha=int(config["lora_alpha"]),
-                        target_modules=sorted(targets) if isinstance(targets, list) else [targets],
-                        trainable_tokens=tuple(tokens))
-
-
 def endpoint_responder(args: argparse.Namespace) -> Respond:
     """One chat-completions request per chat to an OpenAI-compatible server."""
     url = args.endpoint.rstrip("/") + "/chat/completions"
@@ -232,7 +218,7 @@ def endpoint_responder(args: argparse.Namespace) -> Respond:
         tool_format = get_tool_format(args.tool_format)
 
     def ask(chat: list[dict]) -> Reply:
-        body = {"model": args.model, "messages": chat, "max_tokens": args.max_new_tokens,
+        body = {"model": args.model_name_or_path, "messages": chat, "max_tokens": args.max_new_tokens,
                 "temperature": 0.0 if args.greedy else args.temperature, "seed": args.seed}
         if tool_format is not None:
             body["messages"], body["tools"] = api_messages(chat), [{"type": "function", "function": t} for t in chat.tools]
@@ -367,21 +353,21 @@ def generate(args: argparse.Namespace) -> list[Path]:
     engine = start_engine(args, loaded, policy)  # one for all the files (vLLM takes a while to start)
     try:
         return _generate_files(args, rendering, lambda render: local_responder(args, loaded, engine, policy.device,
-                                                                               render), threads=args.batch)
+                                                                               render), threads=args.n_rollout_threads)
     finally:
         engine.close()
 
 
 def _generate_files(args: argparse.Namespace, rendering: dict, responder: Callable[[Callable[..., str]], Respond],
                     threads: int) -> list[Path]:
-    """Each question file's result files; ``responder(render)``: the answers to chats rendered
-    by the env's ``render``."""
+    """Each question file's result files (``args.question_files``: the ``--dataset_path`` specs
+    resolved); ``responder(render)``: the answers to chats rendered by the env's ``render``."""
     from tqdm.auto import tqdm
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    for data in args.data:
+    for data in args.question_files:
         envs = [gym.make("fcenv/FunctionCalling-v0", dataset_path=data, **rendering) for _ in range(threads)]
         respond = responder(envs[0].unwrapped.renderer)
         tasks = envs[0].unwrapped.tasks
@@ -435,52 +421,46 @@ def _generate_files(args: argparse.Namespace, rendering: dict, responder: Callab
     return written
 
 
-# ---- the command (its flags: algos/commands.py) ---------------------------------------
+# ---- the command (its flags: algos/commands.py and fcenv/flags.py) --------------------
 def _command(args: argparse.Namespace) -> int:
-    from fcenv.cli import UsageError
-
-    for name in ("n", "max_new_tokens", "batch"):
-        if getattr(args, name) < 1:
-            raise UsageError(f"--{name} must be positive")
-    if not 0 < args.timeout < float("inf"):
-        raise UsageError(f"--timeout must be a positive number of seconds, not {args.timeout}")
-    if not args.temperature > 0 or args.context_window < 0:
-        raise UsageError("--temperature must be positive and --context_window 0 or more")
-    if args.tool_format and args.system_prompt:
-        raise UsageError("--tool_format renders the tools through the chat template: leave --system_prompt out")
-    if args.adapter and args.endpoint:
-        raise UsageError("--adapter applies to a local model, not to an --endpoint")
-    if args.endpoint and args.rollout_engine != "hf":
-        raise UsageError("--rollout_engine applies to a local model, not to an --endpoint")
-    if args.adapter and not Path(args.adapter).is_dir():
-        raise UsageError(f"--adapter {args.adapter}: no such folder")
-    from fcenv.bundled import resolve
-
-    args.data = [str(resolve(d)) for d in args.data]  # a bundled split may be named
-    missing = [d for d in args.data if not Path(d).is_file()]
-    if missing:
-        raise UsageError(f"--data: no such file: {', '.join(missing)}")
-    if Path(args.out).is_file():
-        raise UsageError(f"--out {args.out} is a file; name a folder")
-    if args.run:
-        _take_run(args)
     from algos.config import ConfigError
-    from algos.input_files import check_datasets, check_model_folder
+    from algos.from_run import apply_run
+    from algos.input_files import check_model_folder
     from algos.partial_results import PartialError
     from algos.rollout.engine import check_engine
+    from algos.store.checkpoint import adapter_settings
     from algos.store.manifest import CheckpointError
+    from fcenv.cli import UsageError
+    from fcenv.flags import DATA, ENGINE, MODEL, SAMPLING, TOOL_FORMAT, check
 
+    check(args, MODEL, SAMPLING, ENGINE, TOOL_FORMAT)
+    if args.n < 1:
+        raise UsageError("--n must be positive")
+    if not 0 < args.timeout < float("inf"):
+        raise UsageError(f"--timeout must be a positive number of seconds, not {args.timeout}")
+    if args.endpoint and (args.adapter or args.run):
+        raise UsageError(f"--{'adapter' if args.adapter else 'run'} applies to a local model, not to an --endpoint")
+    if args.endpoint and args.rollout_engine != "hf":
+        raise UsageError("--rollout_engine applies to a local model, not to an --endpoint")
+    if Path(args.out).is_file():
+        raise UsageError(f"--out {args.out} is a file; name a folder")
+    try:
+        if args.run:
+            apply_run(args)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
     # Every file the flags name, read before the model loads (or the tiny model builds).
-    check_datasets(args.data)
+    check(args, DATA)
+    args.question_files = question_files(args.dataset_path)
     _check_partials(args)
     try:
         if not args.endpoint:
             check_engine(args.rollout_engine)
-            check_model_folder("--model", args.model)
+            check_model_folder("--model_name_or_path", args.model_name_or_path)
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
     if args.adapter:
-        _adapter_settings(Path(args.adapter))
+        adapter_settings(Path(args.adapter))
     try:
         written = generate(args)
     except (ConfigError, CheckpointError, PartialError) as exc:
@@ -490,35 +470,37 @@ def _command(args: argparse.Namespace) -> int:
     return 0
 
 
+def question_files(specs: list[str]) -> list[Path]:
+    """The question file each ``--dataset_path`` spec resolves to (checked already), whose stem
+    names its result files. Two that would write the same result files are refused; a spec that
+    is no question file itself (a converted source, a mix) is said with the file it became."""
+    from fcenv.bundled import resolve as resolve_bundled
+    from fcenv.cli import UsageError
+    from fcenv.sources.resolve import resolve_dataset
+
+    files: dict[str, tuple[str, Path]] = {}
+    for spec in specs:
+        file = resolve_dataset(spec).resolve()
+        if file.stem in files:
+            raise UsageError(f"--dataset_path {files[file.stem][0]} and {spec} would both be answered in "
+                             f"{result_names(file, 1)[0]}: answer them in two runs, each with its own --out")
+        files[file.stem] = (spec, file)
+        if resolve_bundled(spec).resolve() != file:
+            print(f"fcenv generate: --dataset_path {spec} is the question file {file} (its result files are "
+                  f"named after it; `fcenv evaluate --dataset_path` scores them given either)", file=sys.stderr)
+    return [file for _, file in files.values()]
+
+
 def _check_partials(args: argparse.Namespace) -> None:
     """The .partial files a run that ended early left, readable, before anything heavy."""
     from algos.partial_results import PartialError
     from fcenv.cli import UsageError
     from fcenv.env import dataset_tasks
 
-    for data in args.data:
+    for data in args.question_files:
         ids = [task.id for task in dataset_tasks(data, None)]
         for name in result_names(data, args.n):
             try:
                 kept_answers(Path(args.out) / (name + ".partial"), ids)
             except PartialError as exc:
                 raise UsageError(str(exc)) from None
-
-
-def _take_run(args: argparse.Namespace) -> None:
-    """--run: the run's base, adapter, prompt and window, unless given."""
-    from algos.config import ConfigError
-    from algos.store.checkpoint import open_run
-    from fcenv.cli import UsageError
-
-    try:
-        saved, checkpoint = open_run(args.run, args.checkpoint)
-    except ConfigError as exc:
-        raise UsageError(str(exc)) from None
-    resolved = saved["resolved"]
-    if args.model != "tiny" or args.adapter:
-        raise UsageError("--run names the model and adapter; leave out --model and --adapter")
-    args.model, args.adapter = resolved["base_model"], str(checkpoint / "actor")
-    args.tool_format = args.tool_format or resolved.get("tool_format") or ""
-    args.system_prompt = args.system_prompt or ("" if args.tool_format else resolved.get("system_prompt") or "")
-    args.context_window = args.context_window or int(resolved.get("context_window") or 0)

@@ -5,7 +5,8 @@ the line and field where there is one, as the other flags are.
 ``check_training_files`` raises what the trainer would have raised later (``DatasetError``,
 ``ConfigError``, ``CheckpointError``), so the commands report it as before, only sooner. The
 commands read the files again where they use them (question files from the env's cache, so
-they are parsed once).
+they are parsed once). Dataset specs are checked by ``fcenv.flags.dataset_problems``, for every
+command alike.
 """
 
 from __future__ import annotations
@@ -15,23 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from algos.config import EMBEDDED_MODEL, RESUME_FIXED, ConfigError
-
-
-def check_datasets(paths: list[str], answers: str | None = None) -> None:
-    """Question files (or bundled split names) the loader refuses: one ``DatasetError`` with
-    every problem of every file."""
-    from fcenv.data import DatasetError
-    from fcenv.env import dataset_tasks
-
-    problems = []
-    for path in dict.fromkeys(paths):
-        try:
-            dataset_tasks(path, answers)
-        except DatasetError as exc:
-            problems += exc.problems
-    if problems:
-        raise DatasetError(problems)
-
 
 TOKENIZER_FILES = {"tokenizer.json", "tokenizer_config.json", "tokenizer.model", "vocab.json", "spiece.model"}
 
@@ -173,16 +157,12 @@ def check_training_files(config: Any) -> list[tuple[list[dict], float]]:
     """Every file-valued flag of ``train_fctncalling.py`` / ``fcenv train``. Returns what
     ``--critic_init_values`` holds (empty without it), read here once, so that the run uses
     exactly what was checked and reads no file after the model loads."""
-    from fcenv.data import DatasetError
+    from fcenv.flags import dataset_problems
 
     wrong = []  # both question files' problems at once, each under its flag
     for flag in ("--dataset_path", "--eval_dataset_path"):
         value = getattr(config, flag.removeprefix("--"))
-        try:
-            if value:
-                check_datasets([value])
-        except DatasetError as exc:
-            wrong.append(f"{flag} {value}: {exc}")
+        wrong += dataset_problems(flag, [value] if value else [])
     if wrong:
         raise ConfigError("\n".join(wrong))
     check_model_folder("--model_name_or_path", config.model_name_or_path)

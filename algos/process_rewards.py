@@ -44,8 +44,10 @@ from algos.rollout.codec import TextCodec
 from algos.rollout.engine import Engine, EngineSettings, check_engine, make_engine
 from algos.rollout.play import play
 from algos.rollout.records import Rollout
-from algos.store.checkpoint import load_actor_weights, open_run
-from fcenv.bundled import resolve as resolve_bundled
+from algos.from_run import apply_run
+from algos.store.checkpoint import adapter_settings, load_actor_weights, load_adapter_weights
+from fcenv.flags import DEFAULT_DATASET
+from fcenv.sources.resolve import resolve_dataset
 
 
 @dataclass
@@ -82,52 +84,47 @@ class Replayed:
 
 
 def sampler_from_flags(args: argparse.Namespace) -> Sampler:
-    """The policy of a run's checkpoint (``--run``), or a base model with a fresh (identity)
-    actor adapter, with the run's (or the flags') data, prompt or tool format, LoRA targets,
-    window and temperature, and the engine ``--rollout_engine`` names sampling with it (close
-    it when done)."""
+    """The policy of a run's checkpoint (``--run``, as ``algos.from_run`` applies it), of an
+    adapter (``--adapter``), or a base model with a fresh (identity) actor adapter of the
+    trainer's shape, with the flags' data, prompt or tool format, window and temperature, and the
+    engine ``--rollout_engine`` names sampling with it (close it when done)."""
     from algos.config import TrainConfig
 
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    checkpoint = None
-    held_out: frozenset[int] = frozenset()
+    saved = checkpoint = None
     if args.run:
-        saved, checkpoint = open_run(args.run, args.checkpoint)
-        resolved = saved["resolved"]
-        tool_format = resolved.get("tool_format") or ""
-        loaded = load_model(resolved["base_model"], device, system_prompt=resolved["system_prompt"] or "",
-                            tool_format=tool_format)
+        saved, checkpoint = apply_run(args)
+    dataset = resolve_dataset(args.dataset_path or DEFAULT_DATASET)
+    if not dataset.exists():
+        raise RuntimeError(f"--dataset_path {dataset}: no such file")
+    loaded = load_model(args.model_name_or_path, device, system_prompt=args.system_prompt,
+                        dataset_path=args.dataset_path, tool_format=args.tool_format)
+    held_out: frozenset[int] = frozenset()
+    if saved is not None:
         lora = LoraSettings(r=saved["lora_r"], alpha=saved["lora_alpha"], target_modules=list(saved["lora_target_modules"]),
                             trainable_tokens=token_ids(loaded.tokenizer, saved.get("trainable_tokens", [])))
-        window, temperature = int(resolved["context_window"]), float(saved["temperature"])
-        max_new_tokens = int(saved["max_new_tokens"])
-        dataset = resolve_bundled(args.dataset_path or resolved["train_path"])
-        if Path(resolved["eval_path"]).resolve() == dataset.resolve():
-            held_out = frozenset(int(i) for i in resolved["eval_indices"])
+        if Path(saved["resolved"]["eval_path"]).resolve() == dataset.resolve():
+            held_out = frozenset(int(i) for i in saved["resolved"]["eval_indices"])
+    elif args.adapter:
+        lora = adapter_settings(Path(args.adapter))
     else:
-        tool_format = args.tool_format
-        loaded = load_model(args.model_name_or_path, device, system_prompt=args.system_prompt,
-                            dataset_path=args.dataset_path, tool_format=tool_format)
-        from algos.tiny.build import TINY_TRAIN
-
         # The trainer's adapter, so that a run started from these values has the same shape.
         defaults = TrainConfig()
         lora = LoraSettings(r=defaults.lora_r, alpha=defaults.lora_alpha, target_modules=list(defaults.lora_target_modules))
-        window = args.context_window or max_positions(loaded.base)
-        temperature, max_new_tokens = args.temperature, args.max_new_tokens
-        dataset = resolve_bundled(args.dataset_path) if args.dataset_path else TINY_TRAIN
-    if not dataset.exists():
-        raise RuntimeError(f"--dataset_path {dataset}: no such file")
+    window = args.context_window or max_positions(loaded.base)
+    tool_format, temperature, max_new_tokens = args.tool_format, args.temperature, args.max_new_tokens
     policy = Policy(loaded.base, pad_id=loaded.pad_id, stop_ids=loaded.stop_ids, actor_lora=lora,
                     temperature=temperature, with_critic=False).to(device)
     if checkpoint is not None:
         load_actor_weights(checkpoint, policy)
+    elif args.adapter:
+        load_adapter_weights(Path(args.adapter), policy)
     policy.eval()
     # FC mode: the tools go through the tokenizer's chat template, as the trainer shows them.
     rendering = ({"tool_format": tool_format, "renderer": loaded.tokenizer} if tool_format else
                  {"renderer": loaded.renderer, "system_prompt": loaded.system_prompt})
     envs = [gym.make("fcenv/FunctionCalling-v0", dataset_path=str(dataset), reward="bfcl", **rendering)
-            for _ in range(args.threads)]
+            for _ in range(args.n_rollout_threads)]
     codec = TextCodec(loaded.tokenizer, window - max_new_tokens, render=envs[0].unwrapped.renderer,
                       stop_ids=loaded.stop_ids)
     generator = torch.Generator(device=device)
@@ -321,22 +318,24 @@ def prefix_value_examples(path: Path, codec: TextCodec, render, with_tools: bool
 
 
 def _check_files(args: argparse.Namespace) -> None:
-    """The run, the model folder, the question file and the result file the flags name."""
-    from algos.input_files import check_datasets, check_model_folder
-    from algos.tiny.build import TINY_TRAIN
+    """The run, the model folder or adapter, the dataset spec and the result file the flags name,
+    before the model loads (or the tiny model builds)."""
+    from algos.input_files import check_model_folder
     from fcenv.env import dataset_tasks
     from fcenv.evaluate import read_results
+    from fcenv.flags import DATA, check
 
     check_engine(args.rollout_engine)
     if args.run:
-        saved, _ = open_run(args.run, args.checkpoint)
-        dataset = args.dataset_path or saved["resolved"]["train_path"]
+        apply_run(args)  # its base, adapter, chat format, sampling and (unless given) data
     else:
         check_model_folder("--model_name_or_path", args.model_name_or_path)
-        dataset = args.dataset_path or str(TINY_TRAIN)
-    check_datasets([dataset])
+        if args.adapter:
+            adapter_settings(Path(args.adapter))
+    args.dataset_path = args.dataset_path or DEFAULT_DATASET
+    check(args, DATA)
     if args.from_results:
-        read_results(Path(args.from_results), {t.id: t for t in dataset_tasks(dataset)})
+        read_results(Path(args.from_results), {t.id: t for t in dataset_tasks(args.dataset_path)})
 
 
 def _write_jsonl(path: Path, rows: list[dict]) -> None:
@@ -348,34 +347,23 @@ def _write_jsonl(path: Path, rows: list[dict]) -> None:
     partial.replace(path)
 
 
-# ---- the command (its flags: algos/commands.py) ---------------------------------------
+# ---- the command (its flags: algos/commands.py and fcenv/flags.py) --------------------
 def _command(args: argparse.Namespace) -> int:
-    from fcenv.cli import UsageError
-
-    for name in ("tasks", "trajectories", "completions", "threads", "max_new_tokens"):
-        if getattr(args, name) < (0 if name == "tasks" else 1):
-            raise UsageError(f"--{name} must be {'0 or more' if name == 'tasks' else 'positive'}")
-    if not 0 <= args.margin <= 1 or args.temperature <= 0:
-        raise UsageError("--margin must be in [0, 1] and --temperature positive")
-    if args.run and not Path(args.run).is_dir():
-        raise UsageError(f"--run {args.run}: no such folder")
-    if args.from_results and not Path(args.from_results).is_file():
-        raise UsageError(f"--from_results {args.from_results}: no such file")
-    if args.tool_format:
-        from fcenv.tool_formats import available_tool_formats
-
-        if args.run:
-            raise UsageError("--run samples in the run's own tool format: leave --tool_format out")
-        if args.tool_format not in available_tool_formats():
-            raise UsageError(f"--tool_format: unknown tool format {args.tool_format!r}; known: "
-                             f"{', '.join(available_tool_formats())}")
-        if args.system_prompt:
-            raise UsageError("--tool_format renders the tools through the chat template: leave --system_prompt out")
     from algos.config import ConfigError
     from algos.store.manifest import CheckpointError
+    from fcenv.cli import UsageError
+    from fcenv.flags import ENGINE, MODEL, SAMPLING, TOOL_FORMAT, check
 
+    check(args, MODEL, SAMPLING, ENGINE, TOOL_FORMAT)
+    for name in ("tasks", "trajectories", "completions"):
+        if getattr(args, name) < (0 if name == "tasks" else 1):
+            raise UsageError(f"--{name} must be {'0 or more' if name == 'tasks' else 'positive'}")
+    if not 0 <= args.margin <= 1:
+        raise UsageError("--margin must be in [0, 1]")
+    if args.from_results and not Path(args.from_results).is_file():
+        raise UsageError(f"--from_results {args.from_results}: no such file")
     try:
-        _check_files(args)  # before the model loads (or the tiny model builds)
+        _check_files(args)
         summary = process_rewards(args)
     except (CheckpointError, ConfigError) as exc:
         raise UsageError(str(exc)) from None

@@ -59,20 +59,20 @@ def main(argv: list[str] | None = None) -> int:
     one_line.write_text(files[first][0].read_text().splitlines()[0] + "\n")
     question = lambda category: str(args.bfcl / f"BFCL_v4_{category}.json")  # noqa: E731
     help_seconds = best("evaluate", "--help")
-    one_seconds = best("evaluate", "--data", question(first), "--results", str(one_line), "--out",
+    one_seconds = best("evaluate", "--dataset_path", question(first), "--results", str(one_line), "--out",
                        str(work / "one.jsonl"), "--compat", "bfcl", "--partial")
     print(f"start-up: `fcenv evaluate --help` {help_seconds:.2f} s; one line of {first} {one_seconds:.2f} s")
     total_seconds = total_outputs = 0
     print("| category | outputs | wall s (fresh process) |\n|---|---|---|")
     for category, (path, count) in files.items():
-        seconds = best("evaluate", "--data", question(category), "--results", str(path), "--out",
+        seconds = best("evaluate", "--dataset_path", question(category), "--results", str(path), "--out",
                        str(work / f"{category}.jsonl"), "--compat", "bfcl")
         total_seconds += seconds
         total_outputs += count
         print(f"| {category} | {count:,} | {seconds:.2f} |")
     print(f"| all 13 files, 13 processes | {total_outputs:,} | {total_seconds:.2f} (start-up "
           f"{len(files) * help_seconds:.1f} of it) |")
-    together = best("evaluate", "--data", *[question(c) for c in files], "--results", *[str(p) for p, _ in files.values()],
+    together = best("evaluate", "--dataset_path", *[question(c) for c in files], "--results", *[str(p) for p, _ in files.values()],
                     "--out", str(work / "all.jsonl"), "--compat", "bfcl")
     print(f"| all 13 files, one process | {total_outputs:,} | {together:.2f} |")
     return 0

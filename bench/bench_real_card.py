@@ -46,14 +46,14 @@ def run(cmd: list[str]) -> float:
 
 def card_mode(args: argparse.Namespace, mode: str, files: list[Path], work: Path) -> dict:
     out = work / mode
-    generate = [sys.executable, "-m", "fcenv", "generate", "--model", str(args.model), *MODES[mode], "--greedy",
-                "--max_new_tokens", str(args.max_new_tokens), "--batch", str(args.batch),
+    generate = [sys.executable, "-m", "fcenv", "generate", "--model_name_or_path", str(args.model), *MODES[mode],
+                "--greedy", "--max_new_tokens", str(args.max_new_tokens), "--n_rollout_threads", str(args.batch),
                 "--rollout_engine", args.rollout_engine, "--no-progress",
-                "--out", str(out), "--data", *map(str, files)]
+                "--out", str(out), "--dataset_path", *map(str, files)]
     seconds = run(generate)
     results = [out / f"{f.stem}_result.json" for f in files]
     verdicts = work / f"{mode}_verdicts.jsonl"
-    run([sys.executable, "-m", "fcenv", "evaluate", *SCORING[mode], "--data", *map(str, files),
+    run([sys.executable, "-m", "fcenv", "evaluate", *SCORING[mode], "--dataset_path", *map(str, files),
          "--results", *map(str, results), "--out", str(verdicts)])
     kept = Path(args.answers) / mode
     kept.mkdir(parents=True, exist_ok=True)

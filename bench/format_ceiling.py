@@ -88,7 +88,7 @@ def main() -> None:
             rewritten.append(out)
         verdicts = work / "verdicts.jsonl"
         subprocess.run([sys.executable, "-m", "fcenv", "evaluate", "--tool_format", "hermes",
-                        "--data", *map(str, data), "--results", *map(str, rewritten), "--out", str(verdicts)],
+                        "--dataset_path", *map(str, data), "--results", *map(str, rewritten), "--out", str(verdicts)],
                        cwd=ROOT, check=True)
         table = category_figures(verdicts)
     for category, row in table.items():

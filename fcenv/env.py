@@ -29,7 +29,7 @@ from fcenv.sources.resolve import resolve_dataset
 from fcenv.prompts import BFCL_SYSTEM_PROMPT, Renderer, get_renderer
 from fcenv.rewards import PROCESS_SHARE, RewardFn, get_reward_fn, pays_per_step, pays_per_turn
 from fcenv.spaces import UnicodeText
-from fcenv.tool_formats import get_tool_format
+from fcenv.tool_formats import get_tool_format, tool_format_conflicts
 from fcenv.tasks import Task
 
 # Long enough for BFCL's long-context prompts, which run to a few hundred thousand characters.
@@ -160,12 +160,10 @@ class FunctionCallingEnv(gym.Env[str, str]):
             turn_rewards=pays_per_turn(self.reward_fn),
             tool_format=None if tool_format is None else get_tool_format(tool_format),
         )
-        if tool_format is not None and handler is not None:
-            raise ValueError(f"tool_format={tool_format!r} decodes every answer in that family's format; "
-                             f"leave handler out")
-        if tool_format is not None and system_prompt is not None:
-            raise ValueError("tool_format renders the tools through the chat template, so system_prompt has no "
-                             "place; leave it out (BFCL's FC mode adds no system prompt)")
+        conflicts = tool_format_conflicts(tool_format is not None, system_prompt=system_prompt is not None,
+                                          handler=handler is not None)
+        if conflicts:
+            raise ValueError("; ".join(conflicts))
         self.renderer = get_renderer(renderer, self.settings.tool_format)
         self.order = order
         self.render_mode = render_mode

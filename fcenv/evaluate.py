@@ -73,7 +73,7 @@ def _answers_another_file(file: str, ids: list[str], tasks: dict[str, Task]) -> 
     questions = next(iter(tasks.values())).source if tasks else "the question file"
     shown = ", ".join(repr(i) for i in ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
     split = split_holding(ids)
-    other = f"the bundled split {split}'s entries (--data {split})" if split else "another question file"
+    other = f"the bundled split {split}'s entries (--dataset_path {split})" if split else "another question file"
     return Problem(file, None, None, "id", f"no line answers an entry of {questions} (no entry with the ids "
                                            f"{shown}): the results answer {other}")
 

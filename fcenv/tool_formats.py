@@ -103,6 +103,23 @@ def available_tool_formats() -> list[str]:
     return TOOL_FORMATS.names()
 
 
+def tool_format_conflicts(tool_format: bool, *, system_prompt: bool = False, handler: bool = False,
+                          prefix: str = "") -> list[str]:
+    """What a tool format leaves no place for, given with it: a system prompt (the tools go
+    through the chat template; BFCL's FC mode adds none) and a decoder (answers are read in the
+    family's format). The one statement of this rule: the env's arguments (``prefix=""``) and
+    every command's flags (``prefix="--"``, ``fcenv.flags.TOOL_FORMAT``) are checked by it."""
+    if not tool_format:
+        return []
+    found = []
+    if system_prompt:
+        found.append(f"{prefix}tool_format renders the tools through the chat template (BFCL's FC mode adds no "
+                     f"system prompt), so {prefix}system_prompt has no place: leave {prefix}system_prompt out")
+    if handler:
+        found.append(f"{prefix}tool_format decodes every answer in that family's format: leave {prefix}handler out")
+    return found
+
+
 # ---------------------------------------------------------------------------- messages
 
 

@@ -40,7 +40,7 @@ import torch
 from peft import get_peft_model_state_dict, set_peft_model_state_dict
 from safetensors.torch import load_file, save_file
 
-from algos.model.policy import ACTOR, CRITIC, Policy
+from algos.model.policy import ACTOR, CRITIC, LoraSettings, Policy
 from algos.store.manifest import (
     CheckpointError,
     fsync_path,
@@ -356,6 +356,25 @@ def load_adapter_weights(folder: Path, policy: Policy) -> None:
     weights = _read(folder, ADAPTER_WEIGHTS, lambda p: load_file(p, device=str(policy.device)))
     _check_shapes(folder, ADAPTER_WEIGHTS, weights, get_peft_model_state_dict(policy.model, adapter_name=ACTOR))
     set_peft_model_state_dict(policy.model, weights, adapter_name=ACTOR)
+
+
+def adapter_settings(folder: Path) -> LoraSettings:
+    """The LoRA settings a PEFT adapter folder was saved with (its adapter_config.json), to build
+    the actor adapter its weights fit. ``RuntimeError`` naming ``--adapter`` when it has none
+    readable, or is no LoRA adapter."""
+    try:
+        config = json.loads((folder / "adapter_config.json").read_text())
+    except (OSError, ValueError) as exc:
+        raise RuntimeError(f"--adapter {folder}: no readable adapter_config.json ({exc})") from None
+    if config.get("peft_type") != "LORA":
+        raise RuntimeError(f"--adapter {folder}: a {config.get('peft_type')} adapter; only LoRA adapters are supported")
+    targets = config["target_modules"]
+    # Trainable token rows, as PEFT saved them: {layer: [token ids]} (the same ids for each layer).
+    rows = config.get("trainable_token_indices") or {}
+    tokens = sorted({i for ids in (rows.values() if isinstance(rows, dict) else [rows]) for i in ids})
+    return LoraSettings(r=int(config["r"]), alpha=int(config["lora_alpha"]),
+                        target_modules=sorted(targets) if isinstance(targets, list) else [targets],
+                        trainable_tokens=tuple(tokens))
 
 
 def load_actor_weights(checkpoint: Path, policy: Policy) -> None:

@@ -27,7 +27,8 @@ from algos.rollout.codec import TextCodec, chat_of
 from algos.rollout.groups import GROUP_REWARDS
 from algos.store.data_fingerprint import tasks_fingerprint
 from algos.store.results import new_run_dir, run_parent, write_args
-from algos.tiny.build import BUNDLED_EVAL, TINY_TRAIN, bundled_train_split
+from algos.tiny.build import BUNDLED_EVAL, bundled_train_split
+from fcenv.flags import DEFAULT_DATASET
 from fcenv.sources.resolve import resolve_dataset
 
 
@@ -76,9 +77,10 @@ def make_env(config: TrainConfig, loaded: LoadedModel, path: Path) -> gym.Env:
 
 
 def train_path(config: TrainConfig) -> Path:
-    """--dataset_path (a file or a bundled split's name), by default the bundled single-turn split.
-    A source in another format, or a mix, is its converted BFCL file (fcenv.sources)."""
-    return resolve_dataset(config.dataset_path) if config.dataset_path else TINY_TRAIN
+    """--dataset_path (a file or a bundled split's name), by default the bundled single-turn split
+    (fcenv.flags.DEFAULT_DATASET). A source in another format, or a mix, is its converted BFCL
+    file (fcenv.sources)."""
+    return resolve_dataset(config.dataset_path or DEFAULT_DATASET)
 
 
 def eval_path(config: TrainConfig) -> Path | None:

@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _flags(model: Path, dataset: Path, **extra) -> argparse.Namespace:
     return process_rewards_flags(model, dataset, **{"system_prompt": TINY_SYSTEM_PROMPT, "max_new_tokens": 16,
-                                                    "threads": 8, **extra})
+                                                    "n_rollout_threads": 8, **extra})
 
 
 def _read(path: Path) -> list[dict]:

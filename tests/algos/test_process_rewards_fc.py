@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _flags(model: Path, dataset: Path, **extra) -> argparse.Namespace:
-    return process_rewards_flags(model, dataset, **{"tool_format": "hermes", "max_new_tokens": 16, "threads": 4,
+    return process_rewards_flags(model, dataset, **{"tool_format": "hermes", "max_new_tokens": 16, "n_rollout_threads": 4,
                                                     **extra})
 
 

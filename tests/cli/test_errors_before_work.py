@@ -38,9 +38,9 @@ def test_a_misspelt_bundled_split_gets_a_hint(tmp_path):
         done = run("train_fctncalling.py", "--cache_dir", str(cache), "--results_dir", str(tmp_path / "runs"),
                    flag, name)
         assert_one_line(done, f"error: {flag} {name}: ", f"no such file (did you mean the bundled split {meant}?)")
-    done = run("-m", "fcenv", "evaluate", "--data", "tiny_evl", "--results", str(tmp_path / "r.jsonl"),
+    done = run("-m", "fcenv", "evaluate", "--dataset_path", "tiny_evl", "--results", str(tmp_path / "r.jsonl"),
                "--out", str(tmp_path / "v.jsonl"))
-    assert_one_line(done, "did you mean the bundled split tiny_eval?")
+    assert_one_line(done, "--dataset_path tiny_evl: ", "did you mean the bundled split tiny_eval?")
     assert not any(cache.iterdir()) and not (tmp_path / "runs").exists()
 
 
@@ -58,8 +58,8 @@ def test_a_model_folder_without_tokenizer_or_weights_is_named(tiny_model, tmp_pa
         shutil.copy(tiny_model / name, folder)
     assert_one_line(run("train_fctncalling.py", *flags), f"--model_name_or_path {folder}: ",
                     "without weights", "model.save_pretrained")
-    assert_one_line(run("-m", "fcenv", "generate", "--model", str(folder), "--data", "tiny_eval", "--out",
-                        str(tmp_path / "answers")), f"--model {folder}: ", "without weights")
+    assert_one_line(run("-m", "fcenv", "generate", "--model_name_or_path", str(folder), "--dataset_path", "tiny_eval",
+                        "--out", str(tmp_path / "answers")), f"--model_name_or_path {folder}: ", "without weights")
     assert not any(cache.iterdir()) and not (tmp_path / "runs").exists()
 
 
@@ -99,11 +99,12 @@ def test_training_commands_without_the_train_extras_say_what_to_install(tmp_path
     assert_one_line(run("-m", "fcenv", "train", python=python), "fcenv train: error: needs the training extras",
                     "no torch", hint)
     assert_one_line(run("train_fctncalling.py", "--help", python=python), hint)
-    assert_one_line(run("-m", "fcenv", "generate", "--data", "tiny_eval", "--out", str(tmp_path / "a"), python=python),
+    assert_one_line(run("-m", "fcenv", "generate", "--dataset_path", "tiny_eval", "--out", str(tmp_path / "a"),
+                        python=python),
                     "fcenv generate: needs the training extras", hint)
     assert_one_line(run("-m", "fcenv", "process-rewards", "--out", str(tmp_path / "lpr"), python=python), hint)
     # the env, the checkers and the evaluator work without them
-    evaluated = run("-m", "fcenv", "evaluate", "--data", "tiny_eval", "--results", str(tmp_path / "none.jsonl"),
+    evaluated = run("-m", "fcenv", "evaluate", "--dataset_path", "tiny_eval", "--results", str(tmp_path / "none.jsonl"),
                     "--out", str(tmp_path / "v.jsonl"), python=python)
     assert evaluated.returncode == 2 and "none.jsonl" in evaluated.stderr and "needs the training" not in evaluated.stderr
 
@@ -120,7 +121,7 @@ def test_flag_errors_are_one_line_and_flags_are_spelt_out(capsys):
         (parse_config, ["--num_env_step", "5"], "train_fctncalling.py: error: unrecognized arguments: --num_env_step 5"),
         (parse_config, ["--lr", "nan"], "--lr must be positive and finite, not nan"),
         (build_parser().parse_args, ["evaluate", "--dat", "x", "--results", "r", "--out", "o"],
-         "fcenv evaluate: error: the following arguments are required: --data"),
+         "fcenv evaluate: error: the following arguments are required: --dataset_path"),
     ):
         with pytest.raises(SystemExit) as caught:
             parse(argv)
@@ -156,6 +157,6 @@ def test_the_vllm_engine_without_vllm_is_named_before_the_model_loads(tiny_model
                "--hide_function_docs", "--results_dir", str(tmp_path / "runs"), "--rollout_engine", "vllm")
     assert_one_line(done, "error: --rollout_engine vllm: vLLM is not installed for ", "`make vllm`")
     assert not (tmp_path / "runs").exists()
-    done = run("-m", "fcenv", "generate", "--model", str(tiny_model), "--data", "tiny_eval", "--out",
-               str(tmp_path / "out"), "--rollout_engine", "vllm")
+    done = run("-m", "fcenv", "generate", "--model_name_or_path", str(tiny_model), "--dataset_path", "tiny_eval",
+               "--out", str(tmp_path / "out"), "--rollout_engine", "vllm")
     assert_one_line(done, "--rollout_engine vllm: vLLM is not installed for ", "`make vllm`")

@@ -31,7 +31,7 @@ def test_single_turn_results_with_repeated_ids(bfcl_dir, tmp_path):
                  {"id": task.id, "result": "Sorry, I can't."},
                  {"id": task.id, "result": gt_answer(task).replace("=", "=0+", 1)}]
     out = tmp_path / "verdicts.jsonl"
-    proc = run("evaluate", "--data", str(data), "--results", write_jsonl(tmp_path / "r.jsonl", rows),
+    proc = run("evaluate", "--dataset_path", str(data), "--results", write_jsonl(tmp_path / "r.jsonl", rows),
                "--out", str(out), "--compat", "bfcl", "--reward", "shaped", "--partial")
     assert proc.returncode == 0, proc.stderr
     verdicts = [json.loads(x) for x in out.read_text().splitlines()]
@@ -50,7 +50,7 @@ def test_multi_turn_results(bfcl_dir, tmp_path):
     rows.append({"id": tasks[1].id, "result": "Error during inference: timeout"})
     rows.append({"id": tasks[2].id, "result": ground_truth_steps(tasks[2])})  # two samples of each entry
     out = tmp_path / "v.jsonl"
-    proc = run("evaluate", "--data", str(data), "--results", write_jsonl(tmp_path / "r.jsonl", rows),
+    proc = run("evaluate", "--dataset_path", str(data), "--results", write_jsonl(tmp_path / "r.jsonl", rows),
                "--out", str(out), "--compat", "bfcl", "--partial")
     assert proc.returncode == 0, proc.stderr
     verdicts = [json.loads(x) for x in out.read_text().splitlines()]
@@ -66,10 +66,10 @@ def test_auto_decoding_without_compat(bfcl_dir, tmp_path):
     tool_call = json.dumps({"name": name, "arguments": {k: v[0] for k, v in params.items() if v[0] != ""}})
     rows = [{"id": task.id, "result": f"<tool_call>{tool_call}</tool_call>"}]
     out = tmp_path / "v.jsonl"
-    assert run("evaluate", "--data", str(data), "--results", write_jsonl(tmp_path / "r.jsonl", rows), "--out", str(out),
+    assert run("evaluate", "--dataset_path", str(data), "--results", write_jsonl(tmp_path / "r.jsonl", rows), "--out", str(out),
                "--partial").returncode == 0
     assert json.loads(out.read_text())["valid"] is True
-    assert run("evaluate", "--data", str(data), "--results", str(tmp_path / "r.jsonl"), "--out", str(out), "--compat", "bfcl",
+    assert run("evaluate", "--dataset_path", str(data), "--results", str(tmp_path / "r.jsonl"), "--out", str(out), "--compat", "bfcl",
                "--partial").returncode == 0
     assert json.loads(out.read_text())["valid"] is False
 
@@ -89,7 +89,7 @@ def test_bad_result_files_fail_clearly(bfcl_dir, tmp_path, lines, message):
     results = tmp_path / "r.jsonl"
     results.write_text("\n".join(lines) + "\n")
     out = tmp_path / "v.jsonl"
-    proc = run("evaluate", "--data", str(bfcl_dir / "BFCL_v4_simple_python.json"), "--results", str(results), "--out", str(out))
+    proc = run("evaluate", "--dataset_path", str(bfcl_dir / "BFCL_v4_simple_python.json"), "--results", str(results), "--out", str(out))
     assert proc.returncode == 2
     assert str(results) in proc.stderr and message in proc.stderr
     assert not out.exists()
@@ -98,7 +98,7 @@ def test_bad_result_files_fail_clearly(bfcl_dir, tmp_path, lines, message):
 def test_bad_question_file_fails_clearly(tmp_path):
     bad = tmp_path / "BFCL_v4_simple_python.json"
     bad.write_text('{"id": "simple_python_0", "question": 3}\n')
-    proc = run("evaluate", "--data", str(bad), "--results", str(bad), "--out", str(tmp_path / "v.jsonl"))
+    proc = run("evaluate", "--dataset_path", str(bad), "--results", str(bad), "--out", str(tmp_path / "v.jsonl"))
     assert proc.returncode == 2 and "field 'question'" in proc.stderr and "line 1" in proc.stderr
 
 
@@ -139,14 +139,14 @@ def test_several_files_in_one_run(bfcl_dir, tmp_path):
         pairs.append((str(data), write_jsonl(tmp_path / f"{category}.jsonl", rows)))
         expected += [r["id"] for r in rows]
     out = tmp_path / "all.jsonl"
-    proc = run("evaluate", "--data", *[d for d, _ in pairs], "--results", *[r for _, r in pairs], "--out", str(out),
+    proc = run("evaluate", "--dataset_path", *[d for d, _ in pairs], "--results", *[r for _, r in pairs], "--out", str(out),
                "--compat", "bfcl", "--partial")
     assert proc.returncode == 0, proc.stderr
     verdicts = [json.loads(x) for x in out.read_text().splitlines()]
     assert [v["id"] for v in verdicts] == expected and all(v["valid"] for v in verdicts)
     assert all(c in proc.stdout for c in ("simple_python", "irrelevance", "multi_turn_base")) and "TOTAL" in proc.stdout
-    unpaired = run("evaluate", "--data", *[d for d, _ in pairs], "--results", pairs[0][1], "--out", str(out))
-    assert unpaired.returncode == 2 and "--data and --results pair up in order" in unpaired.stderr
+    unpaired = run("evaluate", "--dataset_path", *[d for d, _ in pairs], "--results", pairs[0][1], "--out", str(out))
+    assert unpaired.returncode == 2 and "--dataset_path and --results pair up in order" in unpaired.stderr
 
 
 def test_misuse_is_one_line_and_status_2(bfcl_dir, tmp_path):
@@ -160,11 +160,11 @@ def test_misuse_is_one_line_and_status_2(bfcl_dir, tmp_path):
     not_a_wheel = tmp_path / "bfcl_eval-9-py3-none-any.whl"
     not_a_wheel.write_text("not a zip")
     cases = [
-        (["evaluate", "--data", data, "--results", results, "--out", str(tmp_path / "v.jsonl"), "--handler", "nope"],
+        (["evaluate", "--dataset_path", data, "--results", results, "--out", str(tmp_path / "v.jsonl"), "--handler", "nope"],
          "--handler: unknown decoder 'nope'"),
-        (["evaluate", "--data", data, "--results", results, "--out", str(tmp_path / "folder")],
+        (["evaluate", "--dataset_path", data, "--results", results, "--out", str(tmp_path / "folder")],
          "--out: " + str(tmp_path / "folder") + " is a directory"),
-        (["evaluate", "--data", data, "--results", str(deep), "--out", str(tmp_path / "v.jsonl")],
+        (["evaluate", "--dataset_path", data, "--results", str(deep), "--out", str(tmp_path / "v.jsonl")],
          f"{deep}, line 1: JSON nested too deeply"),
         (["data", "bfcl", "--wheel", str(not_a_wheel), "--dest", str(tmp_path / "dest")], "is not a wheel"),
     ]
@@ -179,7 +179,7 @@ def test_misuse_is_one_line_and_status_2(bfcl_dir, tmp_path):
 def test_output_into_a_closed_pipe_ends_quietly(bfcl_dir, tmp_path):
     """`fcenv evaluate ... | head -0`: the reader is gone before anything is printed."""
     rows = [{"id": "simple_python_0", "result": "[f()]"}] * 3
-    command = [sys.executable, "-m", "fcenv", "evaluate", "--data", str(bfcl_dir / "BFCL_v4_simple_python.json"),
+    command = [sys.executable, "-m", "fcenv", "evaluate", "--dataset_path", str(bfcl_dir / "BFCL_v4_simple_python.json"),
                "--results", write_jsonl(tmp_path / "r.jsonl", rows), "--out", str(tmp_path / "v.jsonl"), "--partial"]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     process.stdout.close()  # the child is still importing: its first print meets a closed pipe
@@ -206,7 +206,7 @@ def test_lenient_evaluation_accepts_what_bfcl_accepts(bfcl_dir, tmp_path):
         verdicts = {}
         for mode, flags in (("compat", ["--compat", "bfcl"]), ("lenient", [])):
             out = tmp_path / f"{category}_{mode}.jsonl"
-            proc = run("evaluate", "--data", str(data), "--results", results, "--out", str(out), "--partial", *flags)
+            proc = run("evaluate", "--dataset_path", str(data), "--results", results, "--out", str(out), "--partial", *flags)
             assert proc.returncode == 0, proc.stderr
             verdicts[mode] = [json.loads(x)["valid"] for x in out.read_text().splitlines()]
             passed[mode] += sum(verdicts[mode])
@@ -238,24 +238,24 @@ def test_a_result_file_that_leaves_entries_unanswered_is_refused_unless_partial(
     abstained = write_jsonl(tmp_path / "irr.jsonl", [{"id": t.id, "result": "No."} for t in load_tasks(irrelevance)])
     out = tmp_path / "v.jsonl"
     for flags in ([], ["--compat", "bfcl"]):
-        proc = run("evaluate", "--data", str(simple), "--results", one_of_three, "--out", str(out), *flags)
+        proc = run("evaluate", "--dataset_path", str(simple), "--results", one_of_three, "--out", str(out), *flags)
         assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
         assert (f"{one_of_three}: answers 1 of the 3 entries of {simple.name}; 2 have no result line: "
                 f"'{tasks[1].id}', '{tasks[2].id}' (--partial scores only the entries answered)") in proc.stderr
         assert not out.exists() and "TOTAL" not in proc.stdout
         # Several files in one run: the one that leaves entries out is named, the whole one is not.
-        proc = run("evaluate", "--data", str(irrelevance), str(simple), "--results", abstained, one_of_three,
+        proc = run("evaluate", "--dataset_path", str(irrelevance), str(simple), "--results", abstained, one_of_three,
                    "--out", str(out), *flags)
         assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and abstained not in proc.stderr  # one problem: one line
         assert f"{one_of_three}: answers 1 of the 3 entries" in proc.stderr
         assert not out.exists()
-        proc = run("evaluate", "--data", str(simple), "--results", one_of_three, "--out", str(out), "--partial", *flags)
+        proc = run("evaluate", "--dataset_path", str(simple), "--results", one_of_three, "--out", str(out), "--partial", *flags)
         assert proc.returncode == 0, proc.stderr
         assert "TOTAL" in proc.stdout and f"--partial: accuracy over the entries answered only; {one_of_three}: " \
                                           "1 of 3 entries answered" in proc.stdout
         assert len(out.read_text().splitlines()) == 2
         out.unlink()
-        proc = run("evaluate", "--data", str(irrelevance), str(simple), "--results", abstained, whole,
+        proc = run("evaluate", "--dataset_path", str(irrelevance), str(simple), "--results", abstained, whole,
                    "--out", str(out), *flags)
         assert proc.returncode == 0 and "--partial" not in proc.stdout, proc.stderr
         assert len(out.read_text().splitlines()) == 8
@@ -272,11 +272,11 @@ def test_uneven_repeats_are_refused_naming_the_ids_and_counts(bfcl_dir, tmp_path
     uneven = write_jsonl(tmp_path / "uneven.jsonl", rows)
     out = tmp_path / "v.jsonl"
     for flags in ([], ["--partial"], ["--compat", "bfcl"]):
-        proc = run("evaluate", "--data", str(simple), "--results", uneven, "--out", str(out), *flags)
+        proc = run("evaluate", "--dataset_path", str(simple), "--results", uneven, "--out", str(out), *flags)
         assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr, proc.stderr
         assert (f"{uneven}: uneven repeats: '{tasks[0].id}' 3 lines, where the other 2 ids have 1 line each; "
                 "accuracy and pass@k need every entry of a file answered the same number of times") in proc.stderr
         assert not out.exists() and "TOTAL" not in proc.stdout
     even = write_jsonl(tmp_path / "even.jsonl", [{"id": t.id, "result": gt_answer(t)} for t in tasks] * 3)
-    proc = run("evaluate", "--data", str(simple), "--results", even, "--out", str(out))
+    proc = run("evaluate", "--dataset_path", str(simple), "--results", even, "--out", str(out))
     assert proc.returncode == 0 and "pass@3" in proc.stdout, proc.stderr

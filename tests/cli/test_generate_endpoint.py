@@ -97,7 +97,7 @@ def test_a_bad_reply_fails_its_entry_and_the_run_goes_on(tmp_path):
 
     server, url = serve(plan)
     try:
-        done = fcenv("generate", "--endpoint", url, "--model", "m", "--data", str(single), str(multi),
+        done = fcenv("generate", "--endpoint", url, "--model_name_or_path", "m", "--dataset_path", str(single), str(multi),
                      "--out", str(tmp_path / "out"), "--no-progress")
     finally:
         server.shutdown()
@@ -116,7 +116,7 @@ def test_a_bad_reply_fails_its_entry_and_the_run_goes_on(tmp_path):
     assert multi_answers[1]["result"][0][-1] == "Done."
     assert not list((tmp_path / "out").glob("*.partial"))
     # The failed answers score as failures; the text parts were read as the text.
-    scored = fcenv("evaluate", "--data", str(single), "--results", str(tmp_path / "out" / "tiny_eval_result.json"),
+    scored = fcenv("evaluate", "--dataset_path", str(single), "--results", str(tmp_path / "out" / "tiny_eval_result.json"),
                    "--out", str(tmp_path / "v.jsonl"))
     assert scored.returncode == 0, scored.stderr
     assert [v["valid"] for v in lines(tmp_path / "v.jsonl")] == [True, False, True, False, False, False, False]
@@ -131,7 +131,7 @@ def test_tool_calls_that_cannot_be_read_fail_their_entry(tmp_path):
     ]
     server, url = serve(lambda body, number: (200, message(content=None, tool_calls=calls[number - 1])))
     try:
-        done = fcenv("generate", "--endpoint", url, "--model", "m", "--tool_format", "hermes", "--data", str(single),
+        done = fcenv("generate", "--endpoint", url, "--model_name_or_path", "m", "--tool_format", "hermes", "--dataset_path", str(single),
                      "--out", str(tmp_path / "out"), "--no-progress")
     finally:
         server.shutdown()
@@ -147,7 +147,7 @@ def test_a_failing_server_ends_the_run_cleanly_and_keeps_the_finished_answers(tm
     server, url = serve(lambda body, number: (200, message(content="No.")) if number <= 3 else
                         (503, {"error": "overloaded"}))
     try:
-        done = fcenv("generate", "--endpoint", url, "--model", "m", "--data", str(single),
+        done = fcenv("generate", "--endpoint", url, "--model_name_or_path", "m", "--dataset_path", str(single),
                      "--out", str(tmp_path / "out"), "--no-progress")
     finally:
         server.shutdown()
@@ -169,7 +169,7 @@ def test_a_rerun_goes_on_from_the_partial_file_of_an_interrupted_run(tmp_path):
     server, url = serve(lambda body, number: (200, message(content="First run.")) if number <= 3 else
                         (503, {"error": "overloaded"}))
     try:
-        first = fcenv("generate", "--endpoint", url, "--model", "m", "--data", str(single), "--out", str(out),
+        first = fcenv("generate", "--endpoint", url, "--model_name_or_path", "m", "--dataset_path", str(single), "--out", str(out),
                       "--no-progress")
     finally:
         server.shutdown()
@@ -181,7 +181,7 @@ def test_a_rerun_goes_on_from_the_partial_file_of_an_interrupted_run(tmp_path):
 
     server, url = serve(lambda body, number: (200, message(content="Second run.")))
     try:
-        second = fcenv("generate", "--endpoint", url, "--model", "m", "--data", str(single), "--out", str(out),
+        second = fcenv("generate", "--endpoint", url, "--model_name_or_path", "m", "--dataset_path", str(single), "--out", str(out),
                        "--no-progress")
         asked = Server.requests
     finally:
@@ -203,7 +203,7 @@ def test_a_partial_file_of_something_else_is_refused_untouched(tmp_path):
     kept.write_text(content)
     server, url = serve(lambda body, number: (200, message(content="No.")))
     try:
-        done = fcenv("generate", "--endpoint", url, "--model", "m", "--data", str(single), "--out", str(kept.parent),
+        done = fcenv("generate", "--endpoint", url, "--model_name_or_path", "m", "--dataset_path", str(single), "--out", str(kept.parent),
                      "--no-progress")
         asked = Server.requests
     finally:
@@ -246,7 +246,7 @@ def test_timeout_is_a_deadline_for_the_whole_request(tmp_path):
     url = f"http://127.0.0.1:{server.server_port}/v1"
     start = time.monotonic()
     try:
-        done = subprocess.run([sys.executable, "-m", "fcenv", "generate", "--endpoint", url, "--model", "m", "--data",
+        done = subprocess.run([sys.executable, "-m", "fcenv", "generate", "--endpoint", url, "--model_name_or_path", "m", "--data",
                                str(single), "--out", str(tmp_path / "out"), "--no-progress", "--timeout", "1"],
                               cwd=ROOT, capture_output=True, text=True, timeout=50, check=False)
     finally:

@@ -75,7 +75,7 @@ def test_file_valued_flags_are_checked_before_any_model_loads(tmp_path):
     assert_refused(run(*generate, "--model", str(model), "--adapter", str(tmp_path / "adapter"), "--data", "tiny_eval"),
                    2, f"--adapter {tmp_path / 'adapter'}: no readable adapter_config.json")
     assert_refused(run(*generate, "--model", str(tmp_path / "nowhere"), "--data", "tiny_eval"), 2,
-                   f"--model {tmp_path / 'nowhere'}: no such folder")
+                   f"--model_name_or_path {tmp_path / 'nowhere'}: no such folder")
 
     # process-rewards: the result file to take trajectories from, the question file
     rewards = ["-m", "fcenv", "process-rewards", "--out", str(tmp_path / "lpr"), "--model_name_or_path", str(model)]

@@ -62,7 +62,7 @@ def run_folder(bfcl_dir, tmp_path):
 def test_score_dir_writes_bfcls_score_files(run_folder, tmp_path):
     data, result_files = run_folder
     score = tmp_path / "score"
-    proc = run("evaluate", "--data", *data, "--results", *result_files, "--out", str(tmp_path / "v.jsonl"),
+    proc = run("evaluate", "--dataset_path", *data, "--results", *result_files, "--out", str(tmp_path / "v.jsonl"),
                "--compat", "bfcl", "--score_dir", str(score))
     assert proc.returncode == 0, proc.stderr
     assert sorted(p.name for p in score.iterdir()) == SCORE_FILES
@@ -93,7 +93,7 @@ def test_score_dir_writes_bfcls_score_files(run_folder, tmp_path):
     assert "simple_python 2 of 400" in out
     assert "BFCL's score files written to" in out and "--partial" not in out
     # --model_name names the model instead of the folder.
-    proc = run("evaluate", "--data", *data, "--results", *result_files, "--out", str(tmp_path / "v.jsonl"),
+    proc = run("evaluate", "--dataset_path", *data, "--results", *result_files, "--out", str(tmp_path / "v.jsonl"),
                "--compat", "bfcl", "--score_dir", str(score), "--model_name", "my_model-v2")
     assert proc.returncode == 0, proc.stderr
     assert (score / "data_live.csv").read_text().splitlines()[1].startswith("1,my_model-v2,0.09%,")
@@ -102,7 +102,7 @@ def test_score_dir_writes_bfcls_score_files(run_folder, tmp_path):
 def test_the_card_is_printed_without_score_dir_and_misuse_is_refused_before_work(run_folder, tmp_path):
     data, result_files = run_folder
     out = tmp_path / "v.jsonl"
-    proc = run("evaluate", "--data", *data, "--results", *result_files, "--out", str(out), "--compat", "bfcl")
+    proc = run("evaluate", "--dataset_path", *data, "--results", *result_files, "--out", str(out), "--compat", "bfcl")
     assert proc.returncode == 0 and "BFCL score card" in proc.stdout and "5.43%" in proc.stdout, proc.stderr
     out.unlink()
     elsewhere = results(tmp_path / "other" / "r.jsonl", {"irrelevance_0": "No."})
@@ -116,7 +116,7 @@ def test_the_card_is_printed_without_score_dir_and_misuse_is_refused_before_work
         ([*data, "--results", *result_files, "--score_dir", str(a_file)], f"--score_dir: {a_file} is a file"),
     ]
     for args, message in cases:
-        proc = run("evaluate", "--data", *args, "--out", str(out))
+        proc = run("evaluate", "--dataset_path", *args, "--out", str(out))
         assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
         assert not out.exists() and not (tmp_path / "s").exists()
 
@@ -135,10 +135,10 @@ def test_results_outside_bfcls_categories_print_no_card(tmp_path):
         json.dumps({"id": "weather_0", "ground_truth": [{"get_weather": {"city": ["Oslo"]}}]}) + "\n")
     answers = results(tmp_path / "r.jsonl", {"weather_0": "[get_weather(city='Oslo')]"})
     out = tmp_path / "v.jsonl"
-    proc = run("evaluate", "--data", str(data), "--results", answers, "--out", str(out))
+    proc = run("evaluate", "--dataset_path", str(data), "--results", answers, "--out", str(out))
     assert proc.returncode == 0 and "TOTAL" in proc.stdout and "BFCL score card" not in proc.stdout, proc.stderr
     out.unlink()
-    proc = run("evaluate", "--data", str(data), "--results", answers, "--out", str(out), "--score_dir", str(tmp_path / "s"))
+    proc = run("evaluate", "--dataset_path", str(data), "--results", answers, "--out", str(out), "--score_dir", str(tmp_path / "s"))
     assert proc.returncode == 2 and "--score_dir: none of the entries is in one of BFCL's scoring categories (weather)" \
         in proc.stderr, proc.stderr
     assert not out.exists()

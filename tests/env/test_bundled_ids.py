@@ -55,9 +55,9 @@ def test_results_of_the_other_split_are_refused_in_one_line(train, held_out, tmp
     results = tmp_path / "results.jsonl"
     results.write_text("".join(json.dumps({"id": i, "result": "[f()]"}) + "\n" for i in ids(train)[:20]))
     out = tmp_path / "verdicts.jsonl"
-    proc = subprocess.run([sys.executable, "-m", "fcenv", "evaluate", "--data", held_out, "--results", str(results),
+    proc = subprocess.run([sys.executable, "-m", "fcenv", "evaluate", "--dataset_path", held_out, "--results", str(results),
                            "--out", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr, proc.stderr
-    assert str(results) in proc.stderr and f"the bundled split {train}'s entries (--data {train})" in proc.stderr
+    assert str(results) in proc.stderr and f"the bundled split {train}'s entries (--dataset_path {train})" in proc.stderr
     assert not out.exists()

@@ -1,0 +1,276 @@
+"""The flags several commands share, declared once: ``fcenv train`` (``algos.config.TrainConfig``),
+``fcenv generate``, ``fcenv process-rewards`` and ``fcenv evaluate`` take each of them under the
+same name, with the same type, default, help and checks.
+
+A ``Group`` is a few flags of one concern and its one ``validate`` (a list of problems, each naming
+its flag): ``MODEL`` (the model, its adapter, or a training run and its checkpoint), ``DATA`` (a
+dataset spec: anything ``fcenv.sources.resolve`` resolves), ``SAMPLING``, ``ENGINE`` and
+``TOOL_FORMAT``. A command adds the groups it needs (``add_group``) and calls ``check`` on them
+before anything heavy; the trainer's dataclass takes its fields' defaults and help from the same
+declarations (``algos.config``).
+
+The names are the trainer's (``--model_name_or_path``, ``--dataset_path``, ...). A name a command
+used before (``fcenv generate --model``, ``--data``, ``--batch``; ``process-rewards --threads``;
+``evaluate --data``) is still read, with one line on stderr saying the name to write instead.
+
+A command knows which flags were given on its command line (``given``): ``--run`` fills in the
+ones that were not from what the run was trained with (``algos.from_run``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fcenv.arguments import UsageError
+
+EMBEDDED_MODEL = "tiny"  # the embedded default model, built offline
+DEFAULT_DATASET = "tiny_train"  # the data of a command that has a default (train, process-rewards)
+_GIVEN = "_given"  # the namespace's set of the shared flags given on the command line
+
+
+@dataclass(frozen=True)
+class Flag:
+    name: str  # the flag is --name; its value is args.name
+    help: str  # "{choices}" stands for the names ``choices`` gives
+    default: Any = ""
+    type: Callable[[str], Any] = str
+    old: tuple[str, ...] = ()  # earlier spellings, still read, with a line naming this one
+    switch: bool = False  # takes no value (store_true)
+    choices: Callable[[], list[str]] | None = None  # the names it takes (a registry's), read as the parser is built
+    metavar: str | None = None
+
+    def help_text(self, note: str = "") -> str:
+        text = self.help.replace("{choices}", ", ".join(self.choices())) if self.choices else self.help
+        return f"{text}; {note}" if note else text
+
+    def arguments(self, default: Any, note: str = "") -> dict[str, Any]:
+        """``add_argument``'s keywords for a flag that takes a value (its type checks a name it
+        takes first, with a message of its own; the choices let a parser be read for them)."""
+        choices = None if self.choices is None else ["", *self.choices()] if default == "" else self.choices()
+        return {"type": self.type, "default": default, "choices": choices, "metavar": self.metavar,
+                "help": self.help_text(note)}
+
+
+@dataclass(frozen=True)
+class Group:
+    title: str
+    flags: tuple[Flag, ...]
+    validate: Callable[[Any], list[str]]  # (args or a config with the flags' names) -> problems
+
+
+def given(args: Any, name: str) -> bool:
+    """Whether ``--name`` was on the command line (not its default)."""
+    return name in getattr(args, _GIVEN, ())
+
+
+class _Value(argparse.Action):
+    """Stores the value as argparse does, notes that the flag was given, and says the new name
+    when an old one was written."""
+
+    def __init__(self, option_strings, dest, old=(), **kwargs):
+        self.old = tuple(old)
+        super().__init__(option_strings, dest, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if option_string in self.old:
+            print(f"{parser.prog}: {option_string} is the old name of --{self.dest}: it still works, but write "
+                  f"--{self.dest}", file=sys.stderr)
+        setattr(namespace, self.dest, values)
+        namespace.__dict__.setdefault(_GIVEN, set()).add(self.dest)
+
+
+def add_group(parser: argparse.ArgumentParser, group: Group, *, skip: Collection[str] = (),
+              defaults: Mapping[str, Any] | None = None, notes: Mapping[str, str] | None = None,
+              several: Collection[str] = ()) -> None:
+    """The group's flags on a command's parser, but those in ``skip``. ``defaults``: the
+    command's own default of a flag; ``notes``: what the flag means for this command, after its
+    help; ``several``: flags that take one value or more, and are required."""
+    defaults, notes = defaults or {}, notes or {}
+    section = parser.add_argument_group(group.title)
+    for flag in group.flags:
+        if flag.name in skip:
+            continue
+        default, note = defaults.get(flag.name, flag.default), notes.get(flag.name, "")
+        if flag.switch:
+            section.add_argument(f"--{flag.name}", action="store_true", default=default, help=flag.help_text(note))
+            continue
+        several_values = {"nargs": "+", "required": True, "default": None} if flag.name in several else {}
+        section.add_argument(f"--{flag.name}", *flag.old, action=_Value, old=flag.old,
+                             **{**flag.arguments(default, note), **several_values})
+
+
+def problems(args: Any, *groups: Group) -> list[str]:
+    return [problem for group in groups for problem in group.validate(args)]
+
+
+def check(args: Any, *groups: Group) -> None:
+    """The groups' problems with ``args``, as one ``UsageError`` (one line: the problems joined by "; ")."""
+    found = problems(args, *groups)
+    if found:
+        raise UsageError("; ".join(found))
+
+
+# ---------------------------------------------------------------------------- model
+
+def _model_problems(args: Any) -> list[str]:
+    run, adapter = getattr(args, "run", "") or "", getattr(args, "adapter", "") or ""
+    found = []
+    if run:
+        if not Path(run).is_dir():
+            found.append(f"--run {run}: no such folder")
+        named = [f"--{name}" for name in ("model_name_or_path", "adapter") if given(args, name)]
+        if named:
+            found.append(f"--run names the model and its actor adapter: leave out {' and '.join(named)}")
+    elif getattr(args, "checkpoint", ""):
+        found.append("--checkpoint names a checkpoint of --run: give --run too")
+    if adapter and not run and not Path(adapter).is_dir():
+        found.append(f"--adapter {adapter}: no such folder")
+    return found
+
+
+MODEL = Group("model", (
+    Flag("model_name_or_path", f"a local Hugging Face checkpoint folder, or '{EMBEDDED_MODEL}' for the embedded "
+                               f"default built offline", EMBEDDED_MODEL, old=("--model",)),
+    Flag("adapter", "a PEFT LoRA adapter folder to apply (e.g. a run's checkpoints/iter_N/actor)"),
+    Flag("run", "a training run folder: its base model and actor adapter, with its tool format or system prompt, "
+                "context window, --max_new_tokens, --temperature and data as trained; a sampling or data flag "
+                "given with it changes that, a model or chat-format flag that differs from the run's is refused"),
+    Flag("checkpoint", "with --run: the checkpoint folder name (default: the latest)"),
+), _model_problems)
+
+
+# ---------------------------------------------------------------------------- data
+
+def dataset_problems(flag: str, specs: Collection[str], answers: str | None = None) -> list[str]:
+    """A line naming ``flag`` for each dataset spec that cannot be resolved and read: a missing
+    file, a bad mix, a source that does not convert, a question file with bad entries."""
+    from fcenv.env import dataset_tasks  # resolves the spec, and keeps the parsed tasks for the command
+    from fcenv.problems import DatasetError
+
+    found = []
+    for spec in dict.fromkeys(specs):
+        try:
+            dataset_tasks(spec, answers)
+        except DatasetError as exc:
+            text = str(exc)
+            for named in (f"{spec}: ", f"{Path(spec).resolve()}: "):  # the spec said once
+                text = text.removeprefix(named)
+            found.append(f"{flag} {spec}: {text}")
+    return found
+
+
+def _data_problems(args: Any) -> list[str]:
+    specs = args.dataset_path if isinstance(args.dataset_path, list) else [args.dataset_path]
+    return dataset_problems("--dataset_path", [s for s in specs if s], getattr(args, "answers", None))
+
+
+DATA = Group("data", (
+    Flag("dataset_path", "a BFCL question file (possible_answer/ beside it), a bundled split's name (tiny_train, "
+                         "tiny_eval, multi_turn_train, multi_turn_eval, varied_train, varied_eval), a source "
+                         "converted on the fly (JSON Lines, JSON, Parquet or a save_to_disk folder in xlam, hermes, "
+                         "glaive, toolace, apigen_mt or openai format), or several mixed: 'a.jsonl:2,b.parquet:1'",
+         old=("--data",), metavar="SPEC"),
+), _data_problems)
+
+
+# ---------------------------------------------------------------------------- sampling
+
+def _sampling_problems(args: Any) -> list[str]:
+    found = []
+    temperature = getattr(args, "temperature", 1.0)
+    if not math.isfinite(temperature):
+        found.append(f"--temperature must be finite, not {temperature}")
+    elif temperature <= 0:
+        found.append("--temperature must be positive")
+    max_new_tokens, window = getattr(args, "max_new_tokens", 1), getattr(args, "context_window", 0)
+    if max_new_tokens <= 0:
+        found.append("--max_new_tokens must be positive")
+    if window < 0:
+        found.append("--context_window must be 0 (the model's maximum) or positive")
+    elif window and window <= max_new_tokens:
+        found.append("--context_window must exceed --max_new_tokens")
+    return found
+
+
+SAMPLING = Group("sampling", (
+    Flag("temperature", "sampling temperature (training also scores every log-prob at it)", 1.0, float),
+    Flag("greedy", "greedy decoding instead of sampling", False, switch=True),
+    Flag("max_new_tokens", "most tokens of one action", 48, int),
+    Flag("context_window", "most tokens of context plus action (0: what the model's config supports); longer chats "
+                           "are cut from the middle, keeping the system prompt and the latest messages", 0, int),
+    Flag("seed", "seed of everything random", 1, int),
+), _sampling_problems)
+
+
+# ---------------------------------------------------------------------------- engine
+
+def _engine_problems(args: Any) -> list[str]:
+    # The engine's name is checked where the engines are registered (torch code, algos): each
+    # command of the training layer asks algos.rollout.engine.check_engine before its model loads.
+    return ["--n_rollout_threads must be positive"] if getattr(args, "n_rollout_threads", 1) <= 0 else []
+
+
+ENGINE = Group("engine", (
+    Flag("rollout_engine", "what samples the model's actions: 'hf' in this process, 'vllm' in a vLLM engine of its "
+                           "own (`make vllm` installs it), or an engine a package registers", "hf", metavar="ENGINE"),
+    Flag("n_rollout_threads", "environments stepped in parallel, their actions sampled together (per process)", 32,
+         int, old=("--batch", "--threads")),
+), _engine_problems)
+
+
+# ---------------------------------------------------------------------------- tool format
+
+def _unknown_tool_format(name: str) -> str | None:
+    from fcenv.tool_formats import available_tool_formats
+
+    if name and name not in available_tool_formats():
+        return f"unknown tool format {name!r}; known: {', '.join(available_tool_formats())}"
+    return None
+
+
+def _tool_format_name(text: str) -> str:
+    """--tool_format's type: a registered format's name, or "" (prompting); refused as it is parsed."""
+    if problem := _unknown_tool_format(text):
+        raise argparse.ArgumentTypeError(problem)
+    return text
+
+
+def _tool_format_problems(args: Any) -> list[str]:
+    from fcenv.tool_formats import tool_format_conflicts
+
+    tool_format = getattr(args, "tool_format", "") or ""
+    if problem := _unknown_tool_format(tool_format):  # a config made in code, not parsed
+        return [f"--tool_format: {problem}"]
+    return tool_format_conflicts(bool(tool_format), system_prompt=bool(getattr(args, "system_prompt", "")),
+                                 handler=bool(getattr(args, "handler", "")), prefix="--")
+
+
+def _tool_format_names() -> list[str]:
+    from fcenv.tool_formats import available_tool_formats
+
+    return available_tool_formats()
+
+
+TOOL_FORMAT = Group("tool format", (
+    Flag("tool_format", "native tool calling (BFCL's FC mode) in a model family's format ({choices}): 'hermes' "
+                        "(<tool_call> blocks, Qwen), 'llama_json' (bare JSON, Llama 3.x), 'mistral' ([TOOL_CALLS]) or "
+                        "one a package registers; the tools go through the tokenizer's chat template (the family's "
+                        "template from fcenv/chat_templates when it has none that renders tools); no system prompt. "
+                        "Default: BFCL's prompting format", type=_tool_format_name, choices=_tool_format_names,
+         metavar="FORMAT"),
+    Flag("system_prompt", "system prompt template with '{functions}' (default: the short prompt for the tiny "
+                          "model, BFCL's prompt otherwise)"),
+), _tool_format_problems)
+
+SHARED = (MODEL, DATA, SAMPLING, ENGINE, TOOL_FORMAT)
+
+
+def shared_flag(name: str) -> Flag:
+    """The declaration of a shared flag, by name."""
+    return next(flag for group in SHARED for flag in group.flags if flag.name == name)
