@@ -11,7 +11,8 @@
 - ``hostile_tools``: a user tool backend that misbehaves in every way we know;
 - ``load``: a vector env under a long multi-turn load, with memory sampled;
 - ``faults``: training runs killed at chosen points and resumed;
-- ``tiny_test_model``: the tests' tiny model spec.
+- ``tiny_test_model``: the tests' tiny model spec;
+- ``reference_page``: docs/reference.md's flag tables, written from the parsers.
 
 Run from the repository root (``python -m pytest``, ``python -m bench.bench_check``), where the
 current folder on ``sys.path`` makes ``harness`` importable.

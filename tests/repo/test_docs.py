@@ -79,21 +79,19 @@ def test_the_training_flags_offer_what_the_registries_hold():
 
 def parsers():
     """Every command's parser: the trainer's and each ``fcenv`` subcommand's, by name."""
-    from algos.config import build_parser as train_parser
-    from fcenv.cli import build_parser
+    from harness.reference_page import commands
 
-    found = {"train_fctncalling.py": train_parser()}
-    pending = [("fcenv", build_parser())]
-    while pending:
-        name, parser = pending.pop()
-        for action in parser._actions:
-            if isinstance(action, argparse._SubParsersAction):
-                for sub, subparser in action.choices.items():
-                    if sub != "train":  # fcenv train is train_fctncalling.py
-                        pending.append((f"{name} {sub}", subparser))
-        if name != "fcenv":
-            found[name] = parser
-    return found
+    return commands()
+
+
+def test_the_reference_tables_are_the_parsers_own():
+    """docs/reference.md's flag tables are what ``python -m harness.reference_page`` writes from
+    the parsers: a flag added, renamed or given another default or help shows there."""
+    pytest.importorskip("torch")
+    from harness.reference_page import PAGE, written
+
+    page = PAGE.read_text()
+    assert written(page) == page, "docs/reference.md differs from the parsers: run python -m harness.reference_page"
 
 
 def test_the_reference_names_every_flag():
