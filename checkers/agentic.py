@@ -59,7 +59,12 @@ def check_agentic(task: Any, decoded: Any) -> CheckResult:
     if not decoded:
         return CheckResult(False, NO_LAST_MESSAGE, ["Cannot find the last chat message that is not a function call."],
                            _SILENT)
+    acceptable = task.ground_truth
+    if not isinstance(acceptable, list) or not all(isinstance(answer, str) for answer in acceptable):
+        # Not an agentic task's answers (BFCL's are a list of strings): the checker was given
+        # another kind of task, and nothing the model says can pass it.
+        return CheckResult(False, NOT_FOUND, ["the task holds no list of acceptable answers"], _MISSED)
     try:
-        return check_answer(decoded, task.ground_truth)
+        return check_answer(decoded, acceptable)
     except IndexError:  # an empty list for an answer: BFCL's runner would stop on it
         return CheckResult(False, NOT_FOUND, ["the final message is an empty list"], _MISSED)
