@@ -14,5 +14,5 @@ LPR) and ``commands`` (their parsers, of the flag groups ``fcenv.flags`` declare
 training packages installed?; ``from_run``: ``--run``, alike in generate and process-rewards);
 ``input_files`` reads every file their flags name before anything heavy starts; ``progress`` (the progress bars of the long steps). ``advantages`` is
 contract C4's import path for the BAD and GAE math. Nothing heavy is imported here, so
-``import algos`` stays cheap.
+``import fcenv.algos`` stays cheap.
 """

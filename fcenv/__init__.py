@@ -16,6 +16,11 @@ models and tokenizers from the package registry: ``fcenv models``), ``bundled/``
 datasets); the doors into other trainers, ``trl`` (TRL), ``skyrl`` (SkyRL-gym) and ``verl``,
 over ``doors/`` (an episode as messages, tools and ``step(text)``, and as tokens); ``sources/``
 (training sets in other formats: converted, checked against BFCL's test set, mixed).
+
+Subpackages whose folders sit at the repository's top, linked here (docs/layout.md): ``handlers/``
+(decoders: model text to calls), ``checkers/`` (BFCL's verdicts and facets) and ``algos/`` (the
+trainers and ``fcenv train``, ``generate``, ``process-rewards``); this package never imports
+``fcenv.algos``.
 """
 
 from gymnasium.envs.registration import register, registry

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from algos.tiny.build import TINY_SYSTEM_PROMPT
+from fcenv.algos.tiny.build import TINY_SYSTEM_PROMPT
 
 ROOT = Path(__file__).resolve().parents[2]
 # The installed package's processes run without PYTHONPATH: one naming the checkout (as runs
@@ -51,8 +51,22 @@ def run(python: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess:
                           env=OUTSIDE)
 
 
+def test_the_wheel_adds_one_top_level_package(installed):
+    """Installing fcenv claims one name on sys.path: its trainers, decoders and checkers are
+    fcenv.algos, fcenv.handlers and fcenv.checkers, not top-level names another project may hold."""
+    site = installed.parents[1] / "lib"
+    added = {entry.name for entry in next(site.glob("python*/site-packages")).iterdir()
+             if entry.name not in {"libraries.pth", "__pycache__", "bin"}}  # bin: the fcenv script
+    assert {name for name in added if not name.endswith(".dist-info")} == {"fcenv"}, added
+    probe = ("import importlib.util as u, fcenv.algos.train, fcenv.handlers, fcenv.checkers; "
+             "print([name for name in ('algos', 'handlers', 'checkers') if u.find_spec(name)])")
+    found = subprocess.run([str(installed), "-c", probe], cwd=installed.parents[1], capture_output=True, text=True,
+                           env=OUTSIDE)
+    assert found.returncode == 0 and found.stdout.strip() == "[]", found.stderr[-2000:]
+
+
 def test_the_installed_package_is_not_the_checkout(installed, tmp_path):
-    where = subprocess.run([str(installed), "-c", "import fcenv, algos; print(fcenv.__file__, algos.__file__)"],
+    where = subprocess.run([str(installed), "-c", "import fcenv, fcenv.algos as algos; print(fcenv.__file__, algos.__file__)"],
                            cwd=tmp_path, capture_output=True, text=True, check=True, env=OUTSIDE).stdout
     assert str(ROOT) not in where and str(installed.parents[1]) in where
 

@@ -11,27 +11,14 @@ Imports are read with ``ast``, wherever they are: at module level, inside functi
 package ``a`` that Python runs first (a package importing its own modules would otherwise be in a
 circle with each of them); ``from a import name`` counts as importing ``a``. Imports under
 ``if TYPE_CHECKING:`` never run and are left out; so are a registry's imports of its entries by
-a computed name (``handlers.registry``), which are how plug-ins register.
+a computed name (``fcenv.handlers.registry``), which are how plug-ins register.
 """
 
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ["handlers", "checkers", "fcenv", "algos"]  # what `pip install` puts on sys.path
-
-
-def module_files() -> dict[str, Path]:
-    files = {}
-    for package in PACKAGES:
-        for file in sorted((ROOT / package).rglob("*.py")):
-            parts = list(file.relative_to(ROOT).with_suffix("").parts)
-            if parts[-1] == "__init__":
-                parts.pop()
-            files[".".join(parts)] = file
-    return files
+from tests.support.layout import package_modules
 
 
 def _under_type_checking(tree: ast.AST) -> set[int]:
@@ -63,7 +50,7 @@ def _named(node: ast.AST, module: str, is_package: bool) -> list[str]:
 
 def import_graph() -> dict[str, dict[str, int]]:
     """For each module, the package's modules it imports, each with the line of its first import."""
-    files = module_files()
+    files = package_modules()
     graph = {}
     for module, file in files.items():
         tree = ast.parse(file.read_text(), str(file))
@@ -166,5 +153,5 @@ def test_the_graph_sees_imports_inside_functions_and_by_name():
     graph = import_graph()
     assert "fcenv.sources.resolve" in graph["fcenv.data"]  # module level
     assert "fcenv.loader" in graph["fcenv.sources.resolve"]  # inside mixed()
-    assert "algos.train" in graph["algos.commands"]  # importlib.import_module("algos.train")
+    assert "fcenv.algos.train" in graph["fcenv.algos.commands"]  # importlib.import_module("fcenv.algos.train")
     assert "fcenv.arguments" in graph["fcenv.sources.report"]  # inside a function

@@ -15,4 +15,5 @@ the top-level ``harness`` package.
 - ``replay``: our side of a multi-turn trajectory in the oracle's answer shape;
 - ``runs``: tiny training runs and CLI invocations;
 - ``scripted_engine``: a rollout engine that plays given action texts (the model's part, scripted).
+- ``layout``: the installed package's modules by their dotted names, and its layers (tests/repo).
 """
