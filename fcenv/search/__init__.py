@@ -67,7 +67,7 @@ class SearchSourceError(ValueError):
 
 # kind -> factory(path) -> source. Built-ins register when their module is imported.
 SEARCH_SOURCES: Registry[Callable[[Path], SearchSource]] = Registry(
-    "search source", "fcenv.search", ("snapshot",), "fcenv.search_sources")
+    "search source", "fcenv.search", ("snapshot", "corpus"), "fcenv.search_sources")
 
 NEEDED = ("web_search=<a snapshot file recorded with `fcenv web-snapshot`, or a folder of documents to search>"
           " (fcenv has no live web search)")

@@ -10,6 +10,7 @@ named by entry and field; ``fcenv web-snapshot`` recording pages from a real loc
 
 from __future__ import annotations
 
+import ast
 import json
 import shutil
 import socket
@@ -249,3 +250,38 @@ def test_generate_then_evaluate_plays_and_scores_the_file(bfcl_dir, snapshot, tm
     assert scored.returncode == 0, scored.stderr
     verdicts = [json.loads(x) for x in (tmp_path / "verdicts.jsonl").read_text().splitlines()]
     assert [v["valid"] for v in verdicts] == [True, False, True, False]  # entry 1's answer is 7, not Zhang Yiming
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    folder = tmp_path / "docs"
+    (folder / "notes").mkdir(parents=True)
+    (folder / "notes" / "tea.md").write_text("# Da Hong Pao\n\nThe most expensive tea, grown in Fujian, China.\n")
+    (folder / "billionaires.html").write_text(
+        "<html><head><title>Richest in China</title><style>p {}</style></head>"
+        "<body><h1>Forbes 2025</h1><p>Zhang Yiming is the richest person in China.</p><script>x()</script></body></html>")
+    (folder / "cars.txt").write_text("Cars and trucks\nnothing about drinks\n")
+    (folder / ".hidden.md").write_text("tea tea tea")
+    return folder
+
+
+def test_a_corpus_folder_is_searched_with_bm25_and_serves_its_documents(tasks, corpus):
+    calls = ('[search_engine_query(keywords="expensive tea China"), search_engine_query(keywords="zeppelin"), '
+             'fetch_url_content(url="https://corpus.local/billionaires.html", mode="truncate"), '
+             'fetch_url_content(url="https://corpus.local/notes/tea.md", mode="markdown"), '
+             'fetch_url_content(url="https://corpus.local/.hidden.md")]')
+    results = play(tasks, corpus, 0, [calls])[0][4]["results"]
+    found = ast.literal_eval(results[0])
+    assert [r["href"] for r in found] == ["https://corpus.local/notes/tea.md", "https://corpus.local/billionaires.html"]
+    assert found[0]["title"] == "Da Hong Pao" and found[0]["body"].startswith("# Da Hong Pao The most expensive tea")
+    assert json.loads(results[1]) == {"error": "Failed to retrieve the search results from server. Please try again later."}
+    assert json.loads(results[2]) == {"content": "Richest in China\nForbes 2025\nZhang Yiming is the richest person in China."}
+    assert json.loads(results[3])["content"].startswith("# Da Hong Pao")
+    assert "no document at https://corpus.local/.hidden.md" in json.loads(results[4])["error"]
+    assert play(tasks, corpus, 100, ['[search_engine_query(keywords="Forbes")]'])[0][4]["results"][0] == \
+        str([{"title": "Richest in China", "href": "https://corpus.local/billionaires.html"}])
+
+
+def test_an_empty_corpus_is_refused(tasks, tmp_path):
+    with pytest.raises(SearchSourceError, match="holds no documents to search"):
+        FunctionCallingEnv(tasks=tasks, web_search=str(tmp_path))
