@@ -24,6 +24,9 @@ Requests (``op``):
   memory {class, scenario, conversations: [{test_id, calls}], embeddings?}
                                                   -> {conversations: [{context, results, memory}]}   (a snapshot chain)
   agentic {response, possible_answers}            -> agentic_checker's dict, or {raised}
+  web_search {show_snippet, serpapi_backend, calls: [{name, arguments}]}
+                                                  -> {results: [value | {raised}]}   (BFCL's WebSearchAPI, its
+                                                     SerpAPI client sent to serpapi_backend)
   agentic_scores {category, results: [{id, result}], answers: [ground truth]}
                                                   -> {accuracy, total_count}   (eval_runner.agentic_runner, a
                                                      prompting model's decoder, over one category's result lines)
@@ -874,6 +877,26 @@ def op_agentic_scores(req):
     return {"accuracy": accuracy, "total_count": total}
 
 
+def op_web_search(req):
+    """BFCL's WebSearchAPI as it is, its SerpAPI client sent to the given backend (a local server
+    in the tests) and given a key, as BFCL's .env gives it one."""
+    os.environ["SERPAPI_API_KEY"] = req.get("key", "test-key")
+    from serpapi.serp_api_client import SerpApiClient
+
+    from bfcl_eval.eval_checker.multi_turn_eval.func_source_code.web_search import WebSearchAPI
+
+    SerpApiClient.BACKEND = req["serpapi_backend"]
+    api = WebSearchAPI()
+    api._load_scenario({"show_snippet": req["show_snippet"]})
+    results = []
+    for call in req["calls"]:
+        try:
+            results.append(getattr(api, call["name"])(**call["arguments"]))
+        except Exception as exc:
+            results.append({"raised": str(exc)})
+    return {"results": results}
+
+
 def op_memory_entries(req):
     """``load_dataset_entry`` of one memory category (from the wheel's own data), as the
     inference run gets it: prerequisite entries included, functions without language hints."""
@@ -975,7 +998,8 @@ def op_memory_episode(req):
 
 
 HANDLERS.update(memory_ready=op_memory_ready, memory=op_memory, agentic=op_agentic, memory_entries=op_memory_entries,
-                memory_episode=op_memory_episode, agentic_scores=op_agentic_scores)
+                memory_episode=op_memory_episode, agentic_scores=op_agentic_scores,
+                web_search=op_web_search)
 
 
 def main():
