@@ -66,7 +66,7 @@ REAL_FLAGS = --model_name_or_path $(REAL_MODEL) --tool_format hermes --dataset_p
 train-real: $(VENV)/.installed $(VLLM)/.installed models
 	$(BIN)/python train_fctncalling.py $(REAL_FLAGS)
 
-test: lint docs $(VENV)/.installed $(ORACLE)/.installed $(ORACLE)/.memory $(VERL)/.installed $(VLLM)/.installed $(BFCL_DATA)/long_context.json models
+test: lint docs $(VENV)/.installed $(ORACLE)/.installed $(ORACLE)/.memory $(ORACLE)/.web $(VERL)/.installed $(VLLM)/.installed $(BFCL_DATA)/long_context.json models
 	$(BIN)/python -m pytest -n 2 --require-oracle --oracle-python=$(ORACLE)/bin/python \
 		--require-verl --verl-python=$(VERL)/bin/python --require-vllm --models-dir=$(MODELS_DIR) $(PYTEST_ARGS)
 
@@ -84,7 +84,7 @@ bench: $(VENV)/.installed $(ORACLE)/.installed $(ORACLE)/.memory $(VLLM)/.instal
 	bench/run_all $(BIN)/python
 
 venv: $(VENV)/.installed
-oracle: $(ORACLE)/.installed $(ORACLE)/.memory
+oracle: $(ORACLE)/.installed $(ORACLE)/.memory $(ORACLE)/.web
 verl: $(VERL)/.installed
 vllm: $(VLLM)/.installed
 data: $(BFCL_DATA)/long_context.json
@@ -126,6 +126,13 @@ $(ORACLE)/.installed:
 $(ORACLE)/.memory: $(ORACLE)/.installed
 	$(ORACLE)/bin/pip install --quiet --no-warn-conflicts rank_bm25==0.2.2 numpy==1.26.4 overrides==7.7.0 \
 		faiss-cpu==1.11.0
+	touch $@
+
+# What BFCL's web-search backend imports (requests, html2text, BeautifulSoup, SerpAPI's client),
+# for its differential tests against a local HTTP server (tests/parity/test_web_search_parity.py).
+$(ORACLE)/.web: $(ORACLE)/.installed
+	$(ORACLE)/bin/pip install --quiet --no-warn-conflicts requests==2.34.2 html2text==2025.4.15 \
+		beautifulsoup4==4.15.0 google-search-results==2.4.2
 	touch $@
 
 # verl and this package (fcenv.verl), for the door's tests, which run in it from a subprocess.

@@ -57,6 +57,9 @@ def generate(commands) -> None:
     add_group(parser, TOOL_FORMAT, notes={"tool_format": "score the answers with fcenv evaluate --tool_format"})
     parser.add_argument("--out", required=True, help="folder for the result files")
     parser.add_argument("--endpoint", default="", help="an OpenAI-compatible server's base URL (…/v1) to ask instead")
+    parser.add_argument("--web_search", default="", metavar="SOURCE",
+                        help="where the web-search entries' tools get their answers: a snapshot file recorded with "
+                             "`fcenv web-snapshot`, a folder of documents, or KIND:PATH (fcenv has no live search)")
     parser.add_argument("--n", type=int, default=1, help="answers per entry (one result file each)")
     parser.add_argument("--timeout", type=float, default=120.0,
                         help="seconds one endpoint request may take in all, the reply read to its end (a deadline, "

@@ -127,6 +127,8 @@ def play_entries(envs: Sequence[gym.Env], jobs: list[tuple[int, int]], respond: 
             while len(answer.turns) <= turn:
                 answer.turns.append([])
             answer.turns[turn].append(text)
+            if "conversation_ended" in info:  # a memory prerequisite's steps: not the question's answer
+                answer.turns = [[]]
             if terminated or truncated:
                 done.append(answer)
                 del live[slot]
@@ -331,6 +333,12 @@ def written_calls(tool_format, tool_calls: Any) -> str:
     return tool_format.write(calls)
 
 
+def records_turns(task) -> bool:
+    """BFCL records a multi-turn or agentic entry's answer as turns of step texts (an agentic
+    question: its one turn), a single-turn entry's as the text."""
+    return task.is_multi_turn or task.kind == "agentic"
+
+
 def result_line(task_id: str, answer: Answer, multi_turn: bool, input_log: bool = False) -> dict[str, Any]:
     if answer.failure:  # as BFCL records a failed inference; it scores as a failure
         line = {"id": task_id, "result": f"Error during inference: {answer.failure}"}
@@ -368,7 +376,9 @@ def _generate_files(args: argparse.Namespace, rendering: dict, responder: Callab
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for data in args.question_files:
-        envs = [gym.make("fcenv/FunctionCalling-v0", dataset_path=data, **rendering) for _ in range(threads)]
+        searching = {"web_search": args.web_search_source} if getattr(args, "web_search_source", None) else {}
+        envs = [gym.make("fcenv/FunctionCalling-v0", dataset_path=data, **rendering, **searching)
+                for _ in range(threads)]
         respond = responder(envs[0].unwrapped.renderer)
         tasks = envs[0].unwrapped.tasks
         jobs = [(entry, sample) for entry in range(len(tasks)) for sample in range(args.n)]
@@ -388,7 +398,7 @@ def _generate_files(args: argparse.Namespace, rendering: dict, responder: Callab
         partials = [reopen(out / (name + ".partial")) for name in names]
 
         def keep(answer: Answer) -> None:  # as soon as it is finished: a run that ends early loses none
-            line = result_line(tasks[answer.entry].id, answer, tasks[answer.entry].is_multi_turn,
+            line = result_line(tasks[answer.entry].id, answer, records_turns(tasks[answer.entry]),
                                args.include_input_log)
             partials[answer.sample].write(json.dumps(line) + "\n")
             partials[answer.sample].flush()
@@ -410,7 +420,7 @@ def _generate_files(args: argparse.Namespace, rendering: dict, responder: Callab
                   f"{failed[0].failure}", file=sys.stderr)
         order = {task.id: index for index, task in enumerate(tasks)}
         for sample, name in enumerate(names):
-            mine = {tasks[a.entry].id: result_line(tasks[a.entry].id, a, tasks[a.entry].is_multi_turn,
+            mine = {tasks[a.entry].id: result_line(tasks[a.entry].id, a, records_turns(tasks[a.entry]),
                                                    args.include_input_log) for a in answers if a.sample == sample}
             lines = sorted({**kept[sample], **mine}.values(), key=lambda line: order[line["id"]])
             # The whole file beside it first, then one rename: the .partial stays whole until it is done with.
@@ -452,6 +462,7 @@ def _command(args: argparse.Namespace) -> int:
     # Every file the flags name, read before the model loads (or the tiny model builds).
     check(args, DATA)
     args.question_files = question_files(args.dataset_path)
+    args.web_search_source = _web_search_source(args)
     _check_partials(args)
     try:
         if not args.endpoint:
@@ -489,6 +500,27 @@ def question_files(specs: list[str]) -> list[Path]:
             print(f"fcenv generate: --dataset_path {spec} is the question file {file} (its result files are "
                   f"named after it; `fcenv evaluate --dataset_path` scores them given either)", file=sys.stderr)
     return [file for _, file in files.values()]
+
+
+def _web_search_source(args: argparse.Namespace):
+    """--web_search opened and checked, before the model loads; refused when the question files
+    hold web-search entries and it is not given."""
+    from fcenv.cli import UsageError
+    from fcenv.env import dataset_tasks
+    from fcenv.search import SearchSourceError, open_search_source
+
+    if args.web_search:
+        try:
+            return open_search_source(args.web_search)
+        except SearchSourceError as exc:
+            raise UsageError(f"--web_search: {exc}") from None
+    for data in args.question_files:
+        searching = [task.id for task in dataset_tasks(data, None) if "WebSearchAPI" in task.involved_classes]
+        if searching:
+            raise UsageError(f"--dataset_path {data} holds {len(searching)} web-search entries, whose tools need "
+                             f"--web_search: a snapshot file recorded with `fcenv web-snapshot` or a folder of "
+                             f"documents (fcenv has no live web search)")
+    return None
 
 
 def _check_partials(args: argparse.Namespace) -> None:

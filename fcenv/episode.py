@@ -36,6 +36,8 @@ class EpisodeSettings:
     # Multi-turn: reward each turn's verdict at its end (True), or only the episode's (False).
     turn_rewards: bool = False
     tool_format: ToolFormat | None = None
+    # Web search: the source the web-search tools answer from (``fcenv.search``), or None.
+    web_search: Any = None
 
     def decode(self, task: Task, text: str) -> list[Call] | DecodeError:
         """The answer's calls as BFCL decodes them for its verdict, or the decode failure."""

@@ -38,10 +38,15 @@ from fcenv import answerable
 from fcenv.agentic.loading import (
     MEMORY_FILE_CATEGORY,
     PREREQUISITE_FOLDER,
+    WEB_SEARCH_CATEGORIES,
+    WEB_SEARCH_CLASS,
+    WEB_SEARCH_FILE_CATEGORY,
     PrerequisiteError,
     expand_memory_entry,
+    expand_web_search_entry,
     known_scenario,
     prerequisites,
+    web_search_entry,
 )
 from fcenv.backends import FUNC_DOC_FILES, known_backends, user_backend
 from fcenv.bfcl_data import DEFAULT_DIR
@@ -51,10 +56,11 @@ from fcenv.tasks import Task, category_of
 
 # Categories whose verdict needs a possible answer.
 _NEEDS_ANSWER = ("ast", "multi_turn", "agentic")
-# BFCL's web-search sets need live web search, which this package does not provide; its memory
-# sets come from BFCL's memory file, which names no backend (BFCL makes the categories from it).
+# BFCL's memory sets come from BFCL's memory file, which names no backend (BFCL makes the
+# categories from it); its web-search sets from its web-search file, likewise.
 _UNSUPPORTED = {
-    "web_search": "the web_search categories need live web search, which fcenv does not provide",
+    "web_search": "BFCL's web-search categories are web_search_base and web_search_no_snippet, which fcenv makes "
+                  "from BFCL's web-search file (BFCL_v4_web_search.json, ids web_search_<n>) as BFCL does",
     "memory": "fcenv reads the memory categories from BFCL's memory file (BFCL_v4_memory.json, ids memory_<n>-...), "
               "which it makes into memory_kv, memory_vector and memory_rec_sum entries as BFCL does",
 }
@@ -331,8 +337,8 @@ def load_file(
     file_category = (m.group("category") if (m := _FILE_CATEGORY.match(path.name)) else None)
 
     entries: list[tuple[_Record, str, dict[str, Any]]] = []
-    answer_ids: dict[str, str] = {}  # an entry made from BFCL's memory file -> the file's id, its answer's
-    memory_entries: dict[str, list] = {}  # per backend: BFCL's categories one after the other
+    answer_ids: dict[str, str] = {}  # an entry made from BFCL's agentic files -> the file's id, its answer's
+    agentic_entries: dict[str, list] = {}  # per made category: BFCL's categories one after the other
     seen: dict[str, int] = {}
     for index, record in enumerate(records):
         value = record.value
@@ -357,10 +363,11 @@ def load_file(
             continue
         seen[entry_id] = record.line
         category = category_of(entry_id)
-        if category == MEMORY_FILE_CATEGORY:
-            for backend, new_id, new_value in expand_memory_entry(entry_id, value):
-                memory_entries.setdefault(backend, []).append((record, new_id, new_value))
-                answer_ids[new_id] = entry_id
+        made = _agentic_expansion(category, entry_id, value)
+        if made is not None:
+            for made_category, new_id, new_value in made:
+                agentic_entries.setdefault(made_category, []).append((record, new_id, new_value))
+                answer_ids[new_id] = entry_id if category in (MEMORY_FILE_CATEGORY, WEB_SEARCH_FILE_CATEGORY) else new_id
             continue
         unsupported = next((why for key, why in _UNSUPPORTED.items() if key in category), None)
         if unsupported:
@@ -368,7 +375,7 @@ def load_file(
             continue
         entries.append((record, entry_id, value))
 
-    for made in memory_entries.values():
+    for made in agentic_entries.values():
         entries += made
     answer_map, answer_file = _load_answers(path, answers, entries, is_array, problems)
     for entry_id, answer_id in answer_ids.items():
@@ -378,7 +385,10 @@ def load_file(
 
     tasks = []
     for record, entry_id, value in entries:
-        if entry_id in answer_ids:
+        if entry_id in answer_ids and WEB_SEARCH_CLASS in value["involved_classes"]:
+            task = _build_web_search_task(record, entry_id, answer_ids[entry_id], value, answer_map, answer_file,
+                                          doc_dir, file, problems)
+        elif entry_id in answer_ids:
             task = _build_memory_task(record, entry_id, answer_ids[entry_id], value, answer_map, answer_file, doc_dir,
                                       prerequisite_dir_for(path), file, problems)
         else:
@@ -390,6 +400,18 @@ def load_file(
     if not tasks:
         raise DatasetError([Problem(file, None, None, None, "the file holds no entries")])
     return tasks
+
+
+def _agentic_expansion(category: str, entry_id: str, value: dict[str, Any]) -> list | None:
+    """The entries BFCL makes of an entry of its memory or web-search file (an entry already of a
+    web-search category is kept as it is); None for any other entry."""
+    if category == MEMORY_FILE_CATEGORY:
+        return expand_memory_entry(entry_id, value)
+    if category == WEB_SEARCH_FILE_CATEGORY:
+        return expand_web_search_entry(entry_id, value)
+    if category in WEB_SEARCH_CATEGORIES:
+        return [(category, entry_id, web_search_entry(entry_id, value))]
+    return None
 
 
 def _load_answers(path, answers, entries, is_array, problems) -> tuple[dict[str, tuple[int, Any]], str]:
@@ -456,6 +478,42 @@ def _build_memory_task(record, entry_id, answer_id, value, answer_map, answer_fi
         return None
     return Task(id=entry_id, question=question, functions=functions, ground_truth=list(ground_truth),
                 initial_config=value["initial_config"], involved_classes=[cls], prerequisites=chain, source=file,
+                line=record.line, declared_kind="agentic")
+
+
+def _agentic_answer(answer_id, answer_map, answer_file, file, problems) -> list[str] | None:
+    """An agentic entry's answer: a non-empty list of acceptable answer strings."""
+    if answer_id not in answer_map:
+        problems.append(Problem(answer_file or file, None, answer_id, "ground_truth", "no answer for this id"))
+        return None
+    answer_line, ground_truth = answer_map[answer_id]
+    if not (isinstance(ground_truth, list) and ground_truth and all(isinstance(a, str) for a in ground_truth)):
+        problems.append(Problem(answer_file, answer_line, answer_id, "ground_truth",
+                                "an agentic answer must be a non-empty list of acceptable answer strings"))
+        return None
+    return list(ground_truth)
+
+
+def _build_web_search_task(record, entry_id, answer_id, value, answer_map, answer_file, doc_dir, file,
+                           problems) -> Task | None:
+    """One web-search category's entry (``fcenv.agentic.loading``); its episodes need a search
+    source (``fcenv.search``), which the env is given, not the file."""
+    ground_truth = _agentic_answer(answer_id, answer_map, answer_file, file, problems)
+    if ground_truth is None:
+        return None
+    question = _turns(value["question"])
+    if len(question) != 1:
+        problems.append(Problem(file, record.line, answer_id, "question",
+                                f"a web-search question has one turn, not {len(question)} (BFCL's runner fails any other)"))
+        return None
+    functions = copy.deepcopy(_func_docs(str(doc_dir)).get(WEB_SEARCH_CLASS, [])) if doc_dir is not None else []
+    if not functions:
+        where = f"{FUNC_DOC_FILES[WEB_SEARCH_CLASS]} in {doc_dir}" if doc_dir else "multi_turn_func_doc/ beside the file"
+        problems.append(Problem(file, record.line, answer_id, "id",
+                                f"no function docs for {WEB_SEARCH_CLASS} ({where}); run `python -m fcenv data bfcl`"))
+        return None
+    return Task(id=entry_id, question=question, functions=functions, ground_truth=ground_truth,
+                initial_config=value["initial_config"], involved_classes=[WEB_SEARCH_CLASS], source=file,
                 line=record.line, declared_kind="agentic")
 
 

@@ -42,8 +42,9 @@ CATEGORY_SIZES: dict[str, int] = {
     "memory_kv": 155, "memory_vector": 155, "memory_rec_sum": 155,
     "web_search_base": 100, "web_search_no_snippet": 100,
 }
-# BFCL scores these; fcenv has no backend or checker for them yet.
-NOT_SCORED_BY_FCENV = ("memory_kv", "memory_vector", "memory_rec_sum", "web_search_base", "web_search_no_snippet")
+# Judged by ``fcenv evaluate`` like the others; a web-search run's answers come from BFCL's live
+# search or, played here, from a snapshot or corpus (``fcenv.search``): said on the card.
+WEB_SEARCH_CATEGORIES = ("web_search_base", "web_search_no_snippet")
 OVERALL_WEIGHTS = (10, 10, 10, 30, 40)  # non-live, live, irrelevance, multi-turn, agentic
 
 
@@ -350,16 +351,14 @@ def render(card: ScoreCard, model: str | None = None) -> str:
     lines += [f"{name:<{width}}  {value:>{values}}" + (f"  {note}" if note else "") for name, value, note in rows]
     missing = card.missing
     if missing:
-        unscorable = [name for name in missing if name in NOT_SCORED_BY_FCENV]
-        others = [name for name in missing if name not in NOT_SCORED_BY_FCENV]
         lines.append("")
         lines.append(f"N/A: a category not scored here ({len(missing)} of BFCL's {len(c)}). BFCL shows it, and "
                      "every summary over it, as N/A, but counts it as 0 (over its full size) in the group scores "
                      "and the overall.")
-        if others:
-            lines.append(f"  not in these results: {', '.join(others)}")
-        if unscorable:
-            lines.append(f"  fcenv cannot score yet: {', '.join(unscorable)} (and format sensitivity)")
+        lines.append(f"  not in these results: {', '.join(missing)}")
+    if any(c[name].shown for name in WEB_SEARCH_CATEGORIES):
+        lines.append("Web search: answers played on fcenv's snapshot or corpus are judged as BFCL judges them, but "
+                     "searched another web than BFCL's live runs do")
     partial = [f"{name} {score.count} of {CATEGORY_SIZES[name]}" for name, score in c.items()
                if score.shown and score.count != CATEGORY_SIZES[name]]
     if partial:

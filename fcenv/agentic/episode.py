@@ -1,4 +1,8 @@
-"""Memory episodes: a scenario's prerequisite conversations fill the memory, then the question.
+"""Agentic episodes; memory ones: a scenario's prerequisite conversations fill the memory, then the question.
+
+``AgenticEpisode`` is the loop both agentic families share (conversations of turns of steps,
+BFCL's force quit, the final answer judged by the agentic checker); ``MemoryEpisode`` is the
+memory categories' and ``fcenv.agentic.web_episode.WebSearchEpisode`` the web-search ones'.
 
 One episode plays what BFCL's inference plays for one memory question, with a memory of its
 own (BFCL's per-scenario snapshot folder, in memory: ``fcenv.backends.memory_snapshots``):
@@ -39,40 +43,37 @@ from fcenv.tasks import Task
 from fcenv.handlers.native import InferenceCrash
 
 
-class MemoryEpisode:
+class AgenticEpisode:
+    """What BFCL's inference loop plays for an agentic question, after the conversations that
+    come before it (none but a memory scenario's). Subclasses say how each conversation opens
+    (``_open``: its tool session and first turn) and what its end leaves (``_close``)."""
+
     def __init__(self, task: Task, settings: EpisodeSettings):
         self.task = task
         self.settings = settings
         (self.class_name,) = task.involved_classes
-        self.scenario = task.initial_config[self.class_name]["scenario"]
         self.conversations = [*task.prerequisites, {"id": task.id, "question": task.question}]
-        self.snapshots = MemorySnapshots()
         self.tools = settings.tools(task)  # FC mode; the same in every conversation, as in BFCL
         self.done = False
-        self._ensure_encoder()
+        self._prepare()
         self._start(0)
 
     @property
     def is_prerequisite(self) -> bool:
         return self.index < len(self.conversations) - 1
 
-    def _ensure_encoder(self) -> None:
-        # A missing encoder is the setup's problem, not the model's: said at reset (an empty
-        # batch loads it), never as a tool's error result.
-        if self.class_name == "MemoryAPI_vector" and self.settings.backend_package is None:
-            from fcenv.backends import memory_vector
+    def _prepare(self) -> None:
+        """What the episode needs before its first conversation, refused at reset when missing."""
 
-            memory_vector.embed([])
+    def _open(self, conversation: dict[str, Any]) -> tuple[ToolSession, list[dict[str, Any]]]:
+        raise NotImplementedError
+
+    def _close(self, conversation: dict[str, Any]) -> None:
+        """A conversation ended (not failed by BFCL's inference)."""
 
     def _start(self, index: int) -> None:
         self.index = index
-        conversation = self.conversations[index]
-        config = self.snapshots.config_for(self.class_name, self.scenario, conversation["id"])
-        self.session = ToolSession([self.class_name], {self.class_name: config},
-                                   backend_package=self.settings.backend_package)
-        memory = self.session.instances[self.class_name]
-        prompt = memory_system_prompt(self.class_name, self.scenario, memory._dump_core_memory_to_context())
-        opening = with_memory_prompt(conversation["question"][0], prompt)
+        self.session, opening = self._open(self.conversations[index])
         self.messages = first_turn_messages(self.task, self.settings, opening)
         self.turn = 0
         self.steps_in_turn = 0
@@ -129,8 +130,7 @@ class MemoryEpisode:
     def _next_conversation(self, result: CheckResult, calls, info: dict[str, Any], flush: bool = True) -> StepOutcome:
         conversation = self.conversations[self.index]
         if flush:
-            memory = self.session.instances[self.class_name]
-            self.snapshots.flush(self.class_name, self.scenario, conversation["id"], memory._snapshot())
+            self._close(conversation)
         self._start(self.index + 1)
         return StepOutcome(result=result, calls=calls, terminated=False, reward_scale=0.0,
                            info={**info, **self._info(), "conversation_ended": conversation["id"]})
@@ -147,3 +147,28 @@ class MemoryEpisode:
         self.done = True
         return StepOutcome(result=verdict, calls=calls, terminated=not truncated, truncated=truncated,
                            info=info or self._info())
+
+
+class MemoryEpisode(AgenticEpisode):
+    """A memory question after its scenario's prerequisite conversations (the module doc)."""
+
+    def _prepare(self) -> None:
+        self.scenario = self.task.initial_config[self.class_name]["scenario"]
+        self.snapshots = MemorySnapshots()
+        # A missing encoder is the setup's problem, not the model's: said at reset (an empty
+        # batch loads it), never as a tool's error result.
+        if self.class_name == "MemoryAPI_vector" and self.settings.backend_package is None:
+            from fcenv.backends import memory_vector
+
+            memory_vector.embed([])
+
+    def _open(self, conversation: dict[str, Any]) -> tuple[ToolSession, list[dict[str, Any]]]:
+        config = self.snapshots.config_for(self.class_name, self.scenario, conversation["id"])
+        session = ToolSession([self.class_name], {self.class_name: config}, backend_package=self.settings.backend_package)
+        memory = session.instances[self.class_name]
+        prompt = memory_system_prompt(self.class_name, self.scenario, memory._dump_core_memory_to_context())
+        return session, with_memory_prompt(conversation["question"][0], prompt)
+
+    def _close(self, conversation: dict[str, Any]) -> None:
+        memory = self.session.instances[self.class_name]
+        self.snapshots.flush(self.class_name, self.scenario, conversation["id"], memory._snapshot())

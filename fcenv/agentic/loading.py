@@ -1,4 +1,5 @@
-"""BFCL's memory file as entries of its three memory categories, the way BFCL's loader makes them.
+"""BFCL's agentic files as the entries BFCL's loader makes of them: the memory file as entries of its
+three memory categories, the web-search file as entries of its two web-search categories.
 
 ``BFCL_v4_memory.json`` holds 155 questions, each naming a scenario; BFCL runs every question
 once per memory backend (categories memory_kv, memory_vector, memory_rec_sum, in that order):
@@ -14,6 +15,11 @@ once per memory backend (categories memory_kv, memory_vector, memory_rec_sum, in
   they ask for no answer format and are not scored.
 
 The backend's scenario config holds the scenario's name: ``{"MemoryAPI_kv": {"scenario": ...}}``.
+
+``BFCL_v4_web_search.json`` holds 100 questions; BFCL runs each twice, as ``web_search_base_<n>``
+(results with snippets) and ``web_search_no_snippet_<n>`` (titles and links only), in that order,
+each with the answer-format prompt first and the answer under the file's id. The scenario
+config is BFCL's: ``{"WebSearchAPI": {"show_snippet": bool}}``.
 """
 
 from __future__ import annotations
@@ -26,6 +32,10 @@ from typing import Any
 from fcenv.agentic.prompts import ANSWER_FORMAT, SCENARIO_ROLES
 
 MEMORY_BACKENDS = ("kv", "vector", "rec_sum")
+WEB_SEARCH_FILE_CATEGORY = "web_search"
+WEB_SEARCH_CLASS = "WebSearchAPI"
+# BFCL's two categories of the one file, and whether each shows the results' snippets.
+WEB_SEARCH_CATEGORIES = {"web_search_base": True, "web_search_no_snippet": False}
 MEMORY_FILE_CATEGORY = "memory"
 PREREQUISITE_FOLDER = "memory_prereq_conversation"
 
@@ -43,13 +53,36 @@ def expand_memory_entry(entry_id: str, value: dict[str, Any]) -> list[tuple[str,
     out = []
     for backend in MEMORY_BACKENDS:
         new_id = entry_id.replace(MEMORY_FILE_CATEGORY, f"memory_{backend}")
-        question = [list(turn) for turn in value["question"]]
-        if question:
-            question[0] = [{"role": "system", "content": ANSWER_FORMAT}, *question[0]]
+        question = with_answer_format(value["question"])
         cls = memory_class(backend)
         entry = {**value, "id": new_id, "question": question, "involved_classes": [cls],
                  "initial_config": {cls: {"scenario": value.get("scenario")}}}
         out.append((backend, new_id, entry))
+    return out
+
+
+def with_answer_format(question: list[list[dict[str, Any]]]) -> list[list[dict[str, Any]]]:
+    """BFCL's answer-format prompt as the first message of the question's first turn."""
+    question = [list(turn) for turn in question]
+    if question:
+        question[0] = [{"role": "system", "content": ANSWER_FORMAT}, *question[0]]
+    return question
+
+
+def web_search_entry(new_id: str, value: dict[str, Any]) -> dict[str, Any]:
+    """An entry of one web-search category (``new_id`` names it), from an entry of BFCL's file."""
+    show_snippet = WEB_SEARCH_CATEGORIES[new_id.rsplit("_", 1)[0]]
+    return {**value, "id": new_id, "question": with_answer_format(value["question"]),
+            "involved_classes": [WEB_SEARCH_CLASS],
+            "initial_config": {WEB_SEARCH_CLASS: {"show_snippet": show_snippet}}}
+
+
+def expand_web_search_entry(entry_id: str, value: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    """(category, id, entry) for each web-search category, from one entry of BFCL's web-search file."""
+    out = []
+    for category in WEB_SEARCH_CATEGORIES:
+        new_id = entry_id.replace(WEB_SEARCH_FILE_CATEGORY, category, 1)
+        out.append((category, new_id, web_search_entry(new_id, value)))
     return out
 
 

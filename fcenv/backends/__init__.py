@@ -24,6 +24,7 @@ Modules, one class each: ``file_system`` (GorillaFileSystem), ``math_api`` (Math
 (VehicleControlAPI), and for the memory categories ``memory_kv`` (MemoryAPI_kv, ranking keys
 with ``bm25``), ``memory_vector`` (MemoryAPI_vector: ``sentence_encoder`` embeds, ``exact_search``
 ranks) and ``memory_rec_sum`` (MemoryAPI_rec_sum); and what they share:
+and for web search ``web_search`` (WebSearchAPI, on a search source of ``fcenv.search``);
 ``long_context`` (BFCL's filler data), ``plain_data`` (fast deep copies) and
 ``memory_snapshots`` (how memory passes from one conversation to the next).
 """
@@ -49,6 +50,7 @@ BACKENDS: dict[str, tuple[str, str]] = {
     "MemoryAPI_kv": ("fcenv.backends.memory_kv", "memory_kv"),
     "MemoryAPI_vector": ("fcenv.backends.memory_vector", "memory_vector"),
     "MemoryAPI_rec_sum": ("fcenv.backends.memory_rec_sum", "memory_rec_sum"),
+    "WebSearchAPI": ("fcenv.backends.web_search", "web_search"),
 }
 STATELESS = frozenset({"MathAPI"})
 # The doc file in multi_turn_func_doc/ that describes each class's public methods.

@@ -24,6 +24,12 @@ Requests (``op``):
   memory {class, scenario, conversations: [{test_id, calls}], embeddings?}
                                                   -> {conversations: [{context, results, memory}]}   (a snapshot chain)
   agentic {response, possible_answers}            -> agentic_checker's dict, or {raised}
+  web_search {show_snippet, serpapi_backend, calls: [{name, arguments}]}
+                                                  -> {results: [value | {raised}]}   (BFCL's WebSearchAPI, its
+                                                     SerpAPI client sent to serpapi_backend)
+  agentic_scores {category, results: [{id, result}], answers: [ground truth]}
+                                                  -> {accuracy, total_count}   (eval_runner.agentic_runner, a
+                                                     prompting model's decoder, over one category's result lines)
   memory_entries {category}                       -> BFCL's entries of a memory category, prerequisites first
   memory_episode {class, scenario, functions, conversations: [{test_id, question, turns: [[step text]]}],
                   possible_answers, embeddings?}  -> per conversation {opening, results, memory}, and the verdict
@@ -839,6 +845,58 @@ def op_agentic(req):
         return _raised(exc)
 
 
+def _stand_in(name, **attributes):
+    """A module the oracle venv lacks, standing in with what is used of it (nothing on this path)."""
+    import importlib.util
+
+    if name not in sys.modules and importlib.util.find_spec(name) is None:
+        sys.modules[name] = types.ModuleType(name)
+        for key, value in attributes.items():
+            setattr(sys.modules[name], key, value)
+
+
+def op_agentic_scores(req):
+    """BFCL's ``agentic_runner`` on one category's result lines, as its evaluation runs it for a
+    prompting model (the last step its decoder reads no call from is the final answer)."""
+    import tempfile as _tempfile
+    from pathlib import Path
+
+    _score_helper()  # eval_runner imports it
+    # Its command-line setup imports these (.env files, progress bars), not the agentic runner.
+    _stand_in("dotenv", load_dotenv=lambda *args, **kwargs: False)
+    _stand_in("tqdm", tqdm=lambda iterable=None, **kwargs: iterable)
+    from bfcl_eval.eval_checker.eval_runner import agentic_runner
+    from bfcl_eval.model_handler.utils import default_decode_execute_prompting
+
+    handler = types.SimpleNamespace(decode_execute=lambda text, has_tool_call_tag=False:
+                                    default_decode_execute_prompting(text, has_tool_call_tag))
+    prompts = [{"id": line["id"], "question": []} for line in req["results"]]
+    answers = [{"id": line["id"], "ground_truth": truth} for line, truth in zip(req["results"], req["answers"])]
+    with _tempfile.TemporaryDirectory() as out:
+        accuracy, total = agentic_runner(handler, req["results"], prompts, answers, "oracle", req["category"], Path(out))
+    return {"accuracy": accuracy, "total_count": total}
+
+
+def op_web_search(req):
+    """BFCL's WebSearchAPI as it is, its SerpAPI client sent to the given backend (a local server
+    in the tests) and given a key, as BFCL's .env gives it one."""
+    os.environ["SERPAPI_API_KEY"] = req.get("key", "test-key")
+    from serpapi.serp_api_client import SerpApiClient
+
+    from bfcl_eval.eval_checker.multi_turn_eval.func_source_code.web_search import WebSearchAPI
+
+    SerpApiClient.BACKEND = req["serpapi_backend"]
+    api = WebSearchAPI()
+    api._load_scenario({"show_snippet": req["show_snippet"]})
+    results = []
+    for call in req["calls"]:
+        try:
+            results.append(getattr(api, call["name"])(**call["arguments"]))
+        except Exception as exc:
+            results.append({"raised": str(exc)})
+    return {"results": results}
+
+
 def op_memory_entries(req):
     """``load_dataset_entry`` of one memory category (from the wheel's own data), as the
     inference run gets it: prerequisite entries included, functions without language hints."""
@@ -940,7 +998,8 @@ def op_memory_episode(req):
 
 
 HANDLERS.update(memory_ready=op_memory_ready, memory=op_memory, agentic=op_agentic, memory_entries=op_memory_entries,
-                memory_episode=op_memory_episode)
+                memory_episode=op_memory_episode, agentic_scores=op_agentic_scores,
+                web_search=op_web_search)
 
 
 def main():

@@ -104,7 +104,7 @@ def test_a_parameter_rule_broken_is_reported_and_the_entry_still_loads(folder):
 def test_every_bfcl_file_loads_and_exactly_the_known_entries_are_reported(bfcl_dir):
     reported = set()
     files = [*sorted(bfcl_dir.glob("BFCL_v4_*.json")), *sorted((bfcl_dir / "unused_datasets" / "question").glob("*.json"))]
-    refused_before = {"format_sensitivity", "web_search", "multi_turn_composite"}  # and why: test_data.py
+    refused_before = {"format_sensitivity", "multi_turn_composite"}  # and why: test_data.py
     loaded = 0
     for path in files:
         with warnings.catch_warnings(record=True) as caught:
@@ -116,7 +116,8 @@ def test_every_bfcl_file_loads_and_exactly_the_known_entries_are_reported(bfcl_d
                 continue
         reported |= {str(w.message).split("entry '")[1].split("'")[0] for w in caught
                      if issubclass(w.category, DatasetWarning)}
-    assert loaded == 5051 + 3 * 155  # the memory file: one entry per memory backend
+    # the memory file: one entry per memory backend; the web-search file: base and no-snippet
+    assert loaded == 5051 + 3 * 155 + 2 * 100
     assert reported == {"live_multiple_862-181-3", "live_multiple_964-207-0", "live_simple_106-63-0",
                         "live_simple_112-68-0", "exec_multiple_45"}
 

@@ -89,7 +89,7 @@ def test_score_dir_writes_bfcls_score_files(run_folder, tmp_path):
     assert "BFCL score card" in out and "model Qwen/Qwen2.5-Tiny" in out
     assert "Overall Acc" in out and "5.43%" in out and "4.17%" in out
     assert "N/A: a category not scored here (19 of BFCL's 22)" in out and "counts it as 0" in out
-    assert "fcenv cannot score yet: memory_kv" in out
+    assert "not in these results: " in out and "memory_kv, memory_vector" in out
     assert "simple_python 2 of 400" in out
     assert "BFCL's score files written to" in out and "--partial" not in out
     # --model_name names the model instead of the folder.
