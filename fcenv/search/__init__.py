@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from handlers.registry import Registry
+from fcenv.handlers.registry import Registry
 
 MODES = ("raw", "markdown", "truncate")  # fetch_url_content's modes, BFCL's names
 
