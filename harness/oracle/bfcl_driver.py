@@ -956,6 +956,23 @@ class _PromptingHandler:
         return default_decode_ast_prompting(result, return_format, has_tool_call_tag)
 
 
+def _runner():
+    """``eval_runner`` imported without the packages only its command line uses (dotenv, tqdm)
+    where this venv lacks them; the helper's numpy and pandas as ``_score_helper`` does."""
+    import importlib.util
+
+    _score_helper()
+    if importlib.util.find_spec("dotenv") is None and "dotenv" not in sys.modules:
+        sys.modules["dotenv"] = types.ModuleType("dotenv")
+        sys.modules["dotenv"].load_dotenv = lambda *args, **kwargs: None
+    if importlib.util.find_spec("tqdm") is None and "tqdm" not in sys.modules:
+        sys.modules["tqdm"] = types.ModuleType("tqdm")
+        sys.modules["tqdm"].tqdm = lambda iterable=None, *args, **kwargs: iterable
+    from bfcl_eval.eval_checker import eval_runner
+
+    return eval_runner
+
+
 def _variation(config):
     from bfcl_eval.model_handler.utils import parse_prompt_variation_params
 
@@ -978,8 +995,7 @@ def op_variation_decode(req):
 def op_variation_single(req):
     """The runner's verdict on one format-sensitivity answer (``_evaluate_single_ast_entry`` as
     ``format_sensitivity_runner`` calls it: the entry's id as the category)."""
-    from bfcl_eval.eval_checker.eval_runner import _evaluate_single_ast_entry
-
+    _evaluate_single_ast_entry = _runner()._evaluate_single_ast_entry
     return_format, tag = _variation(req["config"])
     result = _evaluate_single_ast_entry(_PromptingHandler(), f"format_sensitivity_0:{req['config']}:{req['id']}",
                                         req["text"], req["ground_truth"], {"function": req["function"]}, "oracle",
@@ -1001,7 +1017,7 @@ def op_format_sensitivity(req):
     import tempfile as _tempfile
     from pathlib import Path
 
-    from bfcl_eval.eval_checker.eval_runner import evaluate_task
+    evaluate_task = _runner().evaluate_task
     from bfcl_eval.utils import load_file
 
     model_result = load_file(req["results"], sort_by_id=True)
