@@ -224,3 +224,28 @@ class PromptVariation:
 
 def all_variations() -> list[PromptVariation]:
     return [PromptVariation.parse(config) for config in format_sensitivity_configs()]
+
+
+CHOICES = ("none", "random")
+
+
+def variation_conflicts(choice: str | None, *, tool_format: bool = False, handler: bool = False,
+                        system_prompt: bool = False, prefix: str = "") -> list[str]:
+    """What is wrong with a prompt-variation choice (None, "none", "random" or one of BFCL's
+    configurations), and what it leaves no place for: native tool calling, a fixed decoder or
+    another system prompt. The env's arguments (``prefix=""``) and the commands' flags
+    (``prefix="--"``) are checked by it."""
+    if choice in (None, "", "none"):
+        return []
+    found = []
+    if choice not in CHOICES:
+        try:
+            PromptVariation.parse(choice)
+        except ValueError as exc:
+            found.append(f"{prefix}prompt_variation: {exc}, or none or random")
+    for given, name, why in ((tool_format, "tool_format", "BFCL varies the prompts of prompting models only"),
+                             (handler, "handler", "each variation's answers are read by its own decoder"),
+                             (system_prompt, "system_prompt", "the variation writes the system prompt")):
+        if given:
+            found.append(f"{prefix}prompt_variation has no place with {prefix}{name} ({why}): leave one out")
+    return found

@@ -962,10 +962,10 @@ def _runner():
     import importlib.util
 
     _score_helper()
-    if importlib.util.find_spec("dotenv") is None and "dotenv" not in sys.modules:
+    if "dotenv" not in sys.modules and importlib.util.find_spec("dotenv") is None:
         sys.modules["dotenv"] = types.ModuleType("dotenv")
         sys.modules["dotenv"].load_dotenv = lambda *args, **kwargs: None
-    if importlib.util.find_spec("tqdm") is None and "tqdm" not in sys.modules:
+    if "tqdm" not in sys.modules and importlib.util.find_spec("tqdm") is None:
         sys.modules["tqdm"] = types.ModuleType("tqdm")
         sys.modules["tqdm"].tqdm = lambda iterable=None, *args, **kwargs: iterable
     from bfcl_eval.eval_checker import eval_runner
