@@ -234,7 +234,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--compat", choices=["bfcl"], help="decode exactly as BFCL does, for BFCL's verdicts")
     ev.add_argument("--handler", metavar="DECODER", help="decoder to use for every entry: "
                     + ", ".join(available_handlers()))
-    add_group(ev, TOOL_FORMAT, skip=["system_prompt"],
+    add_group(ev, TOOL_FORMAT, skip=["system_prompt", "prompt_variation"],
               notes={"tool_format": "the answers of such a model are read in its family's format"})
     ev.add_argument("--reward", choices=REWARDS.names(), default="bfcl", metavar="REWARD",
                     help="reward written with each verdict: " + ", ".join(REWARDS.names()))

@@ -86,3 +86,16 @@ def test_a_valid_answer_gets_bfcls_verdict_in_every_configuration(oracle, set_ta
 def test_bad_choices_are_refused_when_the_env_is_built(set_tasks, options, message):
     with pytest.raises(ValueError, match=message):
         FunctionCallingEnv(tasks=set_tasks[:2], **options)
+
+
+def test_the_training_flag_is_declared_once_and_checked():
+    import argparse
+
+    from algos.config import TrainConfig, validate
+    from fcenv.flags import TOOL_FORMAT, problems
+
+    assert TrainConfig().prompt_variation == ""
+    assert any("--prompt_variation" in p for p in validate(TrainConfig(prompt_variation="ret_fmt=yaml")))
+    assert not any("--prompt_variation" in p for p in validate(TrainConfig(prompt_variation="random")))
+    args = argparse.Namespace(prompt_variation="random", tool_format="hermes", system_prompt="", handler="")
+    assert any("no place with --tool_format" in p for p in problems(args, TOOL_FORMAT))
