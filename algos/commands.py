@@ -13,8 +13,8 @@ import importlib
 from collections.abc import Callable
 
 # Re-exported: algos.commands.training_extras_missing and TRAINING_PACKAGES, as before.
-from algos.extras import TRAINING_PACKAGES as TRAINING_PACKAGES
-from algos.extras import training_extras_missing
+from fcenv.algos.extras import TRAINING_PACKAGES as TRAINING_PACKAGES
+from fcenv.algos.extras import training_extras_missing
 from fcenv.flags import DATA, DEFAULT_DATASET, ENGINE, MODEL, SAMPLING, TOOL_FORMAT, add_group
 
 
@@ -38,7 +38,7 @@ def train(commands) -> None:
     """``fcenv train [flags]``: the same as ``python train_fctncalling.py [flags]``; every flag,
     ``--help`` included, goes to the training parser."""
     parser = commands.add_parser("train", add_help=False, help="train a policy (flags: fcenv train --help)")
-    parser.set_defaults(command_fn=lambda args: importlib.import_module("algos.train").main(args.extra,
+    parser.set_defaults(command_fn=lambda args: importlib.import_module("fcenv.algos.train").main(args.extra,
                                                                                             prog="fcenv train"),
                         accepts_extra=True)
 
@@ -66,7 +66,7 @@ def generate(commands) -> None:
                         help="write what the model was given at each step beside each result, as "
                              "'inference_log' (BFCL's flag of that name): the prompt text, or an endpoint's request")
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True)
-    parser.set_defaults(command_fn=_runs("algos.generate"))
+    parser.set_defaults(command_fn=_runs("fcenv.algos.generate"))
 
 
 def process_rewards(commands) -> None:
@@ -89,4 +89,4 @@ def process_rewards(commands) -> None:
     parser.add_argument("--margin", type=float, default=0.5, help="least value difference of a preference pair")
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
                         help="progress bars over the trajectories and the completions")
-    parser.set_defaults(command_fn=_runs("algos.process_rewards"))
+    parser.set_defaults(command_fn=_runs("fcenv.algos.process_rewards"))

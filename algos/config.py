@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from algos.errors import ConfigError as ConfigError  # re-exported: algos.config.ConfigError, as before
+from fcenv.algos.errors import ConfigError as ConfigError  # re-exported: algos.config.ConfigError, as before
 from fcenv import flags
 from fcenv.arguments import ArgumentParser
 from fcenv.flags import EMBEDDED_MODEL as EMBEDDED_MODEL  # re-exported: algos.config.EMBEDDED_MODEL, as before
@@ -32,31 +32,31 @@ RESUME_FIXED = ("algorithm_name", "advantage_estimator", "ratio_level", "critic"
 # Names a flag may take, read from the registries when the parser is built: an estimator, reward or
 # tool format a package registers is accepted like a built-in one.
 def algorithm_names() -> list[str]:
-    from algos.ppo.algorithms import ALGORITHMS
+    from fcenv.algos.ppo.algorithms import ALGORITHMS
 
     return ALGORITHMS.names()
 
 
 def estimator_names() -> list[str]:
-    from algos.ppo.estimators import ESTIMATORS
+    from fcenv.algos.ppo.estimators import ESTIMATORS
 
     return ESTIMATORS.names()
 
 
 def ratio_levels() -> list[str]:
-    from algos.ppo.algorithms import RATIO_LEVELS
+    from fcenv.algos.ppo.algorithms import RATIO_LEVELS
 
     return list(RATIO_LEVELS)
 
 
 def loss_aggregations() -> list[str]:
-    from algos.ppo.algorithms import LOSS_AGGREGATIONS
+    from fcenv.algos.ppo.algorithms import LOSS_AGGREGATIONS
 
     return list(LOSS_AGGREGATIONS)
 
 
 def reward_names() -> list[str]:
-    from algos.rollout.groups import GROUP_REWARDS
+    from fcenv.algos.rollout.groups import GROUP_REWARDS
     from fcenv.rewards import REWARDS
 
     return sorted({*REWARDS.names(), *GROUP_REWARDS.names()})
@@ -264,8 +264,8 @@ def run_flags(resume: str) -> dict[str, Any]:
 
 
 def validate(config: TrainConfig) -> list[str]:
-    from algos.ppo.algorithms import resolve
-    from algos.ppo.estimators import get_estimator
+    from fcenv.algos.ppo.algorithms import resolve
+    from fcenv.algos.ppo.estimators import get_estimator
 
     problems = []
     algorithm = None

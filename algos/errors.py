@@ -1,8 +1,8 @@
 """``ConfigError``: a setting that cannot work.
 
-A module of its own, importing nothing, so that what ``algos.config`` asks for flag names (the
-rollout engines' registry, the presets) can raise it without importing ``algos.config`` back.
-``algos.config.ConfigError`` is the same class.
+A module of its own, importing nothing, so that what ``fcenv.algos.config`` asks for flag names (the
+rollout engines' registry, the presets) can raise it without importing ``fcenv.algos.config`` back.
+``fcenv.algos.config.ConfigError`` is the same class.
 """
 
 from __future__ import annotations

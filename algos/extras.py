@@ -1,8 +1,8 @@
 """Whether this Python has the training extras (``pip install "fcenv[train]"``).
 
 A module of its own, importing only the standard library, because both sides of a command ask it:
-``algos.commands`` before it imports a command's module, and ``algos.train`` (which
-``algos.commands`` imports to run ``fcenv train``) when run as ``python train_fctncalling.py``.
+``fcenv.algos.commands`` before it imports a command's module, and ``fcenv.algos.train`` (which
+``fcenv.algos.commands`` imports to run ``fcenv train``) when run as ``python train_fctncalling.py``.
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ def apply_run(args: argparse.Namespace) -> tuple[dict[str, Any], Path]:
     """Fill ``args`` from ``args.run`` (see the module doc) and return the run's args.json and
     checkpoint folder. Raises ``ConfigError`` naming ``--run`` for a folder that is no run, and
     ``UsageError`` for a chat-format flag that contradicts it. Applying it twice changes nothing."""
-    from algos.store.checkpoint import open_run
+    from fcenv.algos.store.checkpoint import open_run
     from fcenv.arguments import UsageError
 
     saved, checkpoint = open_run(args.run, args.checkpoint)

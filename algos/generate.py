@@ -33,7 +33,7 @@ server (no connection, a 5xx or 429 after ``ATTEMPTS`` tries, another 4xx) ends 
 exit status 2. Answers are appended to ``<name>.partial`` as they finish, so none is lost when
 a run ends early; a finished run writes ``<name>`` in the file's order and removes it. Run
 again, the command goes on from the ``.partial`` files it finds: their answers are kept and
-only the entries they lack are asked (``algos.partial_results``).
+only the entries they lack are asked (``fcenv.algos.partial_results``).
 
 With ``--include-input-log`` each result line also holds ``inference_log``, as BFCL's flag of
 that name writes it: what the model was given at each step, as ``{"role": "inference_input",
@@ -60,8 +60,8 @@ from typing import Any
 import gymnasium as gym
 import torch
 
-from algos.deadline_http import read_reply
-from algos.partial_results import kept_answers, reopen, result_names
+from fcenv.algos.deadline_http import read_reply
+from fcenv.algos.partial_results import kept_answers, reopen, result_names
 
 ATTEMPTS = 3  # tries of one request while the server answers 5xx or 429, or cannot be reached
 
@@ -94,7 +94,7 @@ def play_entries(envs: Sequence[gym.Env], jobs: list[tuple[int, int]], respond: 
     """Play ``(entry, sample)`` jobs on the envs in lockstep, asking ``respond`` for every live
     env's next answer at once, and handing each answer to ``finished`` as it ends. In FC mode
     each chat carries its tools (``.tools``). A ``BadReply`` ends its entry as a failure."""
-    from algos.rollout.codec import chat_of
+    from fcenv.algos.rollout.codec import chat_of
 
     pending = list(reversed(jobs))
     live: dict[int, tuple[Answer, list[dict]]] = {}
@@ -146,9 +146,9 @@ def _turn_log(chat: list[dict], start: int) -> dict[str, Any]:
 
 def load_local(args: argparse.Namespace):
     """The local checkpoint (and adapter) as fcenv's policy, and its loaded parts."""
-    from algos.model.loading import load_model
-    from algos.model.policy import LoraSettings, Policy
-    from algos.store.checkpoint import adapter_settings, load_adapter_weights
+    from fcenv.algos.model.loading import load_model
+    from fcenv.algos.model.policy import LoraSettings, Policy
+    from fcenv.algos.store.checkpoint import adapter_settings, load_adapter_weights
 
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     loaded = load_model(args.model_name_or_path, device, system_prompt=args.system_prompt,
@@ -164,14 +164,14 @@ def load_local(args: argparse.Namespace):
 
 
 def context_window(args: argparse.Namespace, loaded) -> int:
-    from algos.model.loading import max_positions
+    from fcenv.algos.model.loading import max_positions
 
     return args.context_window or max_positions(loaded.base)
 
 
 def start_engine(args: argparse.Namespace, loaded, policy):
     """The rollout engine ``--rollout_engine`` names, sampling with the policy's actor."""
-    from algos.rollout.engine import EngineSettings, make_engine
+    from fcenv.algos.rollout.engine import EngineSettings, make_engine
 
     return make_engine(args.rollout_engine, policy, EngineSettings(Path(loaded.path), context_window(args, loaded),
                                                                    args.seed))
@@ -180,7 +180,7 @@ def start_engine(args: argparse.Namespace, loaded, policy):
 def local_responder(args: argparse.Namespace, loaded, engine, device: torch.device,
                     render: Callable[..., str]) -> Respond:
     """Batched sampling by the rollout engine, each chat rendered as the env renders it."""
-    from algos.rollout.codec import CONTEXT_OVERFLOW, ContextTooLong, TextCodec
+    from fcenv.algos.rollout.codec import CONTEXT_OVERFLOW, ContextTooLong, TextCodec
 
     codec = TextCodec(loaded.tokenizer, context_window(args, loaded) - args.max_new_tokens, render=render,
                       stop_ids=loaded.stop_ids)
@@ -309,7 +309,7 @@ def written_calls(tool_format, tool_calls: Any) -> str:
     BFCL's handler would have read the model's own text. ``BadReply`` for calls that are not
     ``{"function": {"name", "arguments"}}`` with a string name and an object (or its JSON) as
     arguments."""
-    from handlers import Call
+    from fcenv.handlers import Call
 
     if not isinstance(tool_calls, list):
         raise BadReply(f"tool_calls is a {type(tool_calls).__name__}, not a list")
@@ -423,13 +423,13 @@ def _generate_files(args: argparse.Namespace, rendering: dict, responder: Callab
 
 # ---- the command (its flags: algos/commands.py and fcenv/flags.py) --------------------
 def _command(args: argparse.Namespace) -> int:
-    from algos.config import ConfigError
-    from algos.from_run import apply_run
-    from algos.input_files import check_model_folder
-    from algos.partial_results import PartialError
-    from algos.rollout.engine import check_engine
-    from algos.store.checkpoint import adapter_settings
-    from algos.store.manifest import CheckpointError
+    from fcenv.algos.config import ConfigError
+    from fcenv.algos.from_run import apply_run
+    from fcenv.algos.input_files import check_model_folder
+    from fcenv.algos.partial_results import PartialError
+    from fcenv.algos.rollout.engine import check_engine
+    from fcenv.algos.store.checkpoint import adapter_settings
+    from fcenv.algos.store.manifest import CheckpointError
     from fcenv.cli import UsageError
     from fcenv.flags import DATA, ENGINE, MODEL, SAMPLING, TOOL_FORMAT, check
 
@@ -493,7 +493,7 @@ def question_files(specs: list[str]) -> list[Path]:
 
 def _check_partials(args: argparse.Namespace) -> None:
     """The .partial files a run that ended early left, readable, before anything heavy."""
-    from algos.partial_results import PartialError
+    from fcenv.algos.partial_results import PartialError
     from fcenv.cli import UsageError
     from fcenv.env import dataset_tasks
 

@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from algos.config import EMBEDDED_MODEL, RESUME_FIXED, ConfigError
+from fcenv.algos.config import EMBEDDED_MODEL, RESUME_FIXED, ConfigError
 
 TOKENIZER_FILES = {"tokenizer.json", "tokenizer_config.json", "tokenizer.model", "vocab.json", "spiece.model"}
 
@@ -47,7 +47,7 @@ def read_prefix_values(path: str | Path, flag: str = "--critic_init_values",
     ``fcenv process-rewards``; a prefix sampled in FC mode is a ``ToolChat`` (its row's tools).
     Raises ``ConfigError`` naming the file and line of anything unreadable, or (``with_tools``
     given: whether the run trains in FC mode) of trajectories sampled in the other mode."""
-    from algos.rollout.codec import ToolChat
+    from fcenv.algos.rollout.codec import ToolChat
 
     values: dict[str, tuple[list[dict], float]] = {}
     try:
@@ -121,8 +121,8 @@ def _prefix_end(value: Any, messages: int) -> int:
 def check_resume(config: Any) -> None:
     """``--resume``: a complete, intact checkpoint of a run whose args.json can be read and
     whose fixed flags are the ones given (``CheckpointError`` otherwise)."""
-    from algos.store.checkpoint import find_resume_checkpoint, run_dir_of
-    from algos.store.manifest import CheckpointError
+    from fcenv.algos.store.checkpoint import find_resume_checkpoint, run_dir_of
+    from fcenv.algos.store.manifest import CheckpointError
 
     checkpoint = find_resume_checkpoint(config.resume, log=lambda message: None)
     try:
@@ -146,8 +146,8 @@ def check_resume(config: Any) -> None:
 def changed_since(saved: dict, config: Any) -> list[str]:
     """The data files whose tasks differ from those the run recorded when it began (none for
     a run from before fingerprints were kept)."""
-    from algos.store.data_fingerprint import changed_data
-    from algos.training.setup import data_record
+    from fcenv.algos.store.data_fingerprint import changed_data
+    from fcenv.algos.training.setup import data_record
 
     recorded = (saved.get("resolved") or {}).get("data")
     return changed_data(recorded, data_record(config)) if isinstance(recorded, dict) else []
@@ -166,7 +166,7 @@ def check_training_files(config: Any) -> list[tuple[list[dict], float]]:
     if wrong:
         raise ConfigError("\n".join(wrong))
     check_model_folder("--model_name_or_path", config.model_name_or_path)
-    from algos.rollout.engine import check_engine
+    from fcenv.algos.rollout.engine import check_engine
 
     check_engine(config.rollout_engine)  # an engine that cannot run here is said before the model loads
     values = []

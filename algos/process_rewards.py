@@ -37,15 +37,15 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from algos.model.loading import load_model, max_positions, token_ids
-from algos.model.policy import LoraSettings, Policy
-from algos.progress import progress_bar
-from algos.rollout.codec import TextCodec
-from algos.rollout.engine import Engine, EngineSettings, check_engine, make_engine
-from algos.rollout.play import play
-from algos.rollout.records import Rollout
-from algos.from_run import apply_run
-from algos.store.checkpoint import adapter_settings, load_actor_weights, load_adapter_weights
+from fcenv.algos.model.loading import load_model, max_positions, token_ids
+from fcenv.algos.model.policy import LoraSettings, Policy
+from fcenv.algos.progress import progress_bar
+from fcenv.algos.rollout.codec import TextCodec
+from fcenv.algos.rollout.engine import Engine, EngineSettings, check_engine, make_engine
+from fcenv.algos.rollout.play import play
+from fcenv.algos.rollout.records import Rollout
+from fcenv.algos.from_run import apply_run
+from fcenv.algos.store.checkpoint import adapter_settings, load_actor_weights, load_adapter_weights
 from fcenv.flags import DEFAULT_DATASET
 from fcenv.sources.resolve import resolve_dataset
 
@@ -84,11 +84,11 @@ class Replayed:
 
 
 def sampler_from_flags(args: argparse.Namespace) -> Sampler:
-    """The policy of a run's checkpoint (``--run``, as ``algos.from_run`` applies it), of an
+    """The policy of a run's checkpoint (``--run``, as ``fcenv.algos.from_run`` applies it), of an
     adapter (``--adapter``), or a base model with a fresh (identity) actor adapter of the
     trainer's shape, with the flags' data, prompt or tool format, window and temperature, and the
     engine ``--rollout_engine`` names sampling with it (close it when done)."""
-    from algos.config import TrainConfig
+    from fcenv.algos.config import TrainConfig
 
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     saved = checkpoint = None
@@ -299,8 +299,8 @@ def prefix_value_examples(path: Path, codec: TextCodec, render, with_tools: bool
     loads); else it is read here. Raises ``ConfigError`` naming the file (and line) of
     anything unreadable, of trajectories sampled in the other mode, or of a prefix the model's
     chat template cannot render (or its window cannot hold)."""
-    from algos.config import ConfigError
-    from algos.input_files import read_prefix_values
+    from fcenv.algos.config import ConfigError
+    from fcenv.algos.input_files import read_prefix_values
 
     def rendered(chat: list[dict]) -> str:
         return render(list(chat)) if not with_tools else render(list(chat), chat.tools)
@@ -320,7 +320,7 @@ def prefix_value_examples(path: Path, codec: TextCodec, render, with_tools: bool
 def _check_files(args: argparse.Namespace) -> None:
     """The run, the model folder or adapter, the dataset spec and the result file the flags name,
     before the model loads (or the tiny model builds)."""
-    from algos.input_files import check_model_folder
+    from fcenv.algos.input_files import check_model_folder
     from fcenv.env import dataset_tasks
     from fcenv.evaluate import read_results
     from fcenv.flags import DATA, check
@@ -349,8 +349,8 @@ def _write_jsonl(path: Path, rows: list[dict]) -> None:
 
 # ---- the command (its flags: algos/commands.py and fcenv/flags.py) --------------------
 def _command(args: argparse.Namespace) -> int:
-    from algos.config import ConfigError
-    from algos.store.manifest import CheckpointError
+    from fcenv.algos.config import ConfigError
+    from fcenv.algos.store.manifest import CheckpointError
     from fcenv.cli import UsageError
     from fcenv.flags import ENGINE, MODEL, SAMPLING, TOOL_FORMAT, check
 

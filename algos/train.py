@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import sys
 
-from algos.extras import training_extras_missing
-from algos.config import parse_config
+from fcenv.algos.extras import training_extras_missing
+from fcenv.algos.config import parse_config
 
 
 def main(argv: list[str] | None = None, prog: str = "train_fctncalling.py") -> int:
@@ -20,9 +20,9 @@ def main(argv: list[str] | None = None, prog: str = "train_fctncalling.py") -> i
         print(f"{prog}: error: {message}", file=sys.stderr)
         return 2
     config = parse_config(argv, prog)  # before the heavy imports: flag errors and --help come at once
-    from algos.config import ConfigError
-    from algos.store.manifest import CheckpointError
-    from algos.training.loop import Runner
+    from fcenv.algos.config import ConfigError
+    from fcenv.algos.store.manifest import CheckpointError
+    from fcenv.algos.training.loop import Runner
     from fcenv.data import DatasetError, warnings_shown_as
 
     try:
@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None, prog: str = "train_fctncalling.py") -> i
     except KeyboardInterrupt:
         print(f"\n{prog}: interrupted before training started; nothing to resume", file=sys.stderr)
         return INTERRUPTED
-    from algos.rollout.worker_link import EngineError
+    from fcenv.algos.rollout.worker_link import EngineError
 
     try:
         run_dir = runner.run()
@@ -60,7 +60,7 @@ def interrupted_message(runner, prog: str) -> str:
     """Ctrl-C: where the run stopped, the checkpoint it continues from and the command. The
     iteration in progress is dropped (its update may be half applied); the checkpoint holds the
     complete state, so the continued run is the run this one would have been."""
-    from algos.store.checkpoint import latest_checkpoint
+    from fcenv.algos.store.checkpoint import latest_checkpoint
 
     command = "fcenv train" if prog == "fcenv train" else f"python {prog}"
     checkpoint = latest_checkpoint(runner.run_dir)

@@ -15,11 +15,11 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-import handlers
+from fcenv import handlers
 from bench.side_by_side import fastest_passes
-from checkers import get_checker
-from checkers.ast_checker import calls_from_bfcl
-from handlers.base import DecodeError
+from fcenv.checkers import get_checker
+from fcenv.checkers.ast_checker import calls_from_bfcl
+from fcenv.handlers.base import DecodeError
 from harness.decoder_parity import decode_or_error
 from harness.generators import generate
 from harness.oracle import Oracle, from_jsonable

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from algos.store.results import read_metrics
+from fcenv.algos.store.results import read_metrics
 
 ROOT = Path(__file__).resolve().parents[1]
 

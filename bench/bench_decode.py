@@ -3,7 +3,7 @@
 Run: ``python -m bench.bench_decode [--repeat 5]``. The reference is timed inside its own
 process by the oracle driver's ``time_decode`` op (``default_decode_ast_prompting`` on every
 text, failures included); ours is timed in this process through the registry
-(``handlers.decode``). Each side gets one warm-up pass, then ``--repeat`` timed passes,
+(``fcenv.handlers.decode``). Each side gets one warm-up pass, then ``--repeat`` timed passes,
 the two sides taking turns, of which the fastest counts (on a shared machine the minimum is
 the least noisy figure, and taking turns exposes both sides to the same load).
 Prints one row per language: texts, share that decode, microseconds per text on each side,
@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 
 from bench.side_by_side import fastest_passes
-from handlers import decode
-from handlers.base import DecodeError
+from fcenv.handlers import decode
+from fcenv.handlers.base import DecodeError
 from harness.decoder_parity import python_texts, texts_for
 from harness.oracle import Oracle
 

@@ -46,7 +46,7 @@ def contexts_of(loaded, rows: int, group_size: int) -> list[list[int]]:
     import gymnasium as gym
 
     import fcenv
-    from algos.tiny.build import TINY_TRAIN
+    from fcenv.algos.tiny.build import TINY_TRAIN
 
     env = gym.make(fcenv.ENV_ID, dataset_path=str(TINY_TRAIN), renderer=loaded.renderer,
                    **({"system_prompt": loaded.system_prompt} if loaded.system_prompt else {}))
@@ -63,7 +63,7 @@ def shaped_model(shape: str, folder: Path) -> Path:
     import torch
     from transformers import AutoTokenizer, Qwen2Config, Qwen2ForCausalLM
 
-    from algos.model.loading import load_model
+    from fcenv.algos.model.loading import load_model
     from bench.bench_memory import SHAPES
 
     tiny = load_model("tiny", torch.device("cpu"))
@@ -102,9 +102,9 @@ def generate_tokens(policy, loaded, contexts: list[list[int]], max_new_tokens: i
 def rollout_speed(args) -> dict:
     import torch
 
-    from algos.model.loading import load_model, max_positions
-    from algos.model.policy import LoraSettings, Policy
-    from algos.rollout.engine import EngineSettings, make_engine
+    from fcenv.algos.model.loading import load_model, max_positions
+    from fcenv.algos.model.policy import LoraSettings, Policy
+    from fcenv.algos.rollout.engine import EngineSettings, make_engine
 
     loaded = load_model(args.model, torch.device("cpu"), system_prompt=args.system_prompt)
     torch.set_num_threads(args.threads)
@@ -157,8 +157,8 @@ def rollout_speed(args) -> dict:
 
 
 def iteration_speed(args) -> dict:
-    from algos.config import parse_config
-    from algos.training.loop import Runner
+    from fcenv.algos.config import parse_config
+    from fcenv.algos.training.loop import Runner
 
     rates: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory() as results:
@@ -219,7 +219,7 @@ def main() -> None:
         parser.error("--shape measures rollouts only: add --iterations 0")
     with tempfile.TemporaryDirectory() as folder:
         if args.shape:
-            from algos.tiny.build import TINY_SYSTEM_PROMPT
+            from fcenv.algos.tiny.build import TINY_SYSTEM_PROMPT
 
             args.model = str(shaped_model(args.shape, Path(folder) / args.shape))
             args.system_prompt = args.system_prompt or TINY_SYSTEM_PROMPT

@@ -41,12 +41,12 @@ from pathlib import Path
 
 import torch
 
-from algos.config import parse_config
-from algos.model.loading import load_model
-from algos.model.policy import LoraSettings, Policy
-from algos.ppo.update import make_optimizers
-from algos.store import checkpoint as ckpt
-from algos.tiny.build import DEFAULT_CACHE_DIR, TINY_SYSTEM_PROMPT, build_tiny
+from fcenv.algos.config import parse_config
+from fcenv.algos.model.loading import load_model
+from fcenv.algos.model.policy import LoraSettings, Policy
+from fcenv.algos.ppo.update import make_optimizers
+from fcenv.algos.store import checkpoint as ckpt
+from fcenv.algos.tiny.build import DEFAULT_CACHE_DIR, TINY_SYSTEM_PROMPT, build_tiny
 from harness.faults import (
     Training,
     checkpoint_tensors,

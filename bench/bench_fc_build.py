@@ -1,7 +1,7 @@
 """The embedded tiny model's FC (native tool calling) build: how long it takes and what its base
 model does on the held-out split, before any RL, measured by the independent client.
 
-Builds the tiny model for a bundled training split and tool format (``algos.tiny.tiny_spec``,
+Builds the tiny model for a bundled training split and tool format (``fcenv.algos.tiny.tiny_spec``,
 any field changed with ``--set field=value``) into ``--cache_dir``, then answers every held-out
 task with the saved model (``AutoModelForCausalLM``/``AutoTokenizer``, the tools through the
 tokenizer's own chat template, plain ``generate``), greedy and sampled at temperature 1, and
@@ -26,7 +26,7 @@ import gymnasium as gym
 import torch
 
 import fcenv  # registers the env id
-from algos.tiny.build import (
+from fcenv.algos.tiny.build import (
     BUNDLED_EVAL,
     DEFAULT_CACHE_DIR,
     TinySpec,

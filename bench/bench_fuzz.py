@@ -6,7 +6,7 @@ Generates the inputs of tests/fuzz/test_fuzz.py and tests/fuzz/test_fuzz_env.py 
 strategies (harness/strategies.py, derandomized: the same inputs on every run; ``--inputs``
 scales every group alike, and the default is the tests' own count) and feeds them to:
 
-- every registered decoder, called directly and through ``handlers.decode``;
+- every registered decoder, called directly and through ``fcenv.handlers.decode``;
 - every single-turn checker on decoded calls for single-turn tasks, the multi-turn checker
   on recorded trajectories;
 - ``env.step`` of single-turn envs (one per category family, both rewards) and of
@@ -41,10 +41,10 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from checkers import available_checkers, get_checker
+from fcenv.checkers import available_checkers, get_checker
 from fcenv.bfcl_data import DEFAULT_DIR as BFCL_DEFAULT_DIR
 from fcenv.multi_turn.trajectory import check_recorded
-from handlers import DecodeError, available_handlers, decode, get_handler
+from fcenv.handlers import DecodeError, available_handlers, decode, get_handler
 from harness.fuzz_properties import (
     FAMILIES,
     MULTI_TURN,

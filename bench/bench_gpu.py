@@ -44,16 +44,16 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from algos.config import TrainConfig
-from algos.model.batching import pack
-from algos.model.policy import LoraSettings, Policy
-from algos.ppo.algorithms import resolve
-from algos.ppo.buffer import compute_advantages, score_rollout
-from algos.ppo.update import PPOSettings, PPOTrainer, make_optimizers
-from algos.rollout.engine import EngineSettings
-from algos.rollout.hf import HFEngine
-from algos.rollout.records import ActionRecord, EpisodeRecord, Rollout
-from algos.rollout.vllm import VLLMEngine
+from fcenv.algos.config import TrainConfig
+from fcenv.algos.model.batching import pack
+from fcenv.algos.model.policy import LoraSettings, Policy
+from fcenv.algos.ppo.algorithms import resolve
+from fcenv.algos.ppo.buffer import compute_advantages, score_rollout
+from fcenv.algos.ppo.update import PPOSettings, PPOTrainer, make_optimizers
+from fcenv.algos.rollout.engine import EngineSettings
+from fcenv.algos.rollout.hf import HFEngine
+from fcenv.algos.rollout.records import ActionRecord, EpisodeRecord, Rollout
+from fcenv.algos.rollout.vllm import VLLMEngine
 from bench.bench_memory import SHAPES
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -91,8 +91,8 @@ def our_configs(group: int) -> dict[str, list[str]]:
 
 def ours_round(setup: Setup, steps: int, seed: int, flags: list[str]) -> float:
     """Samples per second of our trainer over ``steps`` iterations (after one warm-up)."""
-    from algos.config import parse_config
-    from algos.training.loop import Runner
+    from fcenv.algos.config import parse_config
+    from fcenv.algos.training.loop import Runner
 
     with tempfile.TemporaryDirectory() as results:
         config = parse_config(["--results_dir", results, "--n_rollout_threads", str(setup.batch), "--num_env_steps",
@@ -117,11 +117,11 @@ def trl_round(setup: Setup, steps: int, seed: int) -> float:
     from transformers import TrainerCallback
     from trl import GRPOConfig, GRPOTrainer
 
-    from algos.model.policy import LoraSettings
+    from fcenv.algos.model.policy import LoraSettings
     from fcenv.trl import VerdictReward, prompt_dataset
 
     if setup.tool_format is None:  # the tiny model, prompting mode
-        from algos.model.loading import load_model
+        from fcenv.algos.model.loading import load_model
 
         loaded = load_model("tiny", torch.device("cpu"))
         model, tokenizer = loaded.base, loaded.tokenizer

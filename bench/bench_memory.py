@@ -4,7 +4,7 @@ Each setting runs in a fresh subprocess on the same randomly initialised base mo
 default Qwen2-0.5B's shape) and the same batch, and reports its peak resident memory:
 
 - ``actor``: the base with one LoRA adapter; sample, score, one policy-gradient backward;
-- ``full``: ``algos.policy.Policy`` (actor and critic adapters, value head, reference =
+- ``full``: ``fcenv.algos.policy.Policy`` (actor and critic adapters, value head, reference =
   adapters off); sample, score actor / reference / critic, actor backward, critic backward.
 
 On a GPU the peak is ``torch.cuda.max_memory_allocated``. Run:
@@ -43,9 +43,9 @@ def measure(setting: str, shape: str, batch: int, context: int, new_tokens: int)
     import torch
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
-    from algos.model.batching import pack
-    from algos.model.policy import LoraSettings, Policy
-    from algos.rollout.hf import HFEngine
+    from fcenv.algos.model.batching import pack
+    from fcenv.algos.model.policy import LoraSettings, Policy
+    from fcenv.algos.rollout.hf import HFEngine
 
     torch.manual_seed(0)
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")

@@ -19,7 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from algos.store.results import read_metrics
+from fcenv.algos.store.results import read_metrics
 
 ROOT = Path(__file__).resolve().parents[1]
 

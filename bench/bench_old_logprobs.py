@@ -24,10 +24,10 @@ SOURCES = {"rescored": "rescore", "sampling pass": "sampling", "update's first p
 
 def measure(flags: list[str], source: str, iterations: int) -> dict[str, float]:
     """Seconds per iteration and per scoring step (the median over ``iterations``)."""
-    from algos.config import parse_config
-    from algos.ppo.buffer import score_rollout
-    from algos.rollout.play import play
-    from algos.training.loop import Runner
+    from fcenv.algos.config import parse_config
+    from fcenv.algos.ppo.buffer import score_rollout
+    from fcenv.algos.rollout.play import play
+    from fcenv.algos.training.loop import Runner
 
     with tempfile.TemporaryDirectory() as results:
         extra = ["--sampling_old_logprobs"] if source == "sampling" else []

@@ -50,9 +50,9 @@ def agilerl_round(steps: int, seed: int) -> tuple[float, float]:
     from agilerl.algorithms.ppo_llm import PPO
     from agilerl.rollouts.on_policy import collate_llm_rollouts
 
-    from algos.model.loading import load_model
-    from algos.model.policy import LoraSettings
-    from algos.tiny.build import TINY_TRAIN
+    from fcenv.algos.model.loading import load_model
+    from fcenv.algos.model.policy import LoraSettings
+    from fcenv.algos.tiny.build import TINY_TRAIN
     from fcenv.trl import VerdictReward, prompt_dataset
 
     # AgileRL's LLM extra installs liger-kernel, whose Triton kernels it binds onto the model

@@ -39,7 +39,7 @@ def train_trl(run_dir: Path, seed: int, out: Path) -> float:
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import GRPOConfig, GRPOTrainer
 
-    from algos.model.policy import LoraSettings
+    from fcenv.algos.model.policy import LoraSettings
     from fcenv.trl import VerdictReward, prompt_dataset
 
     saved = json.loads((run_dir / "args.json").read_text())

@@ -42,7 +42,7 @@ def train_trl(run_dir: Path, seed: int, out: Path) -> dict:
     from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback, set_seed
     from trl import GRPOConfig, GRPOTrainer
 
-    from algos.model.policy import LoraSettings
+    from fcenv.algos.model.policy import LoraSettings
     from fcenv.trl import EpisodeRollout, episode_dataset
 
     saved = json.loads((run_dir / "args.json").read_text())

@@ -29,8 +29,8 @@ from bench.bench_real_card import category_figures, file_sizes, summaries
 from bench.bfcl_sample import write_sample
 from fcenv.bfcl_data import DEFAULT_DIR as BFCL_DIR
 from fcenv.tool_formats import get_tool_format
-from handlers.base import Call, DecodeError
-from handlers.json_calls import calls_from_json, load_json
+from fcenv.handlers.base import Call, DecodeError
+from fcenv.handlers.json_calls import calls_from_json, load_json
 
 ROOT = Path(__file__).resolve().parents[1]
 FENCE = re.compile(r"```[ \t]*[A-Za-z]*[ \t]*\n(.*?)```", re.DOTALL)

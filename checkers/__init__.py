@@ -20,13 +20,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from checkers.result import CheckResult
-from handlers.registry import Registry
+from fcenv.checkers.result import CheckResult
+from fcenv.handlers.registry import Registry
 
 Checker = Callable[[Any, Any], CheckResult]
 
 _CHECKERS: Registry[Checker] = Registry(
-    "checker", "checkers", ("ast_checker", "relevance", "multi_turn", "agentic"), "fcenv.checkers"
+    "checker", "fcenv.checkers", ("ast_checker", "relevance", "multi_turn", "agentic"), "fcenv.checkers"
 )
 
 

@@ -1,7 +1,7 @@
 """BFCL's per-parameter rules: type resolution, the type checker and the value comparators.
 
 Each rule raises ``Failure`` carrying BFCL's ``error_type`` and message; the callers in
-``checkers.ast_checker`` apply them in BFCL's order and stop at the first failure. Kept apart
+``fcenv.checkers.ast_checker`` apply them in BFCL's order and stop at the first failure. Kept apart
 from the dispatch so the reward facets can run the same rules one parameter at a time.
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from checkers.java_values import java_to_value
-from checkers.js_values import js_to_value
+from fcenv.checkers.java_values import java_to_value
+from fcenv.checkers.js_values import js_to_value
 
 PYTHON_TYPES: dict[str, type] = {
     "string": str, "integer": int, "float": float, "boolean": bool,

@@ -20,8 +20,8 @@ import re
 from types import MappingProxyType
 from typing import Any
 
-from checkers import register_checker
-from checkers.result import CheckResult
+from fcenv.checkers import register_checker
+from fcenv.checkers.result import CheckResult
 
 AGENTIC_FACETS = {"answered": 1.0, "answer_found": 3.0}
 NOT_FOUND = "agentic:answer_not_found"

@@ -41,10 +41,10 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Any
 
-from checkers import register_checker
-from checkers._bfcl_rules import Failure, check_type, check_value, resolve_type
-from checkers.result import CheckResult, LazyFacets
-from handlers.base import Call, DecodeError
+from fcenv.checkers import register_checker
+from fcenv.checkers._bfcl_rules import Failure, check_type, check_value, resolve_type
+from fcenv.checkers.result import CheckResult, LazyFacets
+from fcenv.handlers.base import Call, DecodeError
 
 # Each facet with its default weight in the shaped reward: values matter most, then picking
 # the function and giving what it requires.

@@ -17,7 +17,7 @@ depend on them:
 - Patterns follow Python ``re`` semantics, ``$`` before a final newline and Unicode digits
   included; numbers are parsed with ``int``/``float`` exactly as BFCL does.
 
-The searches are written with ``checkers._scan`` instead of BFCL's lazy regexes so that
+The searches are written with ``fcenv.checkers._scan`` instead of BFCL's lazy regexes so that
 hostile text costs linear time.
 """
 
@@ -27,7 +27,7 @@ import bisect
 import re
 from typing import Any
 
-from checkers._scan import Finder, match_text, skip_space
+from fcenv.checkers._scan import Finder, match_text, skip_space
 
 # Scalar patterns: simple enough for re to run in linear time.
 _INTEGER = re.compile(r"^-?\d+$")

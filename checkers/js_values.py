@@ -15,7 +15,7 @@ BFCL's JavaScript decoder hands the checker every argument as source text (``"[1
 - Unknown types raise ``ValueError``, as in BFCL. Text that does not fit comes back unchanged,
   so the later type check fails.
 
-The searches use ``checkers._scan`` so hostile text costs linear time.
+The searches use ``fcenv.checkers._scan`` so hostile text costs linear time.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from checkers._scan import Finder, match_text, skip_space
+from fcenv.checkers._scan import Finder, match_text, skip_space
 
 _INTEGER = re.compile(r"^-?\d+$")
 _FLOAT = re.compile(r"^-?\d+(\.\d+)?$")

@@ -35,8 +35,8 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from checkers import register_checker
-from checkers.result import CheckResult, LazyFacets
+from fcenv.checkers import register_checker
+from fcenv.checkers.result import CheckResult, LazyFacets
 
 EMPTY_TURN = "multi_turn:empty_turn_model_response"
 STATE_MISMATCH = "multi_turn:instance_state_mismatch"

@@ -21,9 +21,9 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Any
 
-from checkers import register_checker
-from checkers.result import CheckResult
-from handlers.base import Call, DecodeError
+from fcenv.checkers import register_checker
+from fcenv.checkers.result import CheckResult
+from fcenv.handlers.base import Call, DecodeError
 
 
 IRRELEVANCE_FACETS = {"decodable": 1.0, "abstained": 3.0}

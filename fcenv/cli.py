@@ -25,7 +25,7 @@ from fcenv.arguments import ArgumentParser, UsageError  # fcenv.cli.UsageError, 
 from fcenv.data import DatasetError, warnings_shown_as
 from fcenv.flags import DATA, TOOL_FORMAT, add_group, check
 from fcenv.rewards import REWARDS
-from handlers import available_handlers
+from fcenv.handlers import available_handlers
 
 
 def _evaluate(args: argparse.Namespace) -> int:
@@ -38,7 +38,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     from fcenv.rewards import get_reward_fn
     from fcenv.tool_formats import get_tool_format
 
-    from handlers import available_handlers
+    from fcenv.handlers import available_handlers
 
     # Misuse is reported before the files are read.
     if args.handler and args.handler not in available_handlers():

@@ -22,7 +22,7 @@ from typing import Any
 import gymnasium as gym
 from gymnasium.error import ResetNeeded
 
-from checkers import CheckResult, get_checker
+from fcenv.checkers import CheckResult, get_checker
 from fcenv.chat_view import ChatView
 from fcenv.data import content_key, load_tasks
 from fcenv.episode import EpisodeSettings, SingleTurnEpisode, StepOutcome, calls_info
@@ -61,7 +61,7 @@ def dataset_tasks(path: str | Path, answers: str | Path | None = None) -> list[T
 def _check_decoder_and_checker(handler: str | None, checker: str | Callable | None, tasks: list[Task]) -> None:
     """Unknown names are refused here, not at the first step; a named single-turn checker
     cannot judge multi-turn turns."""
-    from handlers import get_handler
+    from fcenv.handlers import get_handler
 
     if handler is not None:
         get_handler(handler)  # KeyError naming the registered ones

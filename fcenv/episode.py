@@ -11,11 +11,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from checkers import CheckResult, get_checker
+from fcenv.checkers import CheckResult, get_checker
 from fcenv.prompt_variations import PromptVariation
 from fcenv.prompts import BFCL_SYSTEM_PROMPT, hinted_functions, system_prompt, with_system_prompt
 from fcenv.tasks import Task
-from handlers import Call, DecodeError, decode
+from fcenv.handlers import Call, DecodeError, decode
 
 if TYPE_CHECKING:
     from fcenv.tool_formats import ToolFormat

@@ -165,14 +165,14 @@ def _outcome(task: Task, result: Any, settings: EpisodeSettings):
 
 def check_multi_turn_result(task: Task, result: Any, settings: EpisodeSettings):
     """BFCL's evaluation of a recorded multi-turn result: steps without calls are skipped."""
-    from checkers.multi_turn import INFERENCE_ERROR
-    from checkers.result import CheckResult
+    from fcenv.checkers.multi_turn import INFERENCE_ERROR
+    from fcenv.checkers.result import CheckResult
     from fcenv.multi_turn.executor import decode_step
     from fcenv.multi_turn.trajectory import check_recorded
 
     if isinstance(result, str):  # BFCL records a failed inference as its error text
         return CheckResult(False, INFERENCE_ERROR, [result[:1000]], {})
-    from handlers.native import InferenceCrash
+    from fcenv.handlers.native import InferenceCrash
 
     handler = settings.handler_for(task)
     decoded = []

@@ -1,4 +1,4 @@
-"""The flags several commands share, declared once: ``fcenv train`` (``algos.config.TrainConfig``),
+"""The flags several commands share, declared once: ``fcenv train`` (``fcenv.algos.config.TrainConfig``),
 ``fcenv generate``, ``fcenv process-rewards`` and ``fcenv evaluate`` take each of them under the
 same name, with the same type, default, help and checks.
 
@@ -7,14 +7,14 @@ its flag): ``MODEL`` (the model, its adapter, or a training run and its checkpoi
 dataset spec: anything ``fcenv.sources.resolve`` resolves), ``SAMPLING``, ``ENGINE`` and
 ``TOOL_FORMAT``. A command adds the groups it needs (``add_group``) and calls ``check`` on them
 before anything heavy; the trainer's dataclass takes its fields' defaults and help from the same
-declarations (``algos.config``).
+declarations (``fcenv.algos.config``).
 
 The names are the trainer's (``--model_name_or_path``, ``--dataset_path``, ...). A name a command
 used before (``fcenv generate --model``, ``--data``, ``--batch``; ``process-rewards --threads``;
 ``evaluate --data``) is still read, with one line on stderr saying the name to write instead.
 
 A command knows which flags were given on its command line (``given``): ``--run`` fills in the
-ones that were not from what the run was trained with (``algos.from_run``).
+ones that were not from what the run was trained with (``fcenv.algos.from_run``).
 """
 
 from __future__ import annotations

@@ -244,7 +244,7 @@ def _turns(question: Any) -> list[list[dict[str, Any]]]:
 
 def _exec_answer(calls: list[str], functions: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The retired executable sets give call strings; check them as exact-value AST answers."""
-    from handlers import decode
+    from fcenv.handlers import decode
 
     answer = []
     for text in calls:

@@ -7,7 +7,7 @@ function docs are written (JSON, Python docstrings or XML), plain text or Markdo
 the classic or experimental wording. ``PromptVariation.system_prompt`` renders the prompt
 character for character as bfcl-eval 2026.3.23's ``formulate_system_prompt`` does (the default
 variation is ``fcenv.prompts.BFCL_SYSTEM_PROMPT``); ``handler`` names the decoder that reads the
-answer as BFCL's runner does for that variation (``handlers.bfcl_formats``).
+answer as BFCL's runner does for that variation (``fcenv.handlers.bfcl_formats``).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from handlers.bfcl_formats import handler_name
+from fcenv.handlers.bfcl_formats import handler_name
 
 RETURN_FORMATS = ("python", "json", "verbose_xml", "concise_xml")
 DOC_FORMATS = ("python", "xml", "json")

@@ -32,9 +32,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from checkers import facet_weights
-from checkers.result import CheckResult
-from handlers.registry import Registry
+from fcenv.checkers import facet_weights
+from fcenv.checkers.result import CheckResult
+from fcenv.handlers.registry import Registry
 
 RewardFn = Callable[[CheckResult], float]
 

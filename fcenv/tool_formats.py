@@ -2,7 +2,7 @@
 the model family's own format, results as ``tool`` messages.
 
 A ``ToolFormat`` is one family's way of calling tools: the decoders BFCL uses for it (the
-verdicts follow BFCL's FC handler for that family, ``handlers.hermes`` / ``llama_json`` /
+verdicts follow BFCL's FC handler for that family, ``fcenv.handlers.hermes`` / ``llama_json`` /
 ``mistral``) and a chat template in its style (``fcenv/chat_templates/``), used when the
 tokenizer brings no template that renders tools. The env keeps the chat in the message shape
 Hugging Face chat templates and OpenAI-compatible servers take:
@@ -30,8 +30,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from handlers import Call, DecodeError, decode_with, hermes, llama_json, mistral
-from handlers.registry import Registry
+from fcenv.handlers import Call, DecodeError, decode_with, hermes, llama_json, mistral
+from fcenv.handlers.registry import Registry
 
 TEMPLATES = Path(__file__).resolve().parent / "chat_templates"
 Decoder = Callable[[str], list[Call]]

@@ -18,13 +18,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from handlers.base import Call, DecodeError
-from handlers.registry import Registry
+from fcenv.handlers.base import Call, DecodeError
+from fcenv.handlers.registry import Registry
 
 Handler = Callable[[str], list[Call]]
 
 _HANDLERS: Registry[Handler] = Registry(
-    "handler", "handlers", ("python", "java", "javascript", "json_calls", "tool_call", "auto", "hermes", "llama_json", "mistral", "bfcl_formats"),
+    "handler", "fcenv.handlers", ("python", "java", "javascript", "json_calls", "tool_call", "auto", "hermes", "llama_json", "mistral", "bfcl_formats"),
     "fcenv.handlers"
 )
 

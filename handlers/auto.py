@@ -21,12 +21,12 @@ from __future__ import annotations
 import json
 import re
 
-from handlers import register_handler
-from handlers.base import Call, DecodeError
-from handlers.json_calls import calls_from_json, strip_fence
-from handlers.python import decode as decode_python
-from handlers.tool_call import OPEN_TAG
-from handlers.tool_call import decode as decode_tool_calls
+from fcenv.handlers import register_handler
+from fcenv.handlers.base import Call, DecodeError
+from fcenv.handlers.json_calls import calls_from_json, strip_fence
+from fcenv.handlers.python import decode as decode_python
+from fcenv.handlers.tool_call import OPEN_TAG
+from fcenv.handlers.tool_call import decode as decode_tool_calls
 
 MAX_CANDIDATE_LINES = 8
 _FENCE = re.compile(r"```[ \t]*([\w+-]*)[ \t]*\n(.*?)```", re.DOTALL)

@@ -6,7 +6,7 @@ as ``default_decode_ast_prompting(text, ReturnFormat(fmt), has_tool_call_tag)`` 
 2026.3.23 does:
 
 1. strip backticks, newlines and spaces at both ends and add ``[`` / ``]`` where missing
-   (``handlers.bfcl_text.bracketed``), whatever the format;
+   (``fcenv.handlers.bfcl_text.bracketed``), whatever the format;
 2. with the tag, keep the (stripped) text between the first ``<TOOLCALL>`` and the next
    ``</TOOLCALL>``; no such pair fails;
 3. read the format:
@@ -32,7 +32,7 @@ is ``decoder_failed``.
 BFCL's JSON regular expression backtracks exponentially on text such as ``[{}, {}, {}, ...``
 without its closing bracket (30 items take minutes); ``first_call_array`` finds the same span
 in one pass. XML is parsed by expat 2.4 or later, which refuses entity-expansion bombs. A
-Python literal too large to parse quickly (``handlers.python.parse_expression``'s bound) fails
+Python literal too large to parse quickly (``fcenv.handlers.python.parse_expression``'s bound) fails
 where BFCL would read it.
 """
 
@@ -44,11 +44,11 @@ import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from typing import Any
 
-from handlers import register_handler
-from handlers.base import Call, DecodeError
-from handlers.bfcl_text import bracketed
-from handlers.python import decode as decode_python
-from handlers.python import decode_syntax_tree, parse_expression
+from fcenv.handlers import register_handler
+from fcenv.handlers.base import Call, DecodeError
+from fcenv.handlers.bfcl_text import bracketed
+from fcenv.handlers.python import decode as decode_python
+from fcenv.handlers.python import decode_syntax_tree, parse_expression
 
 RETURN_FORMATS = ("python", "json", "verbose_xml", "concise_xml")
 TAG_OPEN, TAG_CLOSE = "<TOOLCALL>", "</TOOLCALL>"

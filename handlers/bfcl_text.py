@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from handlers.base import DecodeError
+from fcenv.handlers.base import DecodeError
 
 
 def bracketed(text: str) -> str:

@@ -31,7 +31,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from handlers.base import DecodeError
+from fcenv.handlers.base import DecodeError
 
 # ~40k decimal digits: one multiplication of two such ints takes about a millisecond.
 MAX_INT_BITS = 1 << 17

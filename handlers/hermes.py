@@ -19,7 +19,7 @@ BFCL's rules, followed exactly:
 - BFCL keeps every JSON block in the chat history and writes it back into the next prompt
   (``{"name": "`` + name + ...): a block that is not an object with a string ``name`` and
   an ``arguments`` key breaks that, and the entry fails as an inference error
-  (``InferenceCrash``; see ``handlers.native``).
+  (``InferenceCrash``; see ``fcenv.handlers.native``).
 
 Unlike the lenient ``tool_call`` decoder, a block without its closing tag or without the
 newlines inside the tags does not count: that is how BFCL scores such a model.
@@ -30,9 +30,9 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
-from handlers import register_handler
-from handlers.base import MAX_STEP_CALLS, Call, DecodeError, too_many_calls
-from handlers.native import InferenceCrash, native_call, require_keys
+from fcenv.handlers import register_handler
+from fcenv.handlers.base import MAX_STEP_CALLS, Call, DecodeError, too_many_calls
+from fcenv.handlers.native import InferenceCrash, native_call, require_keys
 
 OPEN = "<tool_call>\n"
 CLOSE = "\n</tool_call>"

@@ -31,11 +31,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from handlers import register_handler
-from handlers.base import Call, DecodeError
-from handlers.bfcl_text import bracketed
-from handlers.java_fast import read_java_call
-from handlers.tree_sitter_support import MAX_SOURCE_CHARS, encode_source, has_error_node, parse, preorder
+from fcenv.handlers import register_handler
+from fcenv.handlers.base import Call, DecodeError
+from fcenv.handlers.bfcl_text import bracketed
+from fcenv.handlers.java_fast import read_java_call
+from fcenv.handlers.tree_sitter_support import MAX_SOURCE_CHARS, encode_source, has_error_node, parse, preorder
 
 # Rendered as their exact source text rather than rebuilt from their children.
 _VERBATIM = {"identifier", "method_invocation", "class_literal"}

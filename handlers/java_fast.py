@@ -4,7 +4,7 @@ Most Java answers are one call statement with keyword arguments:
 ``Obj.method(a="x", b=42L, c=new ArrayList<>(Arrays.asList(1, 2)), d=new int[]{1, 2});``.
 Building and walking a syntax tree costs several times more than reading such a text, so
 ``read_java_call`` reads it from its tokens and answers either the call, value for value
-what ``handlers.java`` renders from the tree, or None (anything else: the caller parses).
+what ``fcenv.handlers.java`` renders from the tree, or None (anything else: the caller parses).
 
 The shape: ASCII only; a dotted callee; ``name=value`` arguments (no positional ones, no
 repeated name); then a ``;`` and nothing else, or no ``;`` for a call of 20 characters or
@@ -38,7 +38,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from handlers.base import Call, DecodeError
+from fcenv.handlers.base import Call, DecodeError
 
 # Character literals of several characters are errors to Java but not to tree-sitter, in
 # BFCL's grammar and ours alike; an empty one is an error to both (left to the parser).

@@ -38,11 +38,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from handlers import register_handler
-from handlers.base import Call, DecodeError
-from handlers.bfcl_text import bracketed
-from handlers.javascript_fast import read_javascript_call
-from handlers.tree_sitter_support import MAX_SOURCE_CHARS, encode_source, has_error_node, parse, preorder
+from fcenv.handlers import register_handler
+from fcenv.handlers.base import Call, DecodeError
+from fcenv.handlers.bfcl_text import bracketed
+from fcenv.handlers.javascript_fast import read_javascript_call
+from fcenv.handlers.tree_sitter_support import MAX_SOURCE_CHARS, encode_source, has_error_node, parse, preorder
 
 _UNNAMED_ARGUMENTS = {"identifier", "true"}
 

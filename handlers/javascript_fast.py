@@ -4,7 +4,7 @@ Most JavaScript answers are one call with keyword arguments and simple values:
 ``f(a="x", b=[1, 2], c={k: "v"})``. Building and walking a syntax tree for them costs
 several times more than reading them, so ``read_javascript_call`` matches the whole text
 against that shape with one regular expression and answers either the call, value for value
-what ``handlers.javascript`` produces from the tree, or None (anything else: the caller
+what ``fcenv.handlers.javascript`` produces from the tree, or None (anything else: the caller
 parses).
 
 The shape: ASCII only; a dotted callee without spaces; ``name=value`` arguments (no
@@ -33,7 +33,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from handlers.base import Call, DecodeError
+from fcenv.handlers.base import Call, DecodeError
 
 _RESERVED = (
     "await break case catch class const continue debugger default delete do else enum export extends false "

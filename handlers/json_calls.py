@@ -21,8 +21,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from handlers import register_handler
-from handlers.base import Call, DecodeError
+from fcenv.handlers import register_handler
+from fcenv.handlers.base import Call, DecodeError
 
 
 @register_handler("json")

@@ -10,7 +10,7 @@ several separated by ``;``, optionally after ``<|python_tag|>``. BFCL's rules:
 - otherwise the text is read as a *Python* expression (BFCL calls ``eval``): ``True`` and
   ``None`` work, JSON's ``true``, ``false`` and ``null`` are undefined names and fail; a dict
   is one call, a list or tuple of dicts is several. Here the expression is evaluated by
-  ``handlers.bounded_eval`` (literals and operators only; names and calls fail), never run;
+  ``fcenv.handlers.bounded_eval`` (literals and operators only; names and calls fail), never run;
 - each call needs ``name`` and ``parameters``; parameters that are not an object are
   ``decoder_wrong_output_format``.
 """
@@ -19,12 +19,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from handlers import register_handler
-from handlers.base import MAX_STEP_CALLS, Call, DecodeError, too_many_calls
-from handlers.bounded_eval import evaluate
-from handlers.json_calls import parse_json
-from handlers.native import native_call, require_keys
-from handlers.python import parse_expression
+from fcenv.handlers import register_handler
+from fcenv.handlers.base import MAX_STEP_CALLS, Call, DecodeError, too_many_calls
+from fcenv.handlers.bounded_eval import evaluate
+from fcenv.handlers.json_calls import parse_json
+from fcenv.handlers.native import native_call, require_keys
+from fcenv.handlers.python import parse_expression
 
 PYTHON_TAG = "<|python_tag|>"
 

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from handlers import register_handler
-from handlers.base import MAX_STEP_CALLS, Call, DecodeError, too_many_calls
-from handlers.json_calls import parse_json
-from handlers.native import InferenceCrash, native_call, require_keys
+from fcenv.handlers import register_handler
+from fcenv.handlers.base import MAX_STEP_CALLS, Call, DecodeError, too_many_calls
+from fcenv.handlers.json_calls import parse_json
+from fcenv.handlers.native import InferenceCrash, native_call, require_keys
 
 TOOL_CALLS_TAG = "[TOOL_CALLS]"
 

@@ -1,6 +1,6 @@
 """What BFCL's native tool-calling (FC) handlers do with a call once they have found it.
 
-The three families (``handlers.hermes``, ``handlers.llama_json``, ``handlers.mistral``)
+The three families (``fcenv.handlers.hermes``, ``fcenv.handlers.llama_json``, ``fcenv.handlers.mistral``)
 differ in how calls are written; after that, BFCL treats them alike:
 
 - for single-turn verdicts (``decode_ast``) each call becomes ``{name: arguments}``, and the
@@ -26,8 +26,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from handlers.base import Call, DecodeError
-from handlers.json_calls import parse_json, wrong_shape
+from fcenv.handlers.base import Call, DecodeError
+from fcenv.handlers.json_calls import parse_json, wrong_shape
 
 
 class InferenceCrash(DecodeError):

@@ -16,7 +16,7 @@ the text:
   as their identifier; a call without keyword arguments as its source text
   (``ast.unparse``); a subscript as the source texts of its two parts (``x[(1, 2)]``); a
   call with keyword arguments as a nested ``{name: {...}}``; an operator expression
-  (``3 + 4``) as its value, computed by ``handlers.bounded_eval`` where BFCL calls ``eval``;
+  (``3 + 4``) as its value, computed by ``fcenv.handlers.bounded_eval`` where BFCL calls ``eval``;
   anything else fails.
 
 Texts longer than ``MAX_PLAIN_CHARS`` with more than ``MAX_SYNTAX_MARKS`` brackets,
@@ -34,11 +34,11 @@ import ast
 import warnings
 from typing import Any
 
-from handlers import register_handler
-from handlers.base import Call, DecodeError
-from handlers.bfcl_text import bracketed
-from handlers.bounded_eval import evaluate
-from handlers.python_fast import read_calls
+from fcenv.handlers import register_handler
+from fcenv.handlers.base import Call, DecodeError
+from fcenv.handlers.bfcl_text import bracketed
+from fcenv.handlers.bounded_eval import evaluate
+from fcenv.handlers.python_fast import read_calls
 
 # Building a syntax tree costs a few microseconds per node, so the number of nodes a text
 # can produce is bounded before parsing, by counting the characters that create them.

@@ -5,7 +5,7 @@ Python at all (``Sure! ...``). Building a syntax tree for them costs more than d
 ``read_calls`` reads such texts directly and answers one of three ways:
 
 - a list of ``Call``: the text is in the subset below, and the value equals what
-  ``handlers.python.decode`` builds from the syntax tree (types included);
+  ``fcenv.handlers.python.decode`` builds from the syntax tree (types included);
 - ``DecodeError``: the text certainly is not Python (Python's own parser would fail);
 - ``None``: anything else; the caller parses the text with ``ast`` as before.
 
@@ -31,7 +31,7 @@ import re
 import string
 from typing import Any, NoReturn
 
-from handlers.base import Call, DecodeError
+from fcenv.handlers.base import Call, DecodeError
 
 # One token per match, most frequent kinds first (the order only matters for speed: no two
 # alternatives match at the same place, except the catch-all at the end).

@@ -2,7 +2,7 @@
 
 Every block in the text is one call, in order; text around and between the blocks is
 ignored. A last block whose closing tag is missing (generation stopped at it) still counts.
-Inside a block, the JSON object follows ``handlers.json_calls`` (``arguments`` may be an
+Inside a block, the JSON object follows ``fcenv.handlers.json_calls`` (``arguments`` may be an
 object or a JSON string; ``parameters`` is accepted too).
 
 Failures: no block at all, or a block that is not JSON, is ``decoder_failed``; JSON of the
@@ -11,9 +11,9 @@ wrong shape is ``decoder_wrong_output_format``.
 
 from __future__ import annotations
 
-from handlers import register_handler
-from handlers.base import Call, DecodeError
-from handlers.json_calls import call_from_object, parse_json
+from fcenv.handlers import register_handler
+from fcenv.handlers.base import Call, DecodeError
+from fcenv.handlers.json_calls import call_from_object, parse_json
 
 OPEN_TAG = "<tool_call>"
 CLOSE_TAG = "</tool_call>"

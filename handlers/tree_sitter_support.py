@@ -17,7 +17,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from handlers.base import DecodeError
+from fcenv.handlers.base import DecodeError
 
 # Longer texts are refused before parsing. Real model outputs are a few kilobytes; error
 # recovery on long garbage costs tree-sitter several microseconds per byte, and every

@@ -27,8 +27,8 @@ import random
 from pathlib import Path
 from typing import Any
 
-import handlers
-from handlers.base import DecodeError
+from fcenv import handlers
+from fcenv.handlers.base import DecodeError
 from harness.oracle.typed import typed
 
 PYTHON_CATEGORIES = (

@@ -20,9 +20,9 @@ from pathlib import Path
 import torch
 from safetensors.torch import load_file
 
-from algos.store import checkpoint as ckpt
-from algos.store.results import read_metrics
-from algos.tiny.build import TINY_SYSTEM_PROMPT
+from fcenv.algos.store import checkpoint as ckpt
+from fcenv.algos.store.results import read_metrics
+from fcenv.algos.tiny.build import TINY_SYSTEM_PROMPT
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "train_fctncalling.py"

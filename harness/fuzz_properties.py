@@ -17,11 +17,11 @@ import math
 from functools import cache
 from pathlib import Path
 
-from checkers import CheckResult
+from fcenv.checkers import CheckResult
 from fcenv.env import FunctionCallingEnv
 from fcenv.tasks import Task
-from handlers import Call, DecodeError
-from handlers.base import MAX_STEP_CALLS
+from fcenv.handlers import Call, DecodeError
+from fcenv.handlers.base import MAX_STEP_CALLS
 from harness.strategies import Choices, Fuzz, decoded_calls
 from harness.strategies_multi_turn import multi_turn_result
 

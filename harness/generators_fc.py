@@ -15,7 +15,7 @@ import json
 import random
 
 from fcenv.tool_formats import get_tool_format
-from handlers import Call, DecodeError, decode
+from fcenv.handlers import Call, DecodeError, decode
 from harness.generators import (
     AST_CATEGORIES,
     RELEVANCE_CATEGORIES,

@@ -20,7 +20,7 @@ _TABLE = re.compile(r"\| flag \| default \| meaning \|\n\|---\|---\|---\|\n(?:\|
 
 def commands() -> dict[str, argparse.ArgumentParser]:
     """Every command's parser: the trainer's and each ``fcenv`` subcommand's, by name."""
-    from algos.config import build_parser as train_parser
+    from fcenv.algos.config import build_parser as train_parser
     from fcenv.cli import build_parser
 
     found = {"train_fctncalling.py": train_parser()}

@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 
 from fcenv.data import load_tasks
 from fcenv.tasks import Task
-from handlers.base import Call, DecodeError
+from fcenv.handlers.base import Call, DecodeError
 from harness.fuzz_text import (
     HOSTILE_NAMES,
     INJECTIONS,
@@ -342,7 +342,7 @@ def source_text(r: Choices, f: Fuzz, language: str) -> str:
 
 
 def json_call_object(r: Choices, f: Fuzz) -> Any:
-    """One call as a JSON-able object, in any of the shapes ``handlers.json_calls`` reads."""
+    """One call as a JSON-able object, in any of the shapes ``fcenv.handlers.json_calls`` reads."""
     if r.one_in(2):
         name, args = r.pick(answer_calls(r, r.pick(f.corpus.ast_tasks["python"])) or [("f", {})])
     else:
@@ -416,7 +416,7 @@ def task_text(r: Choices, f: Fuzz, task: Task) -> str:
 def decoded_calls(r: Choices, f: Fuzz, task: Task) -> list[Call] | DecodeError:
     """What a checker may receive for ``task``: a DecodeError, the decoding of fuzzed text, the
     answer's calls (valid, or with one value changed), or calls with arbitrary values."""
-    from handlers import decode
+    from fcenv.handlers import decode
 
     how = r.pick(["error", "decoded", "decoded", "answer", "answer", "arbitrary"])
     if how == "error":

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from fcenv.tasks import Task
-from handlers.base import MAX_STEP_CALLS, Call, DecodeError
+from fcenv.handlers.base import MAX_STEP_CALLS, Call, DecodeError
 from harness.fuzz_text import (
     HOSTILE_NAMES,
     HUGE_INT,
@@ -90,7 +90,7 @@ def step_text(r: Choices, f: Fuzz, task: Task) -> str:
 def as_json_calls(r: Choices, text: str) -> str:
     """Python calls as JSON (a list, or ``<tool_call>`` blocks); unchanged when they have no
     JSON form."""
-    from handlers import decode
+    from fcenv.handlers import decode
 
     try:
         objects = [{"name": c.name, "arguments": c.arguments} for c in decode(text, "python")]
@@ -180,6 +180,6 @@ def in_family(r: Choices, family: str, text: str) -> str:
 
 
 def decode_calls(text: str) -> list[Call]:
-    from handlers import decode
+    from fcenv.handlers import decode
 
     return decode(text, "python")

@@ -4,7 +4,7 @@ rewards vary."""
 
 from __future__ import annotations
 
-from algos.tiny.build import TinySpec
+from fcenv.algos.tiny.build import TinySpec
 
 TEST_SPEC = TinySpec(hidden_size=32, intermediate_size=64, num_layers=2, num_heads=2, num_kv_heads=1,
                      pretrain_steps=150, pretrain_batch=8, pretrain_lr=1e-2)

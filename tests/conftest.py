@@ -86,7 +86,7 @@ def verl_python(request) -> Path:
 @pytest.fixture(scope="session")
 def vllm_ready(request) -> str:
     """The interpreter the vllm engine runs with (.vllm-venv's, `make vllm`), checked to hold vLLM."""
-    from algos.rollout.vllm import default_python, vllm_missing
+    from fcenv.algos.rollout.vllm import default_python, vllm_missing
 
     python = default_python()
     missing = vllm_missing(python)
@@ -102,7 +102,7 @@ def tiny_model(tmp_path_factory) -> Path:
     """The folder of the tests' tiny model (harness/tiny_test_model.py), built once per session."""
     import torch
 
-    from algos.tiny.build import build_tiny
+    from fcenv.algos.tiny.build import build_tiny
     from harness.tiny_test_model import TEST_SPEC
 
     torch.set_num_threads(1)  # as the trainer runs; two test workers on two cores would oversubscribe

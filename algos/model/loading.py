@@ -13,8 +13,8 @@ from pathlib import Path
 
 import torch
 
-from algos.config import EMBEDDED_MODEL, ConfigError
-from algos.tiny.build import (
+from fcenv.algos.config import EMBEDDED_MODEL, ConfigError
+from fcenv.algos.tiny.build import (
     DEFAULT_CACHE_DIR,
     TINY_MODEL_NAME,
     TINY_SYSTEM_PROMPT,

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import torch
 from peft import LoraConfig, get_peft_model
 
-from algos.model.batching import TokenBatch, pack, position_ids_for
+from fcenv.algos.model.batching import TokenBatch, pack, position_ids_for
 
 ACTOR = "actor"
 CRITIC = "critic"

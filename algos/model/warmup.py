@@ -14,8 +14,8 @@ from typing import Any
 
 import torch
 
-from algos.model.batching import TokenBatch, pack
-from algos.progress import progress_bar
+from fcenv.algos.model.batching import TokenBatch, pack
+from fcenv.algos.progress import progress_bar
 
 LogprobFn = Callable[[TokenBatch], torch.Tensor]
 Example = tuple[list[int], list[int]]  # (context tokens, answer tokens)
@@ -57,7 +57,7 @@ def shared_context_logprobs(model: torch.nn.Module, batch: TokenBatch) -> torch.
     """``plain_logprobs``, with rows that share a context running it once (its KV cache
     repeated for their rows, the gradients flowing back into the one pass): several
     demonstrations of one long prompt cost about one prompt."""
-    from algos.model.policy import run_once_per_context, shared_contexts
+    from fcenv.algos.model.policy import run_once_per_context, shared_contexts
 
     shared = shared_contexts(batch)
     if shared is None:
@@ -228,7 +228,7 @@ def ground_truth_examples(dataset_path, tokenizer, renderer: Callable | None, sy
     import gymnasium as gym
 
     import fcenv
-    from algos.rollout.codec import TextCodec
+    from fcenv.algos.rollout.codec import TextCodec
 
     codec = TextCodec(tokenizer, context_limit)
     options = {"tool_format": tool_format} if tool_format else {"system_prompt": system_prompt}
@@ -258,7 +258,7 @@ def ground_truth_examples(dataset_path, tokenizer, renderer: Callable | None, sy
 def written_in(tool_format) -> Callable[[str], str]:
     """Rewrites a prompting-format answer (``[f(a=1)]``) in a native tool-call format; text
     without calls (the end of a turn) stays as it is."""
-    from handlers import DecodeError, decode
+    from fcenv.handlers import DecodeError, decode
 
     def written(text: str) -> str:
         try:

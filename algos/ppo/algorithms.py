@@ -1,7 +1,7 @@
 """An algorithm is three choices: the advantage estimator, the level of the policy ratio, and
 whether a critic is trained. Named algorithms are presets of these choices.
 
-- ``estimator``: a name in ``algos.ppo.estimators`` (``bad``, ``action_gae``, ...).
+- ``estimator``: a name in ``fcenv.algos.ppo.estimators`` (``bad``, ``action_gae``, ...).
 - ``ratio``: ``token`` (one clipped ratio per token, the token's own advantage), ``action``
   (the product of an action's token ratios, one advantage per action) or ``turn`` (the
   product over every action of a multi-turn episode's turn, one advantage per turn).
@@ -14,15 +14,15 @@ whether a critic is trained. Named algorithms are presets of these choices.
   tokens divided by actions x --max_new_tokens: Dr.GRPO's length-unbiased form).
 
 TPPO, APPO, TurnPPO, GRPO, DrGRPO and RLOO are the presets (``ALGORITHMS``); adding an
-algorithm is an estimator function (``algos.ppo.estimators``) plus a ``register_algorithm`` line.
+algorithm is an estimator function (``fcenv.algos.ppo.estimators``) plus a ``register_algorithm`` line.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from algos.ppo.estimators import get_estimator
-from handlers.registry import Registry
+from fcenv.algos.ppo.estimators import get_estimator
+from fcenv.handlers.registry import Registry
 
 RATIO_LEVELS = ("token", "action", "turn")
 LOSS_AGGREGATIONS = ("token_mean", "sequence_mean", "constant")
@@ -36,7 +36,7 @@ class Algorithm:
     loss: str = "token_mean"
 
 
-ALGORITHMS: Registry[Algorithm] = Registry("algorithm", "algos.ppo", ("algorithms",), "fcenv.algorithms")
+ALGORITHMS: Registry[Algorithm] = Registry("algorithm", "fcenv.algos.ppo", ("algorithms",), "fcenv.algorithms")
 register_algorithm = ALGORITHMS.register
 
 # Token-level PPO with Bellman backup over action decomposition (POAD's BAD).

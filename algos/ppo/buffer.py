@@ -3,7 +3,7 @@
 It is built fresh from each rollout (nothing survives from an earlier iteration) as padded
 ``(N, K)`` tensors plus an explicit mask of real action tokens. Each row keeps the episode,
 the turn and the task it came from, which turn-level ratios and group estimators need. The
-advantage estimator (``algos.ppo.estimators``) fills advantages, value targets and their mask.
+advantage estimator (``fcenv.algos.ppo.estimators``) fills advantages, value targets and their mask.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 import torch
 
-from algos.model.batching import TokenBatch, length_sorted_chunks, pack, pack_states
-from algos.model.policy import Policy
-from algos.ppo.estimators import get_estimator
-from algos.rollout.records import Rollout
+from fcenv.algos.model.batching import TokenBatch, length_sorted_chunks, pack, pack_states
+from fcenv.algos.model.policy import Policy
+from fcenv.algos.ppo.estimators import get_estimator
+from fcenv.algos.rollout.records import Rollout
 
 
 @dataclass

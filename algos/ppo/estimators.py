@@ -16,7 +16,7 @@ episode's return against its group's mean, over the group's standard deviation),
 (the same without the division) and ``rloo`` (against the mean of the rest of its group),
 which need several episodes of the same task per group (``--group_size``). A new estimator is
 a function registered here with ``@register_estimator`` (or under the ``fcenv.estimators``
-entry-point group), plus a preset in ``algos.ppo.algorithms`` if it should have a name.
+entry-point group), plus a preset in ``fcenv.algos.ppo.algorithms`` if it should have a name.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from algos.ppo.advantages import action_gae, bad_advantages
-from handlers.registry import Registry
+from fcenv.algos.ppo.advantages import action_gae, bad_advantages
+from fcenv.handlers.registry import Registry
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ class Estimator:
     whiten: bool = True  # normalise the advantages over the whole batch before the update
 
 
-ESTIMATORS: Registry[Estimator] = Registry("advantage estimator", "algos.ppo", ("estimators",), "fcenv.estimators")
+ESTIMATORS: Registry[Estimator] = Registry("advantage estimator", "fcenv.algos.ppo", ("estimators",), "fcenv.estimators")
 
 
 def register_estimator(name: str, needs_critic: bool, needs_groups: bool = False,

@@ -21,12 +21,12 @@ from dataclasses import dataclass, fields
 import numpy as np
 import torch
 
-from algos.model.batching import length_sorted_chunks, pack
-from algos.model.policy import Policy
-from algos.ppo.algorithms import Algorithm
-from algos.ppo.buffer import Buffer
-from algos.ppo.estimators import get_estimator
-from algos.ppo.losses import (
+from fcenv.algos.model.batching import length_sorted_chunks, pack
+from fcenv.algos.model.policy import Policy
+from fcenv.algos.ppo.algorithms import Algorithm
+from fcenv.algos.ppo.buffer import Buffer
+from fcenv.algos.ppo.estimators import get_estimator
+from fcenv.algos.ppo.losses import (
     aggregate,
     approx_kl,
     clipped_policy_loss,

@@ -26,10 +26,10 @@ from dataclasses import dataclass
 import gymnasium as gym
 import torch
 
-from algos.rollout.codec import TextCodec, chat_of
-from algos.rollout.engine import Engine
-from algos.rollout.play import take_action
-from algos.rollout.records import ActionRecord, EpisodeRecord, Rollout
+from fcenv.algos.rollout.codec import TextCodec, chat_of
+from fcenv.algos.rollout.engine import Engine
+from fcenv.algos.rollout.play import take_action
+from fcenv.algos.rollout.records import ActionRecord, EpisodeRecord, Rollout
 
 
 @dataclass(frozen=True)

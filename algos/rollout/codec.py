@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from algos.config import ConfigError
-from algos.model.batching import truncate_left
+from fcenv.algos.config import ConfigError
+from fcenv.algos.model.batching import truncate_left
 
 
 class ContextTooLong(ConfigError):

@@ -12,8 +12,8 @@ it just trained, never a stale one. ``exact_logprobs`` says whether the engine's
 equal the trainer's scoring pass up to float rounding, so that PPO may take them as the old
 log-probs.
 
-Built in: ``hf`` (``algos.rollout.hf``, in the training process; the default) and ``vllm``
-(``algos.rollout.vllm``, vLLM in a process of its own, the actor folded into its weights at
+Built in: ``hf`` (``fcenv.algos.rollout.hf``, in the training process; the default) and ``vllm``
+(``fcenv.algos.rollout.vllm``, vLLM in a process of its own, the actor folded into its weights at
 every sync; ``make vllm`` installs it). A new engine is
 a class ``Engine(policy, settings: EngineSettings)`` registered with ``@register_engine(name)``
 (or under the ``fcenv.rollout_engines`` entry-point group); ``--rollout_engine`` then takes it.
@@ -28,7 +28,7 @@ from typing import Protocol
 
 import torch
 
-from handlers.registry import Registry
+from fcenv.handlers.registry import Registry
 
 
 @dataclass
@@ -62,7 +62,7 @@ class EngineSettings:
     compile: bool = False  # vllm on a CPU: compile the model rather than run it eagerly
 
 
-ENGINES: Registry[type] = Registry("rollout engine", "algos.rollout", ("hf", "vllm"), "fcenv.rollout_engines")
+ENGINES: Registry[type] = Registry("rollout engine", "fcenv.algos.rollout", ("hf", "vllm"), "fcenv.rollout_engines")
 register_engine = ENGINES.register
 
 
@@ -70,7 +70,7 @@ def check_engine(name: str) -> None:
     """Raises ``ConfigError`` naming ``--rollout_engine`` unless an engine is registered as
     ``name`` and can run here: an engine class may say why not with a static ``missing()``
     (vLLM's: no vLLM for its interpreter), asked before any model loads."""
-    from algos.errors import ConfigError
+    from fcenv.algos.errors import ConfigError
 
     if name not in ENGINES:
         raise ConfigError(f"--rollout_engine {name!r}: no such rollout engine (registered: {', '.join(ENGINES.names())})")

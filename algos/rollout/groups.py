@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from algos.rollout.records import EpisodeRecord, Rollout
-from handlers.registry import Registry
+from fcenv.algos.rollout.records import EpisodeRecord, Rollout
+from fcenv.handlers.registry import Registry
 
 
 def _groups(rollout: Rollout, group_size: int) -> dict[int, list[int]]:
@@ -100,7 +100,7 @@ class GroupReward:
     env_reward: str
 
 
-GROUP_REWARDS: Registry[GroupReward] = Registry("group reward", "algos.rollout", ("groups",), "fcenv.group_rewards")
+GROUP_REWARDS: Registry[GroupReward] = Registry("group reward", "fcenv.algos.rollout", ("groups",), "fcenv.group_rewards")
 register_group_reward = GROUP_REWARDS.register
 
 

@@ -16,8 +16,8 @@ import torch
 from peft.tuners.lora import LoraLayer
 from peft.tuners.trainable_tokens import TrainableTokensLayer
 
-from algos.model.batching import pack
-from algos.model.policy import (
+from fcenv.algos.model.batching import pack
+from fcenv.algos.model.policy import (
     ACTOR,
     Policy,
     kv_cache,
@@ -25,7 +25,7 @@ from algos.model.policy import (
     shared_contexts,
     with_kv_cache,
 )
-from algos.rollout.engine import EngineSettings, Samples, register_engine
+from fcenv.algos.rollout.engine import EngineSettings, Samples, register_engine
 
 
 @register_engine("hf")

@@ -18,9 +18,9 @@ from typing import Any
 import gymnasium as gym
 import torch
 
-from algos.rollout.codec import CONTEXT_OVERFLOW, ContextTooLong, TextCodec, chat_of
-from algos.rollout.engine import Engine
-from algos.rollout.records import ActionRecord, EpisodeRecord, Rollout
+from fcenv.algos.rollout.codec import CONTEXT_OVERFLOW, ContextTooLong, TextCodec, chat_of
+from fcenv.algos.rollout.engine import Engine
+from fcenv.algos.rollout.records import ActionRecord, EpisodeRecord, Rollout
 
 
 def play(

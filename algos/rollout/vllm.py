@@ -8,7 +8,7 @@ ids and floats only: contexts go in as ids and actions come back as ids, with no
 between, so what the trainer scores is what the engine sampled.
 
 Every distribution is the base model's with the actor, divided by the policy's temperature,
-with no top-k, top-p or penalties, as in ``algos.model.policy``: the returned log-probs are
+with no top-k, top-p or penalties, as in ``fcenv.algos.model.policy``: the returned log-probs are
 those of the sampled tokens under it (vLLM's processed log-probs). ``sync(policy)`` saves the
 actor adapter (PEFT ``save_pretrained``) and the engine folds it into its weights, as the
 ``hf`` engine folds it for sampling: in float32 the log-probs equal the trainer's up to float
@@ -34,9 +34,9 @@ from pathlib import Path
 
 import torch
 
-from algos.model.policy import ACTOR, Policy
-from algos.rollout.engine import EngineSettings, Samples, register_engine
-from algos.rollout.worker_link import EngineError, WorkerLink
+from fcenv.algos.model.policy import ACTOR, Policy
+from fcenv.algos.rollout.engine import EngineSettings, Samples, register_engine
+from fcenv.algos.rollout.worker_link import EngineError, WorkerLink
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKER = Path(__file__).resolve().with_name("vllm_worker.py")

@@ -1,4 +1,4 @@
-"""The ``vllm`` engine's process: vLLM in-process, serving ``algos.rollout.vllm.VLLMEngine``.
+"""The ``vllm`` engine's process: vLLM in-process, serving ``fcenv.algos.rollout.vllm.VLLMEngine``.
 
 Run by ``VLLMEngine`` as a script with the interpreter of the venv that holds vLLM
 (``.vllm-venv`` by default): it imports vLLM, torch, safetensors and the standard library only,

@@ -13,7 +13,7 @@ import tempfile
 from multiprocessing import Pipe
 from pathlib import Path
 
-from algos.config import ConfigError
+from fcenv.algos.config import ConfigError
 
 # What a user can do when an engine fails, said with every failure.
 REMEDY = ("a run's checkpoints are kept (go on with --resume RUN); --rollout_engine hf samples in the "

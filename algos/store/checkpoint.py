@@ -8,7 +8,7 @@ Layout of ``checkpoints/iter_<n>/``:
 - ``rng_rank<r>.pt``: each process's RNG states (Python, NumPy, torch, the run's own generators),
   as tensors and plain numbers too;
 - ``state.json``: iteration, samples seen and whatever else the runner keeps;
-- ``manifest.json``: every other file with its size and sha256 (see ``algos.store.manifest``).
+- ``manifest.json``: every other file with its size and sha256 (see ``fcenv.algos.store.manifest``).
 
 Writing is crash-safe: the files go to ``.iter_<n>.partial/`` beside the final place, are
 flushed to disk, the manifest is written last and the folder is renamed into place in one
@@ -40,8 +40,8 @@ import torch
 from peft import get_peft_model_state_dict, set_peft_model_state_dict
 from safetensors.torch import load_file, save_file
 
-from algos.model.policy import ACTOR, CRITIC, LoraSettings, Policy
-from algos.store.manifest import (
+from fcenv.algos.model.policy import ACTOR, CRITIC, LoraSettings, Policy
+from fcenv.algos.store.manifest import (
     CheckpointError,
     fsync_path,
     read_manifest,
@@ -333,7 +333,7 @@ def open_run(run: Path | str, name: str = "") -> tuple[dict[str, Any], Path]:
     """A training run's arguments (args.json, with what they resolved to) and one of its
     checkpoints that holds an actor adapter: ``name``, or the latest. Raises ``ConfigError``
     naming the ``--run`` folder."""
-    from algos.config import ConfigError
+    from fcenv.algos.config import ConfigError
 
     run = Path(run)
     try:

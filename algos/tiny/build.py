@@ -159,8 +159,8 @@ def tokenizer_corpus(dataset_path: Path = TINY_TRAIN, tool_format: str = "", tem
     import gymnasium as gym
 
     import fcenv
-    from algos.model.warmup import answer_text, ground_truth_steps, written_in
-    from algos.tiny.teacher import PROSE
+    from fcenv.algos.model.warmup import answer_text, ground_truth_steps, written_in
+    from fcenv.algos.tiny.teacher import PROSE
     from fcenv.prompts import hinted_functions, system_prompt
     from fcenv.tool_formats import template_renderer
 
@@ -271,7 +271,7 @@ def chat_renderer(tokenizer) -> Callable[[list[dict]], str]:
 
 
 def cache_key(corpus: list[str], spec: TinySpec) -> str:
-    from algos.tiny import teacher
+    from fcenv.algos.tiny import teacher
 
     digest = hashlib.sha256()
     # The teacher's code decides the pretraining data, so it is part of the key too.
@@ -335,13 +335,13 @@ def build_tiny(
 def _pretrained_model(tokenizer, spec: TinySpec, dataset_path: Path, log: Callable[[str], None], progress: bool):
     from transformers import LlamaForCausalLM
 
-    from algos.model.warmup import (
+    from fcenv.algos.model.warmup import (
         ground_truth_examples,
         plain_logprobs,
         shared_context_logprobs,
         supervised_steps,
     )
-    from algos.tiny.teacher import Teacher, teacher_step, value_pools
+    from fcenv.algos.tiny.teacher import Teacher, teacher_step, value_pools
     from fcenv.data import load_tasks
 
     pools = value_pools(load_tasks(dataset_path))

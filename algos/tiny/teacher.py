@@ -34,7 +34,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from algos.model.warmup import END_OF_TURN, call_list_text
+from fcenv.algos.model.warmup import END_OF_TURN, call_list_text
 
 SLIPS = ("missing_argument", "wrong_function")
 PROSE = "Sure! "
@@ -87,7 +87,7 @@ def _with_slip(calls: list[tuple[str, dict[str, Any]]], pools: dict[str, list[An
 
 
 def teacher_step(task, step, pools: dict[str, list[Any]], rng: random.Random, teacher: Teacher) -> str:
-    """The teacher's text for one step of a task's ground truth (``algos.warmup.Step``)."""
+    """The teacher's text for one step of a task's ground truth (``fcenv.algos.warmup.Step``)."""
     if task.kind == "ast":
         question = " ".join(m["content"] for m in task.question[0] if m["role"] == "user")
         return teacher_answer(question, task.ground_truth, pools, rng, teacher)
@@ -96,7 +96,7 @@ def teacher_step(task, step, pools: dict[str, list[Any]], rng: random.Random, te
     if step.index > 0 and rng.random() < teacher.habit_rate:
         return END_OF_TURN  # stops after the lookup
     if rng.random() < teacher.slip_rate:
-        from handlers import decode
+        from fcenv.handlers import decode
 
         (call,) = decode(step.text, "python")
         return call_list_text(_with_slip([(call.name, dict(call.arguments))], pools, rng))

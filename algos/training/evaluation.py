@@ -14,10 +14,10 @@ from collections.abc import Callable, Sequence
 import gymnasium as gym
 import torch
 
-from algos.rollout.codec import TextCodec
-from algos.rollout.engine import Engine
-from algos.rollout.play import play
-from algos.training.metrics import means, rollout_stats
+from fcenv.algos.rollout.codec import TextCodec
+from fcenv.algos.rollout.engine import Engine
+from fcenv.algos.rollout.play import play
+from fcenv.algos.training.metrics import means, rollout_stats
 
 HEADLINE = "heldout_greedy/accuracy"
 

@@ -19,27 +19,27 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from algos.config import TrainConfig
-from algos.input_files import check_training_files
-from algos.model.loading import load_model, token_ids
-from algos.model.policy import LoraSettings, Policy
-from algos.ppo.algorithms import resolve
-from algos.ppo.buffer import bootstrap_values, compute_advantages, engine_logprob_gap, score_rollout
-from algos.ppo.update import PPOSettings, PPOTrainer, make_optimizers
-from algos.process_rewards import prefix_value_examples
-from algos.rollout.branching import BranchingSettings, play_branching
-from algos.rollout.codec import TextCodec
-from algos.rollout.engine import EngineSettings, make_engine
-from algos.rollout.groups import GROUP_REWARDS, informative_groups
-from algos.rollout.play import play
-from algos.rollout.records import Rollout
-from algos.store import checkpoint as ckpt
-from algos.store.results import append_metrics, read_metrics, wait_until_new_event_file_sorts_last
-from algos.training import setup
-from algos.training.distributed import Processes, has_accelerator
-from algos.training.evaluation import HEADLINE, evaluate_heldout
-from algos.training.metrics import explained_variance, explained_variance_sums, means, rollout_stats
-from algos.training.resume import resume
+from fcenv.algos.config import TrainConfig
+from fcenv.algos.input_files import check_training_files
+from fcenv.algos.model.loading import load_model, token_ids
+from fcenv.algos.model.policy import LoraSettings, Policy
+from fcenv.algos.ppo.algorithms import resolve
+from fcenv.algos.ppo.buffer import bootstrap_values, compute_advantages, engine_logprob_gap, score_rollout
+from fcenv.algos.ppo.update import PPOSettings, PPOTrainer, make_optimizers
+from fcenv.algos.process_rewards import prefix_value_examples
+from fcenv.algos.rollout.branching import BranchingSettings, play_branching
+from fcenv.algos.rollout.codec import TextCodec
+from fcenv.algos.rollout.engine import EngineSettings, make_engine
+from fcenv.algos.rollout.groups import GROUP_REWARDS, informative_groups
+from fcenv.algos.rollout.play import play
+from fcenv.algos.rollout.records import Rollout
+from fcenv.algos.store import checkpoint as ckpt
+from fcenv.algos.store.results import append_metrics, read_metrics, wait_until_new_event_file_sorts_last
+from fcenv.algos.training import setup
+from fcenv.algos.training.distributed import Processes, has_accelerator
+from fcenv.algos.training.evaluation import HEADLINE, evaluate_heldout
+from fcenv.algos.training.metrics import explained_variance, explained_variance_sums, means, rollout_stats
+from fcenv.algos.training.resume import resume
 from fcenv.sources.resolve import test_set_warnings
 
 
@@ -276,7 +276,7 @@ class Runner:
         return "update" if self.config.num_mini_batch == 1 else "rescore"
 
     def evaluate(self) -> dict[str, float]:
-        """Held-out accuracy and rewards, greedy and sampled (``algos.training.evaluation``)."""
+        """Held-out accuracy and rewards, greedy and sampled (``fcenv.algos.training.evaluation``)."""
         if not self.data.eval_indices:
             return {}
         mine = self.data.eval_indices[self.rank::self.processes.world]
@@ -326,7 +326,7 @@ class Runner:
         append_metrics(self.run_dir, {"iteration": self.iteration, "samples": self.samples, **metrics})
 
     def save(self) -> Path:
-        """A checkpoint of this iteration, written crash-safe (``algos.store.checkpoint``)."""
+        """A checkpoint of this iteration, written crash-safe (``fcenv.algos.store.checkpoint``)."""
         self.processes.check_replicas(self.policy.actor_parameters() + self.policy.critic_parameters())
         checkpoints = self.run_dir / "checkpoints"
         stage = ckpt.staging_dir(checkpoints, self.iteration)

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from algos.ppo.buffer import Buffer
-from algos.rollout.codec import CONTEXT_OVERFLOW
-from algos.rollout.records import Rollout
+from fcenv.algos.ppo.buffer import Buffer
+from fcenv.algos.rollout.codec import CONTEXT_OVERFLOW
+from fcenv.algos.rollout.records import Rollout
 
 
 def _add(sums: dict[str, float], name: str, value: float, count: float = 1.0) -> None:

@@ -1,7 +1,7 @@
 """Continuing a run from a checkpoint (``--resume``): what may change, and what is restored.
 
 A resumed run is the same run: the flags that decide what is learned, from what and how it is
-scored cannot change (``algos.config.RESUME_FIXED``). Others (more --num_env_steps, another --lr) may; the change is written into
+scored cannot change (``fcenv.algos.config.RESUME_FIXED``). Others (more --num_env_steps, another --lr) may; the change is written into
 args.json ("resumes") and said. The last group only places or shows the run.
 """
 
@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from algos.config import RESUME_FIXED, TrainConfig, to_dict
-from algos.input_files import changed_since
-from algos.store import checkpoint as ckpt
-from algos.store.results import truncate_metrics, write_args
-from algos.training.setup import data_record
+from fcenv.algos.config import RESUME_FIXED, TrainConfig, to_dict
+from fcenv.algos.input_files import changed_since
+from fcenv.algos.store import checkpoint as ckpt
+from fcenv.algos.store.results import truncate_metrics, write_args
+from fcenv.algos.training.setup import data_record
 
 IRRELEVANT = ("resume", "results_dir", "experiment_name", "dataset_name", "cache_dir", "progress", "world_size",
               "resume_with_changed_data")

@@ -3,7 +3,7 @@
 The data (the training file and its held-out tasks), the envs, the context window, the prompt
 checks (every task's first context fits), the run folder with what the flags resolved to, and
 the supervised warm-ups. Each is a function of the config and what is already built, so the
-loop (``algos.training.loop``) reads as the order in which they happen.
+loop (``fcenv.algos.training.loop``) reads as the order in which they happen.
 """
 
 from __future__ import annotations
@@ -19,15 +19,15 @@ import numpy as np
 import torch
 
 import fcenv  # noqa: F401  (registers the environment id)
-from algos.config import ConfigError, TrainConfig, to_dict
-from algos.model.loading import LoadedModel, is_embedded, max_positions
-from algos.model.policy import Policy
-from algos.model.warmup import ground_truth_examples, supervised_steps, value_regression_steps
-from algos.rollout.codec import TextCodec, chat_of
-from algos.rollout.groups import GROUP_REWARDS
-from algos.store.data_fingerprint import tasks_fingerprint
-from algos.store.results import new_run_dir, run_parent, write_args
-from algos.tiny.build import BUNDLED_EVAL, bundled_train_split
+from fcenv.algos.config import ConfigError, TrainConfig, to_dict
+from fcenv.algos.model.loading import LoadedModel, is_embedded, max_positions
+from fcenv.algos.model.policy import Policy
+from fcenv.algos.model.warmup import ground_truth_examples, supervised_steps, value_regression_steps
+from fcenv.algos.rollout.codec import TextCodec, chat_of
+from fcenv.algos.rollout.groups import GROUP_REWARDS
+from fcenv.algos.store.data_fingerprint import tasks_fingerprint
+from fcenv.algos.store.results import new_run_dir, run_parent, write_args
+from fcenv.algos.tiny.build import BUNDLED_EVAL, bundled_train_split
 from fcenv.flags import DEFAULT_DATASET
 from fcenv.sources.resolve import resolve_dataset
 
@@ -96,7 +96,7 @@ def eval_path(config: TrainConfig) -> Path | None:
 
 def data_record(config: TrainConfig) -> dict[str, dict[str, str]]:
     """The data files the flags name (as given, else the file they resolve to) with the
-    fingerprint of their tasks (``algos.store.data_fingerprint``)."""
+    fingerprint of their tasks (``fcenv.algos.store.data_fingerprint``)."""
     training, held_out = train_path(config), eval_path(config)
     named = {"train": (config.dataset_path or str(training), training),
              "eval": (config.eval_dataset_path or str(held_out or training), held_out or training)}

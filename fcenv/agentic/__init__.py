@@ -5,5 +5,5 @@ memory file as the entries of its three memory categories, with their scenarios'
 conversations), ``episode`` (the env's memory episode: prerequisites fill the memory, then the
 question) and ``recorded`` (BFCL's evaluation of a recorded agentic result). The backends live
 in ``fcenv.backends`` (``memory_kv``, ``memory_vector``, ``memory_rec_sum``); the verdict is
-``checkers.agentic``'s.
+``fcenv.checkers.agentic``'s.
 """

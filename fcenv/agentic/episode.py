@@ -10,10 +10,10 @@ own (BFCL's per-scenario snapshot folder, in memory: ``fcenv.backends.memory_sna
    run on the backend and their results come back as tool messages; a step without calls ends
    the turn; more than ``max_steps_per_turn`` steps with calls in a turn end the conversation
    (BFCL's force quit). At its end the memory is flushed, force quit or not, unless BFCL's
-   inference would have failed on it (FC mode: ``handlers.native.InferenceCrash``);
+   inference would have failed on it (FC mode: ``fcenv.handlers.native.InferenceCrash``);
 2. the question, likewise, in a chat of its own that asks for BFCL's answer format; the first
    step without calls is the final answer, judged by BFCL's agentic checker
-   (``checkers.agentic``). A force quit there leaves no final answer
+   (``fcenv.checkers.agentic``). A force quit there leaves no final answer
    (``agentic:no_last_message``).
 
 Prerequisite conversations are not scored: their steps earn nothing, and only the question's
@@ -28,15 +28,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from checkers.agentic import INFERENCE_ERROR
-from checkers.result import CheckResult
+from fcenv.checkers.agentic import INFERENCE_ERROR
+from fcenv.checkers.result import CheckResult
 from fcenv.agentic.prompts import memory_system_prompt, with_memory_prompt
 from fcenv.backends.memory_snapshots import MemorySnapshots
 from fcenv.episode import EpisodeSettings, StepOutcome, first_turn_messages
 from fcenv.multi_turn.episode import step_messages
 from fcenv.multi_turn.executor import ToolSession, decode_step, is_error_result
 from fcenv.tasks import Task
-from handlers.native import InferenceCrash
+from fcenv.handlers.native import InferenceCrash
 
 
 class MemoryEpisode:

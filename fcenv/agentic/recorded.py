@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from checkers.agentic import INFERENCE_ERROR
-from checkers.result import CheckResult
+from fcenv.checkers.agentic import INFERENCE_ERROR
+from fcenv.checkers.result import CheckResult
 from fcenv.episode import EpisodeSettings
 from fcenv.multi_turn.executor import decode_step
 from fcenv.tasks import Task
-from handlers.native import InferenceCrash
+from fcenv.handlers.native import InferenceCrash
 
 
 def final_message(steps: list[str], settings: EpisodeSettings, task: Task) -> str | None:

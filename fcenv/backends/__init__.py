@@ -34,7 +34,7 @@ import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from handlers.registry import Registry
+from fcenv.handlers.registry import Registry
 
 # class name -> (our module, BFCL's func_source_code module of the same class)
 BACKENDS: dict[str, tuple[str, str]] = {

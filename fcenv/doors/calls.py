@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from fcenv.multi_turn.executor import call_text, executable_calls, is_function_name, is_identifier
-from handlers import Call, DecodeError, decode
+from fcenv.handlers import Call, DecodeError, decode
 
 __all__ = ["CallRefused", "written_call"]
 

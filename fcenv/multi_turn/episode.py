@@ -11,7 +11,7 @@ the last turn).
 Rewards: with turn rewards, each turn's end is rewarded with ``reward_fn(turn verdict) /
 turns`` (so a perfect episode earns 1); without, only the last step is rewarded, with the
 episode's BFCL verdict. In FC mode an answer that BFCL's inference itself would fail on
-(``handlers.native.InferenceCrash``) ends the episode as an inference error. Every step's
+(``fcenv.handlers.native.InferenceCrash``) ends the episode as an inference error. Every step's
 ``info`` carries facets: a step with calls its step facets, a turn's end the turn verdict's
 (also as ``turn_facets``, which the episode's last step needs, its ``facets`` being the
 episode's)
@@ -22,16 +22,16 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from checkers.multi_turn import INFERENCE_ERROR
-from checkers.result import CheckResult
+from fcenv.checkers.multi_turn import INFERENCE_ERROR
+from fcenv.checkers.result import CheckResult
 from fcenv.episode import EpisodeSettings, StepOutcome, first_turn_messages
 from fcenv.multi_turn.executor import call_text, decode_step, is_error_result, parse_call_text
 from fcenv.multi_turn.trajectory import Trajectory
 from fcenv.prompts import added_functions_message
 from fcenv.tool_formats import assistant_calls_message, tool_message
 from fcenv.tasks import Task
-from handlers import Call
-from handlers.native import InferenceCrash
+from fcenv.handlers import Call
+from fcenv.handlers.native import InferenceCrash
 
 
 def step_messages(settings: EpisodeSettings, text: str, calls: list[Call], results: list[str],

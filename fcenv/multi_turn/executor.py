@@ -18,7 +18,7 @@ Deliberate differences, all on calls that no backend method can answer: BFCL als
 Python builtins and module globals (``len(...)``, ``print(...)``, ``exit.y()``) and rewrites
 method names inside string literals; this executor does neither. Argument size is bounded
 (``MAX_ARGUMENT_SIZE``) so one call cannot make an episode's state arbitrarily large, and so is
-the number of calls a step runs (``handlers.base.MAX_STEP_CALLS``; BFCL runs them all): a step
+the number of calls a step runs (``fcenv.handlers.base.MAX_STEP_CALLS``; BFCL runs them all): a step
 with more holds none.
 
 What a backend's own code does on the model's input is the model's failure: any exception it
@@ -43,9 +43,9 @@ from typing import Any
 
 from fcenv.backends import backend_class, is_stateless
 from fcenv.backends.plain_data import plain_copy
-from handlers import Call, DecodeError, decode
-from handlers.base import MAX_STEP_CALLS
-from handlers.native import InferenceCrash
+from fcenv.handlers import Call, DecodeError, decode
+from fcenv.handlers.base import MAX_STEP_CALLS
+from fcenv.handlers.native import InferenceCrash
 
 ERROR_PREFIX = "Error during execution: "
 DISALLOWED = frozenset({"kill", "exit", "quit", "remove", "unlink", "popen", "Popen", "run"})
@@ -88,7 +88,7 @@ def decode_step(text: str, handler: str = "python", tool_format=None) -> list[Ca
     (``fcenv.tool_formats``) the family's decoder reads the text, and values stay plain data:
     BFCL runs native calls as ``name(k=repr(v))``, where a dict of dicts is just a dict.
     A step with more than ``MAX_STEP_CALLS`` calls holds none.
-    Raises ``handlers.native.InferenceCrash`` where BFCL's inference would fail the entry."""
+    Raises ``fcenv.handlers.native.InferenceCrash`` where BFCL's inference would fail the entry."""
     try:
         if tool_format is not None:
             calls = tool_format.step_calls(text)

@@ -1,5 +1,5 @@
 """One multi-turn episode under BFCL's rules, fed step by step: the calls run here, the
-verdicts come from a checker on plain data (``checkers.multi_turn``).
+verdicts come from a checker on plain data (``fcenv.checkers.multi_turn``).
 
 The model's calls run on the model's instances as they arrive; when a turn ends, the turn's
 ground truth runs on separate instances, and the turn's ``TurnRecord`` (calls, results, the
@@ -13,12 +13,12 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from checkers import CheckResult, get_checker
-from checkers.multi_turn import FORCE_TERMINATED, INFERENCE_ERROR, TurnRecord, entry_verdict
+from fcenv.checkers import CheckResult, get_checker
+from fcenv.checkers.multi_turn import FORCE_TERMINATED, INFERENCE_ERROR, TurnRecord, entry_verdict
 from fcenv.backends.posting_api import share_default_lists
 from fcenv.backends.travel_booking import share_long_context_cards
 from fcenv.multi_turn.executor import ToolSession, is_error_result, parse_call_text
-from handlers import Call, DecodeError
+from fcenv.handlers import Call, DecodeError
 
 TurnChecker = Callable[[Any, TurnRecord], CheckResult]
 

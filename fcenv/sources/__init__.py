@@ -16,7 +16,7 @@ BFCL's test set and ``report`` is ``fcenv data convert`` and ``fcenv data check`
 A format of your own is one function and one registration::
 
     from fcenv.sources import Dialogue, Turn, register_format
-    from handlers import Call
+    from fcenv.handlers import Call
 
     @register_format("mine", detect=lambda record: "utterance" in record)
     def read(record: dict) -> Dialogue:
@@ -36,8 +36,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field as default
 from typing import Any
 
-from handlers import Call
-from handlers.registry import Registry
+from fcenv.handlers import Call
+from fcenv.handlers.registry import Registry
 
 
 class RecordError(ValueError):

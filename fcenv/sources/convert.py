@@ -28,14 +28,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from checkers import get_checker
+from fcenv.checkers import get_checker
 from fcenv.multi_turn.executor import call_text
 from fcenv.problems import DatasetError, Problem
 from fcenv.sources import Dialogue, RecordError, SourceFormat, Turn, available_formats, detect_format
 from fcenv.sources.schema import Docs, expected_call
 from fcenv.tasks import Task
 from fcenv.tool_formats import call_id
-from handlers import Call, DecodeError, decode
+from fcenv.handlers import Call, DecodeError, decode
 
 STEPS = ("all", "calls")  # every assistant step, or only the steps that call
 

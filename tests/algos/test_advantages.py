@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from algos.advantages import action_gae, bad_advantages
+from fcenv.algos.advantages import action_gae, bad_advantages
 
 
 def test_bad_single_action_by_hand():

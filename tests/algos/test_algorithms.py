@@ -11,10 +11,10 @@ import pytest
 import torch
 
 pytest.importorskip("peft")
-from algos.config import parse_config
-from algos.ppo.algorithms import ALGORITHMS, Algorithm, resolve
-from algos.ppo.buffer import Buffer
-from algos.ppo.estimators import get_estimator
+from fcenv.algos.config import parse_config
+from fcenv.algos.ppo.algorithms import ALGORITHMS, Algorithm, resolve
+from fcenv.algos.ppo.buffer import Buffer
+from fcenv.algos.ppo.estimators import get_estimator
 from tests.support.runs import make_runner
 
 
@@ -69,7 +69,7 @@ def test_group_estimators_compare_episodes_of_one_task():
 
 
 def test_loss_aggregations_weigh_tokens_as_documented():
-    from algos.ppo.losses import aggregate
+    from fcenv.algos.ppo.losses import aggregate
 
     # Two actions: 1 token with term 4, 3 tokens with term 1 each (max_new_tokens 4).
     terms = torch.tensor([[4.0, 0.0, 0.0], [1.0, 1.0, 1.0]])
@@ -116,8 +116,8 @@ def test_turn_level_ratio_keeps_turns_whole(tiny_model, tmp_path, bfcl_dir):
     runner = make_runner(tiny_model, tmp_path, "--dataset_path", str(bfcl_dir / "BFCL_v4_multi_turn_base.json"),
                          "--n_rollout_threads", "2", "--context_window", "1024", "--max_new_tokens", "8",
                          "--ratio_level", "turn", "--num_mini_batch", "2")
-    from algos.ppo.buffer import score_rollout
-    from algos.rollout.play import play
+    from fcenv.algos.ppo.buffer import score_rollout
+    from fcenv.algos.rollout.play import play
 
     rollout = play(runner.envs, runner.engine, runner.codec, runner._task_source(), max_new_tokens=8,
                    actions_per_env=1, generator=runner.sampling)
@@ -139,11 +139,11 @@ def test_turn_level_ratio_keeps_turns_whole(tiny_model, tmp_path, bfcl_dir):
 def test_step_rewards_train_a_full_iteration(tiny_model, tmp_path):
     """--reward steps on the multi-turn split: rewards arrive at steps that end no turn, and an
     iteration trains."""
-    from algos.tiny.build import MULTI_TURN_TRAIN
+    from fcenv.algos.tiny.build import MULTI_TURN_TRAIN
 
     runner = make_runner(tiny_model, tmp_path, "--dataset_path", str(MULTI_TURN_TRAIN), "--reward", "steps",
                          "--n_rollout_threads", "4", "--max_new_tokens", "16")
-    from algos.rollout.play import play
+    from fcenv.algos.rollout.play import play
 
     rollout = play(runner.envs, runner.engine, runner.codec, runner._task_source(), max_new_tokens=16,
                    actions_per_env=1, generator=runner.sampling)

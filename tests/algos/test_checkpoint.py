@@ -10,11 +10,11 @@ import pytest
 import torch
 
 pytest.importorskip("peft")
-from algos.config import parse_config
-from algos.store.checkpoint import latest_checkpoint
-from algos.store.results import read_metrics
-from algos.tiny.build import TINY_SYSTEM_PROMPT
-from algos.training.loop import Runner
+from fcenv.algos.config import parse_config
+from fcenv.algos.store.checkpoint import latest_checkpoint
+from fcenv.algos.store.results import read_metrics
+from fcenv.algos.tiny.build import TINY_SYSTEM_PROMPT
+from fcenv.algos.training.loop import Runner
 
 THREADS = 3
 
@@ -143,7 +143,7 @@ def test_resume_refuses_data_changed_at_the_same_path_unless_told(tiny_model, tm
     import shutil
     from pathlib import Path
 
-    from algos.store.manifest import CheckpointError
+    from fcenv.algos.store.manifest import CheckpointError
 
     bundled = Path(__file__).resolve().parents[2] / "fcenv" / "bundled"
     data = tmp_path / "data" / "mine.json"

@@ -12,9 +12,9 @@ import pytest
 import torch
 
 pytest.importorskip("peft")
-from algos.store import checkpoint as ckpt
-from algos.store.manifest import CheckpointError, write_manifest
-from algos.training.loop import Runner
+from fcenv.algos.store import checkpoint as ckpt
+from fcenv.algos.store.manifest import CheckpointError, write_manifest
+from fcenv.algos.training.loop import Runner
 from tests.algos.test_checkpoint import config
 
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("peft")
-from algos.model.loading import load_tokenizer
-from algos.rollout.codec import ContextTooLong, TextCodec
-from algos.tiny.build import TINY_SYSTEM_PROMPT, chat_renderer
+from fcenv.algos.model.loading import load_tokenizer
+from fcenv.algos.rollout.codec import ContextTooLong, TextCodec
+from fcenv.algos.tiny.build import TINY_SYSTEM_PROMPT, chat_renderer
 from tests.support.scripted_engine import ScriptedEngine
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -77,10 +77,10 @@ def test_token_ids_stay_ids_from_one_step_to_the_next(tiny_model):
     import gymnasium as gym
     import torch
 
-    from algos.model.loading import load_model
-    from algos.model.policy import LoraSettings, Policy
-    from algos.rollout.hf import HFEngine
-    from algos.rollout.play import play
+    from fcenv.algos.model.loading import load_model
+    from fcenv.algos.model.policy import LoraSettings, Policy
+    from fcenv.algos.rollout.hf import HFEngine
+    from fcenv.algos.rollout.play import play
 
     loaded = load_model(str(tiny_model), torch.device("cpu"))
     policy = Policy(loaded.base, pad_id=loaded.pad_id, stop_ids=loaded.stop_ids, actor_lora=LoraSettings())
@@ -135,10 +135,10 @@ def test_a_chat_that_outgrows_the_window_mid_episode_fails_the_episode_and_is_co
     import gymnasium as gym
     import torch
 
-    from algos.model.loading import load_model
-    from algos.rollout.codec import CONTEXT_OVERFLOW
-    from algos.rollout.play import play
-    from algos.training.metrics import means, rollout_stats
+    from fcenv.algos.model.loading import load_model
+    from fcenv.algos.rollout.codec import CONTEXT_OVERFLOW
+    from fcenv.algos.rollout.play import play
+    from fcenv.algos.training.metrics import means, rollout_stats
 
     loaded = load_model(str(tiny_model), torch.device("cpu"))
     env = gym.make("fcenv/FunctionCalling-v0", dataset_path="multi_turn_train", renderer=loaded.renderer,

@@ -20,15 +20,15 @@ import torch
 
 pytest.importorskip("peft")
 import fcenv  # noqa: F401  (registers the environment id)
-from algos.config import parse_config
-from algos.model.loading import load_model
-from algos.model.policy import LoraSettings, Policy
-from algos.ppo.update import make_optimizers
-from algos.store import checkpoint as ckpt
-from algos.store.manifest import CheckpointError, write_manifest
-from algos.store.results import read_metrics
-from algos.tiny.build import TINY_SYSTEM_PROMPT, TINY_TRAIN
-from algos.training.loop import Runner
+from fcenv.algos.config import parse_config
+from fcenv.algos.model.loading import load_model
+from fcenv.algos.model.policy import LoraSettings, Policy
+from fcenv.algos.ppo.update import make_optimizers
+from fcenv.algos.store import checkpoint as ckpt
+from fcenv.algos.store.manifest import CheckpointError, write_manifest
+from fcenv.algos.store.results import read_metrics
+from fcenv.algos.tiny.build import TINY_SYSTEM_PROMPT, TINY_TRAIN
+from fcenv.algos.training.loop import Runner
 from fcenv.data import DatasetError
 from harness.faults import (
     THREADS,

@@ -11,13 +11,13 @@ import pytest
 import torch
 
 pytest.importorskip("peft")
-from algos.config import parse_config
-from algos.ppo.buffer import Buffer
-from algos.ppo.estimators import get_estimator
-from algos.rollout.branching import BranchingSettings, play_branching
-from algos.rollout.groups import efficiency_rewards, informative_groups
-from algos.rollout.records import ActionRecord, EpisodeRecord, Rollout
-from algos.tiny.build import MULTI_TURN_TRAIN
+from fcenv.algos.config import parse_config
+from fcenv.algos.ppo.buffer import Buffer
+from fcenv.algos.ppo.estimators import get_estimator
+from fcenv.algos.rollout.branching import BranchingSettings, play_branching
+from fcenv.algos.rollout.groups import efficiency_rewards, informative_groups
+from fcenv.algos.rollout.records import ActionRecord, EpisodeRecord, Rollout
+from fcenv.algos.tiny.build import MULTI_TURN_TRAIN
 from tests.support.runs import make_runner
 
 GROUP_FLAGS = ("--dataset_path", str(MULTI_TURN_TRAIN), "--algorithm_name", "GRPO", "--group_size", "4",

@@ -8,8 +8,8 @@ import random
 import pytest
 import torch
 
-from algos.model.batching import pack, truncate_left
-from algos.ppo.losses import (
+from fcenv.algos.model.batching import pack, truncate_left
+from fcenv.algos.ppo.losses import (
     approx_kl,
     clipped_policy_loss,
     clipped_value_loss,
@@ -93,8 +93,8 @@ def test_truncate_left_keeps_the_end():
 def test_answer_text_and_the_teachers_demonstrations():
     from collections import Counter
 
-    from algos.model.warmup import answer_text
-    from algos.tiny.teacher import Teacher, teacher_answer, value_pools
+    from fcenv.algos.model.warmup import answer_text
+    from fcenv.algos.tiny.teacher import Teacher, teacher_answer, value_pools
     from fcenv.tasks import Task
 
     truth = [{"get_weather": {"city": ["Paris"], "unit": ["fahrenheit", ""]}}]
@@ -118,7 +118,7 @@ def test_answer_text_and_the_teachers_demonstrations():
 
 
 def test_explained_variance_from_sums():
-    from algos.training.metrics import explained_variance
+    from fcenv.algos.training.metrics import explained_variance
 
     def sums(targets, predictions):
         t, r = torch.tensor(targets), torch.tensor(targets) - torch.tensor(predictions)
@@ -136,11 +136,11 @@ def test_multi_turn_facets_are_logged_per_level():
     import gymnasium as gym
 
     import fcenv
-    from algos.model.warmup import ground_truth_steps
-    from algos.rollout.play import _summary
-    from algos.rollout.records import ActionRecord, EpisodeRecord, Rollout
-    from algos.tiny.build import MULTI_TURN_EVAL
-    from algos.training.metrics import means, rollout_stats
+    from fcenv.algos.model.warmup import ground_truth_steps
+    from fcenv.algos.rollout.play import _summary
+    from fcenv.algos.rollout.records import ActionRecord, EpisodeRecord, Rollout
+    from fcenv.algos.tiny.build import MULTI_TURN_EVAL
+    from fcenv.algos.training.metrics import means, rollout_stats
 
     env = gym.make(fcenv.ENV_ID, dataset_path=str(MULTI_TURN_EVAL), reward="shaped")
     task_index = next(i for i, t in enumerate(env.unwrapped.tasks) if len(t.question) == 2)

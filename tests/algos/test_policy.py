@@ -10,9 +10,9 @@ import torch
 pytest.importorskip("peft")
 from transformers import Qwen2Config, Qwen2ForCausalLM
 
-from algos.model.batching import pack
-from algos.model.policy import ACTOR, CRITIC, LoraSettings, Policy
-from algos.rollout.hf import HFEngine
+from fcenv.algos.model.batching import pack
+from fcenv.algos.model.policy import ACTOR, CRITIC, LoraSettings, Policy
+from fcenv.algos.rollout.hf import HFEngine
 
 VOCAB, STOP, PAD = 64, 1, 2
 
@@ -123,7 +123,7 @@ def test_sampling_with_the_actor_folded_in_leaves_the_base_and_the_adapters_as_t
     """Sampling runs with the actor's LoRA folded into copies of the weights it adapts: the
     base's own weights come back untouched (the same tensors, the same values), every role
     scores as before, and the folded pass draws what the adapter pass draws."""
-    import algos.rollout.hf as hf_module
+    import fcenv.algos.rollout.hf as hf_module
 
     policy = make_policy()
     ctx = contexts(14, rows=4)
@@ -187,7 +187,7 @@ def test_samples_follow_the_tempered_distribution_exactly():
 
 
 def test_each_token_is_drawn_with_its_probability_and_never_one_of_probability_zero():
-    from algos.rollout.hf import _draw
+    from fcenv.algos.rollout.hf import _draw
 
     probs = torch.tensor([0.0, 0.5, 1e-3, 0.0, 0.25, 0.249, 0.0])
     draws = 200_000
@@ -305,7 +305,7 @@ def test_an_actor_only_policy_has_no_critic_side():
 def test_rows_sharing_a_context_score_as_one_pass_over_every_row(adapter):
     """A group's rows run their shared context once (KV cache repeated per row); log-probs,
     values and the gradients reaching both adapters equal one plain pass over every row."""
-    import algos.model.policy as policy_module
+    import fcenv.algos.model.policy as policy_module
 
     policy = make_policy()
     a, b = contexts(21, rows=2)

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("peft")
-from algos.config import ConfigError, parse_config
-from algos.model.warmup import answer_text
-from algos.process_rewards import (
+from fcenv.algos.config import ConfigError, parse_config
+from fcenv.algos.model.warmup import answer_text
+from fcenv.algos.process_rewards import (
     Trajectory,
     monte_carlo_values,
     preference_pairs,
@@ -23,8 +23,8 @@ from algos.process_rewards import (
     sampler_from_flags,
     step_records,
 )
-from algos.tiny.build import MULTI_TURN_TRAIN, TINY_SYSTEM_PROMPT, TINY_TRAIN
-from algos.training.loop import Runner
+from fcenv.algos.tiny.build import MULTI_TURN_TRAIN, TINY_SYSTEM_PROMPT, TINY_TRAIN
+from fcenv.algos.training.loop import Runner
 from tests.support.runs import process_rewards_flags
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -91,7 +91,7 @@ def test_pairs_prefer_the_valid_answer_and_trl_dpo_trains_on_them(tiny_model, tm
     from transformers import AutoModelForCausalLM
     from trl import DPOConfig, DPOTrainer
 
-    from algos.model.loading import load_tokenizer
+    from fcenv.algos.model.loading import load_tokenizer
     from datasets import load_dataset
 
     tokenizer = load_tokenizer(tiny_model)
@@ -134,7 +134,7 @@ def test_the_critic_starts_from_the_monte_carlo_values(tiny_model, tmp_path):
     logs = []
     runner = Runner(parse_config(args), log=logs.append)
     assert any("critic warm-up on 40 Monte Carlo prefix values" in line for line in logs)
-    from algos.process_rewards import prefix_value_examples
+    from fcenv.algos.process_rewards import prefix_value_examples
 
     examples = prefix_value_examples(values, runner.codec, runner.envs[0].unwrapped.renderer)
     predicted = runner.policy.context_values([context for context, _ in examples])
@@ -172,7 +172,7 @@ def test_a_runs_held_out_tasks_are_never_sampled(tiny_model, tmp_path):
     run = runner.run()
     held_out = set(json.loads((run / "args.json").read_text())["resolved"]["eval_indices"])
     assert len(held_out) == 180
-    from algos.process_rewards import training_tasks
+    from fcenv.algos.process_rewards import training_tasks
 
     sampler = sampler_from_flags(_flags(tiny_model, TINY_TRAIN, run=str(run), dataset_path=""))
     assert sampler.held_out == held_out

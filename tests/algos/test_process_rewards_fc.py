@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("peft")
-from algos.config import ConfigError, parse_config
-from algos.model.warmup import answer_text, written_in
-from algos.process_rewards import (
+from fcenv.algos.config import ConfigError, parse_config
+from fcenv.algos.model.warmup import answer_text, written_in
+from fcenv.algos.process_rewards import (
     Trajectory,
     monte_carlo_values,
     preference_pairs,
@@ -23,10 +23,10 @@ from algos.process_rewards import (
     sampler_from_flags,
     step_records,
 )
-from algos.rollout.hf import HFEngine
-from algos.rollout.play import play
-from algos.tiny.build import MULTI_TURN_TRAIN, TINY_TRAIN
-from algos.training.loop import Runner
+from fcenv.algos.rollout.hf import HFEngine
+from fcenv.algos.rollout.play import play
+from fcenv.algos.tiny.build import MULTI_TURN_TRAIN, TINY_TRAIN
+from fcenv.algos.training.loop import Runner
 from fcenv.tool_formats import get_tool_format
 from tests.support.runs import process_rewards_flags
 
@@ -45,7 +45,7 @@ def _read(path: Path) -> list[dict]:
 def test_fc_sampling_shows_the_tools_through_the_familys_template(tiny_model):
     """Every context the policy samples from is the chat with its task's tools, rendered by the
     family's template (the test model's own template renders no tools), tokenized as is."""
-    from algos.model.loading import load_tokenizer
+    from fcenv.algos.model.loading import load_tokenizer
 
     sampler = sampler_from_flags(_flags(tiny_model, MULTI_TURN_TRAIN))
     assert sampler.tool_format == "hermes"
@@ -89,7 +89,7 @@ def test_the_command_writes_fc_trajectories_with_their_tools(tiny_model, tmp_pat
 
 
 def _calls(text: str, family: str) -> list:
-    from handlers import DecodeError
+    from fcenv.handlers import DecodeError
 
     try:
         return get_tool_format(family).step_calls(text)
@@ -124,7 +124,7 @@ def test_fc_verdicts_values_and_dpo_pairs_with_the_tools(tiny_model, tmp_path):
     from transformers import AutoModelForCausalLM
     from trl import DPOConfig, DPOTrainer
 
-    from algos.model.loading import load_tokenizer
+    from fcenv.algos.model.loading import load_tokenizer
     from datasets import load_dataset
 
     tokenizer = load_tokenizer(tiny_model)
@@ -166,7 +166,7 @@ def test_an_fc_run_warm_starts_its_critic_on_fc_values_and_refuses_prompting_one
     runner = Runner(parse_config(_fc_run_flags(tiny_model, tmp_path, "--critic_init_values", str(values),
                                                "--critic_init_steps", "40")), log=logs.append)
     assert any("critic warm-up on 24 Monte Carlo prefix values" in line for line in logs)
-    from algos.process_rewards import prefix_value_examples
+    from fcenv.algos.process_rewards import prefix_value_examples
 
     examples = prefix_value_examples(values, runner.codec, runner.envs[0].unwrapped.renderer, with_tools=True)
     observation, _ = runner.envs[0].reset(options={"index": 0})
@@ -190,7 +190,7 @@ def test_a_runs_format_and_lora_targets_are_the_samplers(tiny_model, tmp_path):
     assert sampler.tool_format == "hermes" and sampler.envs[0].unwrapped.settings.tool_format.name == "hermes"
     assert set(sampler.policy.model.peft_config["actor"].target_modules) == {"q_proj", "o_proj"}
     # Without a run: the trainer's own adapter.
-    from algos.config import TrainConfig
+    from fcenv.algos.config import TrainConfig
 
     fresh = sampler_from_flags(_flags(tiny_model, MULTI_TURN_TRAIN))
     assert set(fresh.policy.model.peft_config["actor"].target_modules) == set(TrainConfig().lora_target_modules)

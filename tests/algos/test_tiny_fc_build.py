@@ -16,9 +16,9 @@ import torch
 pytest.importorskip("peft")
 from transformers import AutoTokenizer
 
-from algos.model.loading import load_tokenizer
-from algos.tiny import teacher
-from algos.tiny.build import (
+from fcenv.algos.model.loading import load_tokenizer
+from fcenv.algos.tiny import teacher
+from fcenv.algos.tiny.build import (
     CHAT_TEMPLATE,
     MULTI_TURN_TRAIN,
     PRE_TOKENIZER_PATTERN,
@@ -34,7 +34,7 @@ from algos.tiny.build import (
 )
 from fcenv.env import FunctionCallingEnv
 from fcenv.tool_formats import available_tool_formats, get_tool_format, template_renderer
-from handlers import Call
+from fcenv.handlers import Call
 
 FAMILIES = ["hermes", "llama_json", "mistral"]
 DOC = {"name": "book.flight", "description": "Book a flight.", "parameters": {"type": "dict", "required": ["to"],
@@ -129,8 +129,8 @@ def test_every_family_has_a_visible_habit_to_remove():
     RL can see and remove (here the prose answer, its calls in the prompting syntax)."""
     import random
 
-    from algos.model.warmup import ground_truth_steps, written_in
-    from algos.tiny.teacher import Teacher, teacher_step, value_pools
+    from fcenv.algos.model.warmup import ground_truth_steps, written_in
+    from fcenv.algos.tiny.teacher import Teacher, teacher_step, value_pools
     from fcenv.data import load_tasks
 
     tasks = load_tasks(str(TINY_TRAIN))

@@ -19,8 +19,8 @@ import torch
 pytest.importorskip("peft")
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from algos.model.loading import load_tokenizer
-from algos.tiny.build import (
+from fcenv.algos.model.loading import load_tokenizer
+from fcenv.algos.tiny.build import (
     TINY_SYSTEM_PROMPT,
     TinySpec,
     cache_key,
@@ -56,8 +56,8 @@ def test_an_embedded_run_saves_its_base_and_an_independent_client_loads_it(tiny_
     Auto classes and PeftModel.from_pretrained find everything, even with the cache gone."""
     from peft import PeftModel
 
-    from algos.config import parse_config
-    from algos.training.loop import Runner
+    from fcenv.algos.config import parse_config
+    from fcenv.algos.training.loop import Runner
 
     # The small test model stands in for the default one under the default's cache key.
     cache = tmp_path / "cache"

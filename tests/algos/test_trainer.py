@@ -9,10 +9,10 @@ import pytest
 import torch
 
 pytest.importorskip("peft")
-from algos.config import parse_config
-from algos.ppo.buffer import compute_advantages, score_rollout
-from algos.tiny.build import TINY_SYSTEM_PROMPT
-from algos.training.loop import Runner
+from fcenv.algos.config import parse_config
+from fcenv.algos.ppo.buffer import compute_advantages, score_rollout
+from fcenv.algos.tiny.build import TINY_SYSTEM_PROMPT
+from fcenv.algos.training.loop import Runner
 
 # Small enough that an iteration takes a second or two.
 
@@ -62,14 +62,14 @@ def test_first_epoch_ratio_is_one(tiny_model, tmp_path):
     # fp32), equal the update's own scoring of the same tokens up to float rounding: before any
     # step the ratio is 1 and nothing is clipped.
     runner = make_runner(tiny_model, tmp_path, "--num_mini_batch", "1", "--gradient_cp_steps", "1")
-    from algos.rollout.play import play
+    from fcenv.algos.rollout.play import play
 
     rollout = play(runner.envs, runner.engine, runner.codec, runner._task_source(), max_new_tokens=32,
                    actions_per_env=1, generator=runner.sampling)
     assert runner.policy.samples_exactly
     buffer = score_rollout(runner.policy, rollout, token_budget=200, old_from="sampling")
     rescored = score_rollout(runner.policy, rollout, token_budget=200)
-    from algos.model.batching import pack
+    from fcenv.algos.model.batching import pack
 
     batch = pack(buffer.contexts, buffer.actions, runner.policy.pad_id)
     with torch.no_grad():
@@ -83,8 +83,8 @@ def test_first_epoch_ratio_is_one(tiny_model, tmp_path):
 def test_old_logprobs_from_the_first_pass_equal_rescored_ones(tiny_model, tmp_path, ratio):
     # With one minibatch per epoch the update's first pass runs the policy that sampled on
     # every row: its log-probs are the old ones, and the update is the rescored one's.
-    from algos.model.batching import pack
-    from algos.rollout.play import play
+    from fcenv.algos.model.batching import pack
+    from fcenv.algos.rollout.play import play
 
     results = []
     for source in ("rescore", "update"):
@@ -110,7 +110,7 @@ def test_old_logprobs_from_the_first_pass_equal_rescored_ones(tiny_model, tmp_pa
 
 
 def test_old_logprobs_from_the_first_pass_need_one_minibatch(tiny_model, tmp_path):
-    from algos.rollout.play import play
+    from fcenv.algos.rollout.play import play
 
     runner = make_runner(tiny_model, tmp_path)  # --num_mini_batch 2: the scoring pass runs
     assert runner._old_logprobs_from() == "rescore"
@@ -135,7 +135,7 @@ def test_multi_turn_episodes_bootstrap_across_actions(tiny_model, tmp_path, bfcl
     # after a step or a few; longer chats are cut from the middle to the window.
     runner = make_runner(tiny_model, tmp_path, "--dataset_path", str(bfcl_dir / "BFCL_v4_multi_turn_base.json"),
                          "--n_rollout_threads", "2", "--context_window", "1024", "--max_new_tokens", "8")
-    from algos.rollout.play import play
+    from fcenv.algos.rollout.play import play
 
     rollout = play(runner.envs, runner.engine, runner.codec, runner._task_source(), max_new_tokens=8,
                    actions_per_env=1, generator=runner.sampling)
@@ -157,8 +157,8 @@ def test_multi_turn_episodes_bootstrap_across_actions(tiny_model, tmp_path, bfcl
 
 
 def test_supervised_warm_up_trains_only_the_actor(tiny_model, tmp_path):
-    from algos.config import parse_config as parse
-    from algos.model.policy import ACTOR
+    from fcenv.algos.config import parse_config as parse
+    from fcenv.algos.model.policy import ACTOR
 
     args = ["--model_name_or_path", str(tiny_model), "--system_prompt", TINY_SYSTEM_PROMPT, "--hide_function_docs", "--results_dir",
             str(tmp_path), "--n_rollout_threads", "4", "--eval_interval", "0", "--no-progress", "--lora_r", "4"]
@@ -175,7 +175,7 @@ def test_any_local_checkpoint_with_a_chat_template_trains(tiny_model, tmp_path):
     # Hugging Face model is, with the tiny tokenizer and its chat template.
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
-    from algos.model.loading import load_tokenizer
+    from fcenv.algos.model.loading import load_tokenizer
 
     tokenizer = load_tokenizer(tiny_model)
     torch.manual_seed(0)
@@ -196,8 +196,8 @@ def test_any_local_checkpoint_with_a_chat_template_trains(tiny_model, tmp_path):
 def test_length_sorted_micro_batches_give_the_same_update(tiny_model, tmp_path):
     """Micro-batching by length changes only how rows are batched: the scores and the
     parameters after an update equal those of one padded batch, up to float rounding."""
-    from algos.model.batching import length_sorted_chunks
-    from algos.rollout.play import play
+    from fcenv.algos.model.batching import length_sorted_chunks
+    from fcenv.algos.rollout.play import play
 
     contexts = [[1] * n for n in (5, 40, 7, 33, 12)]
     actions = [[2] * n for n in (3, 1, 9, 2, 4)]
@@ -233,8 +233,8 @@ def test_length_sorted_micro_batches_give_the_same_update(tiny_model, tmp_path):
 def test_a_top_layer_critic_scores_and_trains_from_the_reference_states(tiny_model, tmp_path):
     """--critic_fraction 0.25 (the top one of the tiny model's four layers): scoring keeps each row's states from the reference pass; the values
     they give and the critic's update equal those of critic passes through every layer."""
-    from algos.model.batching import pack
-    from algos.rollout.play import play
+    from fcenv.algos.model.batching import pack
+    from fcenv.algos.rollout.play import play
 
     critics = []
     for keep_states in (True, False):

@@ -22,15 +22,15 @@ from pathlib import Path
 import pytest
 import torch
 
-from algos.config import parse_config
-from algos.model.batching import pack
-from algos.model.loading import load_model, max_positions
-from algos.model.policy import LoraSettings, Policy
-from algos.rollout.engine import EngineSettings, make_engine
-from algos.rollout.hf import HFEngine
-from algos.rollout.vllm import EngineError, VLLMEngine
-from algos.tiny.build import MULTI_TURN_TRAIN, TINY_EVAL, TINY_SYSTEM_PROMPT
-from algos.training.loop import Runner
+from fcenv.algos.config import parse_config
+from fcenv.algos.model.batching import pack
+from fcenv.algos.model.loading import load_model, max_positions
+from fcenv.algos.model.policy import LoraSettings, Policy
+from fcenv.algos.rollout.engine import EngineSettings, make_engine
+from fcenv.algos.rollout.hf import HFEngine
+from fcenv.algos.rollout.vllm import EngineError, VLLMEngine
+from fcenv.algos.tiny.build import MULTI_TURN_TRAIN, TINY_EVAL, TINY_SYSTEM_PROMPT
+from fcenv.algos.training.loop import Runner
 from tests.support.runs import MULTI_TURN_EVAL
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,7 +44,7 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def model_dir(vllm_ready, tmp_path_factory) -> Path:
     """The tests' tiny model with heads of 32 (vLLM's CPU attention takes no smaller)."""
-    from algos.tiny.build import build_tiny
+    from fcenv.algos.tiny.build import build_tiny
     from harness.tiny_test_model import VLLM_TEST_SPEC
 
     torch.set_num_threads(1)

@@ -7,7 +7,7 @@ import gymnasium as gym
 from transformers import AutoTokenizer
 
 import fcenv
-from algos.model.warmup import NO_CALL, ground_truth_examples
+from fcenv.algos.model.warmup import NO_CALL, ground_truth_examples
 from fcenv.sources.resolve import resolve_dataset
 
 FIRST = 60  # the first tasks of varied_train: all five categories

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from algos.rollout.worker_link import EngineError, WorkerLink
+from fcenv.algos.rollout.worker_link import EngineError, WorkerLink
 
 # A worker that says why it fails and dies without reading what it was sent.
 DYING = "import sys, time; time.sleep(1); print('CUDA out of memory in the worker', flush=True); sys.exit(3)"

@@ -48,7 +48,7 @@ def test_embeddings_equal_sentence_transformers(minilm):
 
 def test_the_vector_memory_ranks_with_the_real_encoder(minilm):
     from fcenv.multi_turn.executor import ToolSession
-    from handlers import Call
+    from fcenv.handlers import Call
 
     session = ToolSession(["MemoryAPI_vector"], {})
     for text in ["I live in Seattle.", "My favourite drink is a strawberry matcha latte.", "I am 35 years old."]:

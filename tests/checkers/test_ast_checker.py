@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from checkers import get_checker
-from checkers.ast_checker import FACETS, calls_from_bfcl, check
-from checkers.java_values import java_to_value
-from checkers.js_values import js_to_value
+from fcenv.checkers import get_checker
+from fcenv.checkers.ast_checker import FACETS, calls_from_bfcl, check
+from fcenv.checkers.java_values import java_to_value
+from fcenv.checkers.js_values import js_to_value
 from fcenv.tasks import Task
-from handlers.base import Call, DecodeError
+from fcenv.handlers.base import Call, DecodeError
 
 ROOT = Path(__file__).resolve().parents[2]  # the child process imports checkers from here
 TRIANGLE = Task(
@@ -183,8 +183,8 @@ def test_calls_from_bfcl_shape():
 
 
 HOSTILE_CONVERSIONS = """
-from checkers.java_values import java_to_value
-from checkers.js_values import js_to_value
+from fcenv.checkers.java_values import java_to_value
+from fcenv.checkers.js_values import js_to_value
 for value in ("new ArrayList<>(Arrays.asList(" * 20000, "[[" + "],[" * 50000, "new HashMap<" * 20000):
     java_to_value(value, "ArrayList", "String")
     java_to_value(value, "HashMap")

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from checkers import get_checker
+from fcenv.checkers import get_checker
 from fcenv.tasks import Task
-from handlers.base import Call, DecodeError
+from fcenv.handlers.base import Call, DecodeError
 
 IRRELEVANT = Task(id="irrelevance_3", question=[], functions=[{"name": "f", "parameters": {}}])
 RELEVANT = Task(id="live_relevance_2-2-0", question=[], functions=[{"name": "f", "parameters": {}}])

@@ -114,7 +114,7 @@ def test_flag_errors_are_one_line_and_flags_are_spelt_out(capsys):
     --num_env_step would otherwise mean --num_env_steps)."""
     import pytest
 
-    from algos.config import parse_config
+    from fcenv.algos.config import parse_config
     from fcenv.cli import build_parser
 
     for parse, argv, expected in (
@@ -145,13 +145,13 @@ def test_a_trainable_token_that_is_not_one_token_is_named(tiny_model, tmp_path):
 def test_the_vllm_engine_without_vllm_is_named_before_the_model_loads(tiny_model, tmp_path):
     """--rollout_engine vllm where its interpreter has no vLLM: one line naming the engine and
     `make vllm`, before the model loads (no loading output) and before any run folder."""
-    from algos.rollout.vllm import default_python, vllm_missing
+    from fcenv.algos.rollout.vllm import default_python, vllm_missing
 
     if vllm_missing(default_python()) is None:
         import pytest
 
         pytest.skip("vLLM is installed for the engine here (.vllm-venv): nothing is missing")
-    from algos.tiny.build import TINY_SYSTEM_PROMPT
+    from fcenv.algos.tiny.build import TINY_SYSTEM_PROMPT
 
     done = run("train_fctncalling.py", "--model_name_or_path", str(tiny_model), "--system_prompt", TINY_SYSTEM_PROMPT,
                "--hide_function_docs", "--results_dir", str(tmp_path / "runs"), "--rollout_engine", "vllm")

@@ -40,7 +40,7 @@ REQUIRED = {"generate": ["--out", "o"], "process-rewards": ["--out", "o"], "eval
 
 
 def parsers() -> dict[str, argparse.ArgumentParser]:
-    from algos.config import build_parser as train_parser
+    from fcenv.algos.config import build_parser as train_parser
     from fcenv.cli import build_parser
 
     commands = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)).choices
@@ -90,7 +90,7 @@ def test_tool_format_with_a_system_prompt_or_a_handler_is_one_message_everywhere
     pytest.importorskip("torch")
     import gymnasium as gym
 
-    from algos.config import parse_config
+    from fcenv.algos.config import parse_config
     from fcenv.cli import main
     from fcenv.tool_formats import tool_format_conflicts
 
@@ -162,7 +162,7 @@ def test_generate_answers_a_mix_and_a_converted_source_that_evaluate_scores(tiny
     resolves to, whose stem names its result file (mix_result.json, xlam_result.json), and
     `fcenv evaluate --dataset_path MIX SOURCE` scores them."""
     pytest.importorskip("peft")
-    from algos.tiny.build import TINY_SYSTEM_PROMPT
+    from fcenv.algos.tiny.build import TINY_SYSTEM_PROMPT
     from tests.support.source_samples import XLAM_TASKS
 
     mix = f"{small_split('tiny_eval', 4, tmp_path / 'a')}:1,{small_split('tiny_train', 4, tmp_path / 'b')}:1"
@@ -190,7 +190,7 @@ def test_generate_answers_a_mix_and_a_converted_source_that_evaluate_scores(tiny
 
 def test_process_rewards_samples_a_mix_and_a_converted_source(tiny_model, tmp_path):
     pytest.importorskip("peft")
-    from algos.tiny.build import TINY_SYSTEM_PROMPT
+    from fcenv.algos.tiny.build import TINY_SYSTEM_PROMPT
 
     mix = f"{small_split('tiny_train', 4, tmp_path / 'a')}:1,{small_split('tiny_eval', 4, tmp_path / 'b')}:1"
     for spec in (mix, str(xlam_source(tmp_path / "sources"))):
@@ -219,7 +219,7 @@ def fake_run(folder: Path, **resolved) -> Path:
 @pytest.mark.parametrize("command", ["generate", "process-rewards"])
 def test_run_fills_in_what_was_not_given_and_refuses_a_chat_format_it_was_not_trained_in(command, tmp_path):
     pytest.importorskip("peft")
-    from algos.from_run import apply_run
+    from fcenv.algos.from_run import apply_run
     from fcenv.arguments import UsageError
     from fcenv.cli import build_parser
 

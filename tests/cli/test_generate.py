@@ -13,8 +13,8 @@ import pytest
 import torch
 
 pytest.importorskip("peft")
-from algos.store.results import read_metrics
-from algos.tiny.build import BUNDLED_EVAL, TINY_SYSTEM_PROMPT, TINY_TRAIN
+from fcenv.algos.store.results import read_metrics
+from fcenv.algos.tiny.build import BUNDLED_EVAL, TINY_SYSTEM_PROMPT, TINY_TRAIN
 from fcenv.data import load_tasks
 from tests.support.runs import MULTI_TURN_EVAL, fcenv, make_runner
 
@@ -94,7 +94,7 @@ class _TinyServer(BaseHTTPRequestHandler):
 def test_an_openai_compatible_endpoint_answers_like_the_local_model(tiny_model, tmp_path):
     from transformers import AutoModelForCausalLM
 
-    from algos.model.loading import load_tokenizer
+    from fcenv.algos.model.loading import load_tokenizer
 
     _TinyServer.model = AutoModelForCausalLM.from_pretrained(tiny_model).eval()
     _TinyServer.tokenizer = load_tokenizer(tiny_model)

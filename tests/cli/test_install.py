@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from algos.tiny.build import TINY_SYSTEM_PROMPT
+from fcenv.algos.tiny.build import TINY_SYSTEM_PROMPT
 
 ROOT = Path(__file__).resolve().parents[2]
 # The installed package's processes run without PYTHONPATH: one naming the checkout (as runs

@@ -16,11 +16,11 @@ import pytest
 pytest.importorskip("peft")
 from safetensors.torch import load_file
 
-from algos.config import parse_config
-from algos.store.checkpoint import find_resume_checkpoint
-from algos.store.results import read_metrics
-from algos.tiny.build import TINY_SYSTEM_PROMPT
-from algos.training.loop import Runner
+from fcenv.algos.config import parse_config
+from fcenv.algos.store.checkpoint import find_resume_checkpoint
+from fcenv.algos.store.results import read_metrics
+from fcenv.algos.tiny.build import TINY_SYSTEM_PROMPT
+from fcenv.algos.training.loop import Runner
 
 ROOT = Path(__file__).resolve().parents[2]
 THREADS = 2

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("peft")
-from algos.tiny.build import TINY_SYSTEM_PROMPT, TINY_TRAIN, build_tiny
+from fcenv.algos.tiny.build import TINY_SYSTEM_PROMPT, TINY_TRAIN, build_tiny
 from fcenv.data import load_tasks
 from harness.tiny_test_model import TEST_SPEC
 

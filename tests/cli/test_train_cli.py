@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("peft")
-from algos.config import build_parser, parse_config
-from algos.store.results import read_metrics
-from algos.tiny.build import TINY_SYSTEM_PROMPT
+from fcenv.algos.config import build_parser, parse_config
+from fcenv.algos.store.results import read_metrics
+from fcenv.algos.tiny.build import TINY_SYSTEM_PROMPT
 from tests.support.runs import SCRIPT, tiny_flags
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -22,7 +22,7 @@ import json
 from pathlib import Path
 
 from fcenv.tool_formats import ToolFormat
-from handlers import Call, DecodeError
+from fcenv.handlers import Call, DecodeError
 
 
 def decode(text):

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from algos.model.loading import load_tokenizer
-from algos.tiny.build import MULTI_TURN_TRAIN, TINY_SYSTEM_PROMPT
+from fcenv.algos.model.loading import load_tokenizer
+from fcenv.algos.tiny.build import MULTI_TURN_TRAIN, TINY_SYSTEM_PROMPT
 from fcenv.data import load_tasks
 from fcenv.doors.core import Episode, make_env
 from fcenv.doors.tokens import ChatTemplate, TokenEpisode

@@ -7,7 +7,7 @@ import pytest
 import skyrl_gym
 from omegaconf import DictConfig
 
-from algos.model.warmup import answer_text
+from fcenv.algos.model.warmup import answer_text
 from fcenv.data import load_tasks
 from fcenv.skyrl import dataset_rows, register
 from harness.trajectories import ground_truth_steps

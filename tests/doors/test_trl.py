@@ -7,9 +7,9 @@ import pytest
 import torch
 
 pytest.importorskip("trl")
-from algos.model.loading import load_tokenizer
-from algos.model.warmup import answer_text
-from algos.tiny.build import MULTI_TURN_TRAIN, TINY_SYSTEM_PROMPT, TINY_TRAIN
+from fcenv.algos.model.loading import load_tokenizer
+from fcenv.algos.model.warmup import answer_text
+from fcenv.algos.tiny.build import MULTI_TURN_TRAIN, TINY_SYSTEM_PROMPT, TINY_TRAIN
 from fcenv.data import load_tasks
 from fcenv.trl import VerdictReward, prompt_dataset
 
@@ -76,7 +76,7 @@ def test_fc_mode_prompts_carry_each_tasks_tools_and_answers_are_read_in_the_fami
     import json
 
     from fcenv.tool_formats import get_tool_format
-    from handlers import Call
+    from fcenv.handlers import Call
 
     tokenizer = load_tokenizer(tiny_model)
     dataset = prompt_dataset(TINY_TRAIN, tool_format="hermes", renderer=tokenizer, indices=range(4))

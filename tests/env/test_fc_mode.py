@@ -18,7 +18,7 @@ import fcenv
 from fcenv.env import FunctionCallingEnv
 from fcenv.prompts import hinted_functions
 from fcenv.tool_formats import available_tool_formats, get_tool_format, template_renderer
-from handlers import Call
+from fcenv.handlers import Call
 
 # A chat template in the Hermes/Qwen style, written for this test: tools listed in the system
 # turn, calls shown back in <tool_call> blocks, results in <tool_response> blocks.
@@ -230,9 +230,9 @@ def test_training_runs_in_fc_mode(tiny_model, tmp_path):
     rendered with the tools, and an iteration trains."""
     import math
 
-    from algos.config import parse_config
-    from algos.tiny.build import MULTI_TURN_TRAIN
-    from algos.training.loop import Runner
+    from fcenv.algos.config import parse_config
+    from fcenv.algos.tiny.build import MULTI_TURN_TRAIN
+    from fcenv.algos.training.loop import Runner
 
     config = parse_config(["--model_name_or_path", str(tiny_model), "--dataset_path", str(MULTI_TURN_TRAIN),
                            "--tool_format", "hermes", "--warmup_steps", "2", "--results_dir", str(tmp_path),
@@ -249,7 +249,7 @@ def test_training_runs_in_fc_mode(tiny_model, tmp_path):
 
 
 def test_training_flags_conflict_is_named(tmp_path, capsys):
-    from algos.train import main
+    from fcenv.algos.train import main
 
     with pytest.raises(SystemExit) as exit_info:
         main(["--tool_format", "hermes", "--system_prompt", "{functions}", "--results_dir", str(tmp_path)])
@@ -294,7 +294,7 @@ def test_generate_and_evaluate_in_fc_mode(tiny_model, tmp_path):
 def test_a_tool_chat_too_long_for_the_window_is_a_clear_error(tokenizer):
     """Cutting an FC chat keeps its tools; when even the latest message with them does not
     fit, the error says so (no template is asked to render an empty chat)."""
-    from algos.rollout.codec import ContextTooLong, TextCodec, chat_of
+    from fcenv.algos.rollout.codec import ContextTooLong, TextCodec, chat_of
 
     env = gym.make(fcenv.ENV_ID, dataset_path="multi_turn_train", tool_format="llama_json", renderer=tokenizer)
     observation, info = env.reset(options={"index": 0})
@@ -309,7 +309,7 @@ def test_an_endpoints_parsed_tool_calls_are_read_as_the_model_wrote_them():
     """`fcenv generate --endpoint --tool_format`: the chat goes out in the OpenAI shape
     (arguments as JSON strings), and tool calls a server returns parsed are written back in the
     family's format, which the env reads into the same calls."""
-    from algos.generate import api_messages, written_calls
+    from fcenv.algos.generate import api_messages, written_calls
 
     env = FunctionCallingEnv("multi_turn_train", tool_format="hermes", order="sequential")
     env.reset(options={"index": 0})

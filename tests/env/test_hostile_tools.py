@@ -10,7 +10,7 @@ import pytest
 from fcenv.backends import register_backend
 from fcenv.env import FunctionCallingEnv
 from fcenv.multi_turn.executor import ToolSession
-from handlers import Call
+from fcenv.handlers import Call
 from harness.hostile_tools import ENTRIES, MISBEHAVIOURS, write_tasks
 from harness.trajectories import ground_truth_steps
 

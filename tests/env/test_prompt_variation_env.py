@@ -91,7 +91,7 @@ def test_bad_choices_are_refused_when_the_env_is_built(set_tasks, options, messa
 def test_the_training_flag_is_declared_once_and_checked():
     import argparse
 
-    from algos.config import TrainConfig, validate
+    from fcenv.algos.config import TrainConfig, validate
     from fcenv.flags import TOOL_FORMAT, problems
 
     assert TrainConfig().prompt_variation == ""

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from algos.model.warmup import answer_text
-from checkers import facet_weights, register_checker
-from checkers.result import CheckResult
+from fcenv.algos.model.warmup import answer_text
+from fcenv.checkers import facet_weights, register_checker
+from fcenv.checkers.result import CheckResult
 from fcenv.bundled import BUNDLED
 from fcenv.data import load_tasks
 from fcenv.env import FunctionCallingEnv
@@ -260,8 +260,7 @@ def test_reward_weights_are_checked():
 def test_a_facet_name_has_one_weight_across_checkers(monkeypatch):
     # The registration lasts for this test only (the fuzzers run, and the docs test lists, every
     # registered checker).
-    import checkers
-
+    from fcenv import checkers
     checkers.available_checkers()  # loads the built-in checkers first
     monkeypatch.setattr(checkers._CHECKERS, "_entries", dict(checkers._CHECKERS._entries))
     monkeypatch.setattr(checkers, "_FACETS", dict(checkers._FACETS))
@@ -288,8 +287,8 @@ def test_step_rewards_pay_progress_where_it_happens_and_never_more_than_the_verd
     """reward="steps" (StepTool): a right call is paid at its step, a valid episode earns 1.0 in
     total, stopping early earns less, and calls that run but do not help earn at most half a
     turn however many there are."""
-    from algos.model.warmup import ground_truth_steps as steps_of
-    from algos.tiny.build import MULTI_TURN_EVAL
+    from fcenv.algos.model.warmup import ground_truth_steps as steps_of
+    from fcenv.algos.tiny.build import MULTI_TURN_EVAL
 
     env = FunctionCallingEnv(MULTI_TURN_EVAL, reward="steps")
     checked = 0

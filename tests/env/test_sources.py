@@ -25,7 +25,7 @@ from fcenv.data import DatasetError, load_tasks
 from fcenv.sources import SOURCE_FORMATS, Dialogue, Turn, register_format
 from fcenv.sources.convert import calls_text
 from fcenv.sources.report import convert_source
-from handlers import Call
+from fcenv.handlers import Call
 from tests.support.source_forms import task_contents, write_every_form
 from tests.support.source_samples import FORMATS, OPENAI, XLAM
 

@@ -15,8 +15,8 @@ import pytest
 from fcenv.env import FunctionCallingEnv
 from fcenv.prompts import MessageRenderer
 from fcenv.tool_formats import TemplateRenderer, get_tool_format
-from handlers import Call
-from handlers.base import MAX_STEP_CALLS
+from fcenv.handlers import Call
+from fcenv.handlers.base import MAX_STEP_CALLS
 from harness.fuzz_properties import CountingRenderer
 from harness.generators_fc import fc_turns
 from harness.trajectories import ground_truth_steps

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from checkers.multi_turn import TurnRecord
-from checkers.result import CheckResult
+from fcenv.checkers.multi_turn import TurnRecord
+from fcenv.checkers.result import CheckResult
 from fcenv.env import FunctionCallingEnv
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -13,7 +13,7 @@ from pathlib import Path
 from fcenv.bundled import BUNDLED
 from fcenv.env import FunctionCallingEnv
 from fcenv.tool_formats import write_hermes
-from handlers import Call
+from fcenv.handlers import Call
 
 ROOT = Path(__file__).resolve().parents[2]
 

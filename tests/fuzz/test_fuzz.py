@@ -5,8 +5,8 @@ Properties, on every generated input:
 
 - a decoder returns a list of ``Call`` (a string name, a dict of arguments) or raises
   ``DecodeError`` with one of BFCL's two kinds; never anything else. Each registered handler
-  is called directly, since ``handlers.decode`` turns any other exception into a
-  ``DecodeError`` and would hide it; ``handlers.decode`` is checked too;
+  is called directly, since ``fcenv.handlers.decode`` turns any other exception into a
+  ``DecodeError`` and would hide it; ``fcenv.handlers.decode`` is checked too;
 - a checker returns a ``CheckResult``: a bool verdict, an error type exactly when invalid,
   facets in [0, 1]; the AST checker's facets are all 1 on a valid verdict;
 - nothing the text says runs: the tests work in an empty folder that must stay empty.
@@ -22,9 +22,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from checkers import available_checkers, get_checker
+from fcenv.checkers import available_checkers, get_checker
 from fcenv.multi_turn.trajectory import check_recorded
-from handlers import DecodeError, available_handlers, decode, get_handler
+from fcenv.handlers import DecodeError, available_handlers, decode, get_handler
 from harness.fuzz_properties import (
     assert_check_result,
     assert_decoded,

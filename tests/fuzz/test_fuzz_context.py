@@ -1,5 +1,5 @@
 """Fuzzing long multi-turn episodes against the context window, through the rollout loop the
-trainer runs (``algos.rollout.play``): scripted actions (ground-truth calls, calls whose error
+trainer runs (``fcenv.algos.rollout.play``): scripted actions (ground-truth calls, calls whose error
 repeats a long argument, many calls at once, prose) on the bundled multi-turn tasks, with a
 window anywhere from just above the first context to far above it.
 
@@ -16,10 +16,10 @@ import pytest
 from hypothesis import given, note
 from hypothesis import strategies as st
 
-from algos.model.loading import load_model
-from algos.rollout.codec import CONTEXT_OVERFLOW, TextCodec
-from algos.rollout.play import play
-from algos.training.metrics import means, rollout_stats
+from fcenv.algos.model.loading import load_model
+from fcenv.algos.rollout.codec import CONTEXT_OVERFLOW, TextCodec
+from fcenv.algos.rollout.play import play
+from fcenv.algos.training.metrics import means, rollout_stats
 from harness.strategies import fuzz_settings
 from tests.support.scripted_engine import ScriptedEngine
 

@@ -22,7 +22,7 @@ from hypothesis import given, note
 from hypothesis import strategies as st
 
 from fcenv.env import FunctionCallingEnv
-from handlers.base import MAX_STEP_CALLS
+from fcenv.handlers.base import MAX_STEP_CALLS
 from harness.fuzz_properties import (
     FAMILIES,
     MULTI_TURN,

@@ -30,7 +30,7 @@ import warnings
 from hypothesis import given, note
 from hypothesis import strategies as st
 
-from algos.config import TrainConfig, build_parser, parse_config
+from fcenv.algos.config import TrainConfig, build_parser, parse_config
 from fcenv.data import DatasetError, DatasetWarning, load_tasks
 from fcenv.env import FunctionCallingEnv
 from fcenv.episode import EpisodeSettings

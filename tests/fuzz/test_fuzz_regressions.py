@@ -18,7 +18,7 @@ from fcenv.data import load_tasks
 from fcenv.env import FunctionCallingEnv
 from fcenv.multi_turn.executor import ToolSession, decode_step
 from fcenv.multi_turn.trajectory import check_recorded
-from handlers import Call
+from fcenv.handlers import Call
 from harness.trajectories import ground_truth_steps
 from tests.support.replay import replay
 

@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from handlers import available_handlers, decode, get_handler
-from handlers.base import Call, DecodeError
+from fcenv.handlers import available_handlers, decode, get_handler
+from fcenv.handlers.base import Call, DecodeError
 
 
 def calls(text: str, handler: str) -> list[tuple[str, dict]]:
@@ -30,8 +30,8 @@ def test_registry_has_the_built_in_handlers():
 REGISTER_UNDER_A_BUILT_IN = {
     "decoder": ("from handlers import get_handler as look_up, register_handler\n"
                 "register = lambda: register_handler('python')(lambda text: [])\n"
-                "kept = lambda: look_up('python').__module__ == 'handlers.python'\n"
-                "other, built_in_module = 'json', 'handlers.python'\n"),
+                "kept = lambda: look_up('python').__module__ == 'fcenv.handlers.python'\n"
+                "other, built_in_module = 'json', 'fcenv.handlers.python'\n"),
     "source format": ("from fcenv.sources import get_format as look_up, register_format\n"
                       "register = lambda: register_format('xlam')(lambda record: None)\n"
                       "kept = lambda: look_up('xlam').read.__module__ == 'fcenv.sources.xlam'\n"
@@ -185,7 +185,7 @@ def test_tree_sitter_parsers_are_built_lazily_and_reused():
     probe = ("import sys, handlers.java, handlers.javascript\n"
              "from handlers import tree_sitter_support as t\n"
              "assert not t._languages and 'tree_sitter_java' not in sys.modules\n"
-             "handlers.java.decode('f(a=1 + 2);'); handlers.java.decode('g(b=x - 1);')\n"  # past the fast path
+             "fcenv.handlers.java.decode('f(a=1 + 2);'); handlers.java.decode('g(b=x - 1);')\n"  # past the fast path
              "assert list(t._languages) == ['java'] and len(t._local.parsers) == 1\n")
     subprocess.run([sys.executable, "-c", probe], check=True)
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from handlers import available_handlers, decode
-from handlers.base import Call, DecodeError
+from fcenv.handlers import available_handlers, decode
+from fcenv.handlers.base import Call, DecodeError
 
 DEEP = 20_000
 TWO_MB = 2_000_000

@@ -1,6 +1,6 @@
 """The Java and JavaScript decoders' fast paths agree with their tree-sitter paths.
 
-``handlers.java_fast.read_java_call`` and ``handlers.javascript_fast.read_javascript_call``
+``fcenv.handlers.java_fast.read_java_call`` and ``fcenv.handlers.javascript_fast.read_javascript_call``
 answer plain calls without a syntax tree, or None. Whenever they answer, the call must be
 exactly what the tree-sitter decoder gives for the same text (the parity tests then hold that
 to BFCL). Checked on the parity texts and on soups of calls built from fragments at the edges
@@ -14,12 +14,12 @@ import random
 
 import pytest
 
-import handlers.java as java
-import handlers.javascript as javascript
-from handlers.base import DecodeError
-from handlers.bfcl_text import bracketed
-from handlers.java_fast import read_java_call
-from handlers.javascript_fast import read_javascript_call
+import fcenv.handlers.java as java
+import fcenv.handlers.javascript as javascript
+from fcenv.handlers.base import DecodeError
+from fcenv.handlers.bfcl_text import bracketed
+from fcenv.handlers.java_fast import read_java_call
+from fcenv.handlers.javascript_fast import read_javascript_call
 from harness.decoder_parity import disagreements, report
 from harness.generators import generate
 

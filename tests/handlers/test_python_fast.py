@@ -1,6 +1,6 @@
 """The Python decoder's fast path agrees with its syntax-tree path on every text it answers.
 
-``handlers.python_fast.read_calls`` answers most texts without ``ast``: calls (which must be
+``fcenv.handlers.python_fast.read_calls`` answers most texts without ``ast``: calls (which must be
 the very values the syntax-tree path builds, types included), a certain failure (which must
 be a failure there too), or "not sure" (None). These tests hold it to that on the texts of
 the parity tests, on fuzz texts, and on token soup: random runs of fragments chosen to sit on
@@ -14,10 +14,10 @@ import random
 
 import pytest
 
-from handlers.base import DecodeError
-from handlers.bfcl_text import bracketed
-from handlers.python import decode, decode_syntax_tree
-from handlers.python_fast import read_calls
+from fcenv.handlers.base import DecodeError
+from fcenv.handlers.bfcl_text import bracketed
+from fcenv.handlers.python import decode, decode_syntax_tree
+from fcenv.handlers.python_fast import read_calls
 from harness.decoder_parity import disagreements, python_texts, report
 from harness.generators import generate
 

@@ -1,4 +1,4 @@
-"""checkers.agentic against BFCL's agentic_checker (run in the oracle venv), on answers to every
+"""fcenv.checkers.agentic against BFCL's agentic_checker (run in the oracle venv), on answers to every
 memory question in BFCL's format, right and wrong, and on hostile answers: punctuation the
 standardisation removes or keeps, regex metacharacters, word boundaries, case and quotes,
 unicode, huge texts, lists and values that are not strings."""
@@ -10,7 +10,7 @@ import random
 
 import pytest
 
-from checkers.agentic import check_answer
+from fcenv.checkers.agentic import check_answer
 
 pytestmark = pytest.mark.oracle
 

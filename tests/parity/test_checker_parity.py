@@ -13,11 +13,11 @@ from collections import Counter
 
 import pytest
 
-from checkers import get_checker
-from checkers.ast_checker import calls_from_bfcl
-from checkers.java_values import java_to_value
-from checkers.js_values import js_to_value
-from handlers.base import DecodeError
+from fcenv.checkers import get_checker
+from fcenv.checkers.ast_checker import calls_from_bfcl
+from fcenv.checkers.java_values import java_to_value
+from fcenv.checkers.js_values import js_to_value
+from fcenv.handlers.base import DecodeError
 from harness.generators import generate
 from harness.oracle import from_jsonable, to_jsonable
 

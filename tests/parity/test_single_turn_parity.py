@@ -10,8 +10,8 @@ from collections import Counter
 
 import pytest
 
-import handlers
-from checkers import get_checker
+from fcenv import handlers
+from fcenv.checkers import get_checker
 from harness.decoder_parity import decode_or_error
 from harness.generators import generate
 

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import gymnasium as gym
 
-from algos.model.loading import load_tokenizer
-from algos.rollout.codec import CONTEXT_OVERFLOW, TextCodec, chat_of
-from algos.rollout.play import take_action
-from algos.rollout.records import EpisodeRecord
+from fcenv.algos.model.loading import load_tokenizer
+from fcenv.algos.rollout.codec import CONTEXT_OVERFLOW, TextCodec, chat_of
+from fcenv.algos.rollout.play import take_action
+from fcenv.algos.rollout.records import EpisodeRecord
 from bench.bfcl_sample import write_sample
 from fcenv.tool_formats import write_hermes
-from handlers import Call
+from fcenv.handlers import Call
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 from safetensors.torch import load_file
 
-from algos.config import parse_config
-from algos.store.results import read_metrics
-from algos.training.loop import Runner
+from fcenv.algos.config import parse_config
+from fcenv.algos.store.results import read_metrics
+from fcenv.algos.training.loop import Runner
 from bench.bfcl_sample import write_sample
 from fcenv.data import load_tasks
 

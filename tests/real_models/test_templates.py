@@ -18,15 +18,15 @@ import json
 import gymnasium as gym
 import pytest
 
-from algos.model.loading import load_tokenizer
-from algos.rollout.codec import TextCodec, chat_of
-from algos.rollout.play import take_action
-from algos.rollout.records import EpisodeRecord
+from fcenv.algos.model.loading import load_tokenizer
+from fcenv.algos.rollout.codec import TextCodec, chat_of
+from fcenv.algos.rollout.play import take_action
+from fcenv.algos.rollout.records import EpisodeRecord
 from fcenv.data import load_tasks
 from fcenv.multi_turn.executor import parse_call_text
 from fcenv.prompts import hinted_functions
 from fcenv.tool_formats import get_tool_format
-from handlers import Call
+from fcenv.handlers import Call
 
 THOUGHT = "<think>\nThe user wants this done; I call the tools.\n</think>\n\n"
 
@@ -181,12 +181,12 @@ def test_a_model_in_qwen3s_shape_samples_multi_turn_episodes_as_one_token_sequen
     and the trainer trains on it."""
     import torch
 
-    from algos.config import parse_config
-    from algos.model.loading import load_model
-    from algos.model.policy import LoraSettings, Policy
-    from algos.rollout.hf import HFEngine
-    from algos.rollout.play import play
-    from algos.training.loop import Runner
+    from fcenv.algos.config import parse_config
+    from fcenv.algos.model.loading import load_model
+    from fcenv.algos.model.policy import LoraSettings, Policy
+    from fcenv.algos.rollout.hf import HFEngine
+    from fcenv.algos.rollout.play import play
+    from fcenv.algos.training.loop import Runner
     from bench.bfcl_sample import write_sample
 
     folder = qwen3_shaped_model(qwen3_tokenizer, tmp_path / "model")

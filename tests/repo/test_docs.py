@@ -42,15 +42,15 @@ def documented_names() -> set[str]:
 
 
 def registries():
-    from algos.ppo.algorithms import ALGORITHMS
-    from algos.ppo.estimators import ESTIMATORS
-    from algos.rollout.engine import ENGINES
-    from algos.rollout.groups import GROUP_REWARDS
-    from checkers import available_checkers
+    from fcenv.algos.ppo.algorithms import ALGORITHMS
+    from fcenv.algos.ppo.estimators import ESTIMATORS
+    from fcenv.algos.rollout.engine import ENGINES
+    from fcenv.algos.rollout.groups import GROUP_REWARDS
+    from fcenv.checkers import available_checkers
     from fcenv.rewards import REWARDS
     from fcenv.sources import SOURCE_FORMATS
     from fcenv.tool_formats import TOOL_FORMATS
-    from handlers import available_handlers
+    from fcenv.handlers import available_handlers
 
     return {"decoders": available_handlers(), "checkers": available_checkers(), "tool formats": TOOL_FORMATS.names(),
             "rewards": REWARDS.names() + GROUP_REWARDS.names(), "estimators": ESTIMATORS.names(),
@@ -67,7 +67,7 @@ def test_the_docs_name_every_built_in_entry_of_every_registry():
 
 def test_the_training_flags_offer_what_the_registries_hold():
     pytest.importorskip("torch")
-    from algos.config import build_parser
+    from fcenv.algos.config import build_parser
 
     actions = {a.dest: a for a in build_parser()._actions}
     held = registries()

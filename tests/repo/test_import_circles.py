@@ -11,7 +11,7 @@ Imports are read with ``ast``, wherever they are: at module level, inside functi
 package ``a`` that Python runs first (a package importing its own modules would otherwise be in a
 circle with each of them); ``from a import name`` counts as importing ``a``. Imports under
 ``if TYPE_CHECKING:`` never run and are left out; so are a registry's imports of its entries by
-a computed name (``handlers.registry``), which are how plug-ins register.
+a computed name (``fcenv.handlers.registry``), which are how plug-ins register.
 """
 
 from __future__ import annotations
@@ -166,5 +166,5 @@ def test_the_graph_sees_imports_inside_functions_and_by_name():
     graph = import_graph()
     assert "fcenv.sources.resolve" in graph["fcenv.data"]  # module level
     assert "fcenv.loader" in graph["fcenv.sources.resolve"]  # inside mixed()
-    assert "algos.train" in graph["algos.commands"]  # importlib.import_module("algos.train")
+    assert "fcenv.algos.train" in graph["fcenv.algos.commands"]  # importlib.import_module("fcenv.algos.train")
     assert "fcenv.arguments" in graph["fcenv.sources.report"]  # inside a function

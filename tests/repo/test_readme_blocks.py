@@ -94,7 +94,7 @@ def test_toml_blocks_are_toml(block):
 def lpr_pairs(folder: Path, model: Path) -> None:
     """lpr/pairs.jsonl as `fcenv process-rewards` writes it, from a result file with a right
     and a wrong answer to four tasks (the tests' tiny model samples no valid answer of its own)."""
-    from algos.tiny.build import TINY_SYSTEM_PROMPT
+    from fcenv.algos.tiny.build import TINY_SYSTEM_PROMPT
     from fcenv.bundled import BUNDLED
     from fcenv.data import load_tasks
 
@@ -154,7 +154,7 @@ def commands(code: str) -> list[list[str]]:
 
 
 def parse_train(args: list[str]) -> None:
-    from algos.config import TrainConfig, build_parser
+    from fcenv.algos.config import TrainConfig, build_parser
 
     TrainConfig(**vars(build_parser().parse_args([a for a in args if a != "..."])))
 

@@ -7,9 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from algos.config import parse_config
-from algos.tiny.build import BUNDLED_EVAL, MULTI_TURN_TRAIN, TINY_SYSTEM_PROMPT
-from algos.training.loop import Runner
+from fcenv.algos.config import parse_config
+from fcenv.algos.tiny.build import BUNDLED_EVAL, MULTI_TURN_TRAIN, TINY_SYSTEM_PROMPT
+from fcenv.algos.training.loop import Runner
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "train_fctncalling.py"

@@ -4,7 +4,7 @@ rollout loop under test stay real)."""
 
 from __future__ import annotations
 
-from algos.rollout.engine import Samples
+from fcenv.algos.rollout.engine import Samples
 
 
 class ScriptedEngine:
