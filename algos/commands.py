@@ -54,7 +54,8 @@ def generate(commands) -> None:
     add_group(parser, SAMPLING, defaults={"max_new_tokens": 256})
     add_group(parser, ENGINE, defaults={"n_rollout_threads": 16},
               notes={"n_rollout_threads": "entries answered together (a local model)"})
-    add_group(parser, TOOL_FORMAT, notes={"tool_format": "score the answers with fcenv evaluate --tool_format"})
+    add_group(parser, TOOL_FORMAT, skip=["prompt_variation"],
+              notes={"tool_format": "score the answers with fcenv evaluate --tool_format"})
     parser.add_argument("--out", required=True, help="folder for the result files")
     parser.add_argument("--endpoint", default="", help="an OpenAI-compatible server's base URL (…/v1) to ask instead")
     parser.add_argument("--web_search", default="", metavar="SOURCE",
@@ -81,7 +82,7 @@ def process_rewards(commands) -> None:
                                                    f"{DEFAULT_DATASET})"})
     add_group(parser, SAMPLING, skip=["greedy"])
     add_group(parser, ENGINE)
-    add_group(parser, TOOL_FORMAT)
+    add_group(parser, TOOL_FORMAT, skip=["prompt_variation"])
     parser.add_argument("--out", required=True, help="folder for trajectories.jsonl, pairs.jsonl and summary.json")
     parser.add_argument("--from_results", default="", help="take the trajectories from this BFCL result file "
                                                           "instead of sampling them")

@@ -25,7 +25,7 @@ RESUME_FIXED = ("algorithm_name", "advantage_estimator", "ratio_level", "critic"
                 "model_name_or_path", "dataset_path", "seed", "n_rollout_threads", "episode_length", "group_size",
                 "lora_r", "lora_alpha", "lora_target_modules", "critic_fraction", "max_new_tokens", "context_window",
                 "temperature", "reward", "efficiency_sigma", "branching", "branch_beta", "branch_threshold",
-                "branch_entropy_tokens", "system_prompt", "tool_format", "hide_function_docs", "env_name",
+                "branch_entropy_tokens", "system_prompt", "tool_format", "prompt_variation", "hide_function_docs", "env_name",
                 "eval_dataset_path", "eval_fraction", "eval_episodes")
 
 
@@ -116,6 +116,7 @@ class TrainConfig:
                                          "linearly to 0 (plain verdicts) by --num_env_steps")
     system_prompt: str = _shared("system_prompt")
     tool_format: str = _shared("tool_format")
+    prompt_variation: str = _shared("prompt_variation")
     hide_function_docs: bool = _flag(False, "allow a --system_prompt without '{functions}' on data that has "
                                             "functions (the model learns its functions from the data)")
     # --- model -------------------------------------------------------------------------

@@ -7,7 +7,8 @@ Modules: ``data`` (datasets to ``tasks``: ``loader`` reads and checks one BFCL f
 says what is wrong in it; ``answerable``: can a ground truth pass at all?), ``env`` (``FunctionCallingEnv``; ``chat_view``: the messages a step hands out),
 ``episode`` (single-turn episodes; multi-turn ones in ``multi_turn/``, memory and web-search
 ones in ``agentic/``), ``prompts`` (BFCL's
-prompting prompt and the renderers), ``tool_formats`` (FC mode), ``rewards``, ``spaces`` (the
+prompting prompt and the renderers), ``prompt_variations`` (BFCL v4's 26 format-sensitivity
+prompts; ``format_sensitivity``: that set, its result ids and its figures), ``tool_formats`` (FC mode), ``rewards``, ``spaces`` (the
 text spaces), ``backends/`` (the tool classes, memory and web-search ones included), ``search/`` (where
 the web-search tools get their answers: a recorded snapshot, a local corpus; ``fcenv web-snapshot``), ``evaluate`` and ``cli`` (``fcenv evaluate``, with
 ``score_card``: BFCL's summary and score CSV files from per-category accuracies;

@@ -35,6 +35,8 @@ def _evaluate(args: argparse.Namespace) -> int:
     from fcenv.episode import EpisodeSettings
     from fcenv.evaluate import (accuracy_table, evaluate, read_results, unanswered, unanswered_problem, uneven_repeats,
                                  write_verdicts)
+    from fcenv.format_sensitivity import is_set_file, load_set, sensitivity, varied_verdicts
+    from fcenv.format_sensitivity import render as render_sensitivity
     from fcenv.rewards import get_reward_fn
     from fcenv.tool_formats import get_tool_format
 
@@ -51,18 +53,28 @@ def _evaluate(args: argparse.Namespace) -> int:
                          f"and {len(args.results)} result files given")
     if args.answers and len(args.dataset_path) > 1:
         raise UsageError("--answers names the possible answers of one question file: give one --dataset_path with it")
-    check(args, DATA)
+    varied_specs = [spec for spec in args.dataset_path if is_set_file(spec)]
+    _check_varied_flags(args, varied_specs)
+    check(argparse.Namespace(**{**vars(args), "dataset_path": [s for s in args.dataset_path if s not in varied_specs]}),
+          DATA)
     if args.score_dir and Path(args.score_dir).exists() and not Path(args.score_dir).is_dir():
         raise UsageError(f"--score_dir: {args.score_dir} is a file; name the folder for BFCL's score CSV files")
     model = _card_model(args)
     # Every file is read and checked before any verdict is computed.
-    pairs, by_id, partial, missing = [], {}, [], []
+    varied, by_id, partial, missing, ordered_tasks, all_lines = [], {}, [], [], [], []
     for data, results in zip(args.dataset_path, args.results):
-        tasks = dataset_tasks(data, args.answers)
-        file_ids = {t.id: t for t in tasks}
-        lines = read_results(Path(results), file_ids)
-        pairs.append((tasks, lines))
-        by_id.update(file_ids)
+        if data in varied_specs:  # BFCL's format-sensitivity set: its entries under each prompt variation
+            entries = load_set(data)
+            tasks, file_ids = entries, {entry.id: entry.task for entry in entries}
+            lines = read_results(Path(results), file_ids)
+            varied.append(data)
+        else:
+            tasks = dataset_tasks(data, args.answers)
+            file_ids = {t.id: t for t in tasks}
+            lines = read_results(Path(results), file_ids)
+            by_id.update(file_ids)
+        ordered_tasks.append(tasks)
+        all_lines.append(lines)
         # A result file must answer every entry of its question file, as BFCL's runner
         # demands: a crashed or cut generation run must not score as a smaller, whole one.
         unanswered_ids = unanswered(tasks, lines)
@@ -71,11 +83,11 @@ def _evaluate(args: argparse.Namespace) -> int:
             partial.append(f"{results}: {len(tasks) - len(unanswered_ids)} of {len(tasks)} entries answered")
     if missing and not args.partial:
         raise DatasetError(missing)
-    if args.score_dir and not _card_categories(by_id.values())[0]:
+    if args.score_dir and not varied and not _card_categories(by_id.values())[0]:
         raise UsageError(f"--score_dir: none of the entries is in one of BFCL's scoring categories "
                          f"({', '.join(sorted({t.category for t in by_id.values()}))}): no score card to write")
     # Entries answered unevenly often would be weighed unevenly in accuracy and pass@k.
-    uneven = [p for results, (_, lines) in zip(args.results, pairs) if (p := uneven_repeats(results, lines))]
+    uneven = [p for results, lines in zip(args.results, all_lines) if (p := uneven_repeats(results, lines))]
     if uneven:
         raise DatasetError(uneven)
     # --compat bfcl: BFCL's own decoder per category, nothing else. --handler: that decoder.
@@ -87,14 +99,32 @@ def _evaluate(args: argparse.Namespace) -> int:
     settings = EpisodeSettings(handler=args.handler or None, tool_format=tool_format)
     lenient = "auto" if not args.handler and args.compat != "bfcl" and tool_format is None else None
     reward_fn = get_reward_fn(args.reward)
-    verdicts = write_verdicts(Path(args.out), (verdict for tasks, lines in pairs
-                                               for verdict in evaluate(tasks, lines, settings, reward_fn, lenient)))
-    print(accuracy_table(verdicts, by_id))
-    _print_score_card(args, verdicts, by_id, model)
+    verdicts = write_verdicts(Path(args.out), (
+        verdict for data, tasks, lines in zip(args.dataset_path, ordered_tasks, all_lines)
+        for verdict in (varied_verdicts(tasks, lines, settings, reward_fn) if data in varied_specs
+                        else evaluate(tasks, lines, settings, reward_fn, lenient))))
+    plain = [v for v in verdicts if "config" not in v]
+    figures = sensitivity((v["config"], v["valid"]) for v in verdicts if "config" in v) if varied else None
+    if plain:
+        print(accuracy_table(plain, by_id))
+    if figures is not None:
+        print(("\n" if plain else "") + render_sensitivity(figures))
+    _print_score_card(args, plain, by_id, model, figures)
     if partial:
         print("\n--partial: accuracy over the entries answered only; " + "; ".join(partial))
     print(f"\n{len(verdicts)} verdicts written to {args.out}")
     return 0
+
+
+def _check_varied_flags(args: argparse.Namespace, varied_specs: list[str]) -> None:
+    """The format-sensitivity set is read as BFCL reads it: each answer by its prompt's decoder."""
+    if not varied_specs:
+        return
+    for flag in ("handler", "tool_format", "answers"):
+        if getattr(args, flag, None):
+            raise UsageError(f"--{flag}: the format-sensitivity set ({varied_specs[0]}) is read with the decoder of "
+                             f"each answer's prompt variation, its answers from the category files beside it; leave "
+                             f"out --{flag}")
 
 
 def _card_model(args: argparse.Namespace) -> str | None:
@@ -121,17 +151,22 @@ def _card_categories(tasks) -> tuple[list[str], list[str]]:
     return [c for c in categories if c in CATEGORY_SIZES], [c for c in categories if c not in CATEGORY_SIZES]
 
 
-def _print_score_card(args: argparse.Namespace, verdicts: list, by_id: dict, model: str | None) -> None:
+def _print_score_card(args: argparse.Namespace, verdicts: list, by_id: dict, model: str | None,
+                      figures=None) -> None:
     """BFCL's score card over the BFCL categories scored (none: nothing printed), and with
-    --score_dir the CSV files BFCL's evaluation writes."""
+    --score_dir the CSV files BFCL's evaluation writes (with the format-sensitivity figures,
+    when that set was scored)."""
     from fcenv.evaluate import category_accuracies
     from fcenv.score_card import card_from_accuracies, render, write_score_csvs
 
     accuracies = category_accuracies(verdicts, by_id)
     on_card, off_card = _card_categories(by_id[v["id"]] for v in verdicts)
-    if not on_card:
-        return
     card = card_from_accuracies({category: accuracies[category] for category in on_card})
+    if not on_card:
+        if figures is not None and args.score_dir:
+            written = write_score_csvs(Path(args.score_dir), card, model, figures)
+            print(f"\nBFCL's score files written to {args.score_dir}: {', '.join(p.name for p in written)}")
+        return
     print("\n" + render(card, model))
     if model and not args.model_name:
         print("(model: the results folder's name, each _ read as / as BFCL's runner reads it; --model_name sets it)")
@@ -141,7 +176,7 @@ def _print_score_card(args: argparse.Namespace, verdicts: list, by_id: dict, mod
     if off_card:
         print(f"Not on BFCL's card (not BFCL scoring categories): {', '.join(off_card)}")
     if args.score_dir:
-        written = write_score_csvs(Path(args.score_dir), card, model)
+        written = write_score_csvs(Path(args.score_dir), card, model, figures)
         print(f"\nBFCL's score files written to {args.score_dir}: {', '.join(p.name for p in written)}")
 
 
@@ -241,7 +276,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--compat", choices=["bfcl"], help="decode exactly as BFCL does, for BFCL's verdicts")
     ev.add_argument("--handler", metavar="DECODER", help="decoder to use for every entry: "
                     + ", ".join(available_handlers()))
-    add_group(ev, TOOL_FORMAT, skip=["system_prompt"],
+    add_group(ev, TOOL_FORMAT, skip=["system_prompt", "prompt_variation"],
               notes={"tool_format": "the answers of such a model are read in its family's format"})
     ev.add_argument("--reward", choices=REWARDS.names(), default="bfcl", metavar="REWARD",
                     help="reward written with each verdict: " + ", ".join(REWARDS.names()))

@@ -14,6 +14,7 @@ import hashlib
 import numbers
 import sys
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from fcenv.chat_view import ChatView
 from fcenv.data import content_key, load_tasks
 from fcenv.episode import EpisodeSettings, SingleTurnEpisode, StepOutcome, calls_info
 from fcenv.sources.resolve import resolve_dataset
+from fcenv.prompt_variations import PromptVariation, format_sensitivity_configs, variation_conflicts
 from fcenv.prompts import BFCL_SYSTEM_PROMPT, Renderer, get_renderer
 from fcenv.rewards import PROCESS_SHARE, RewardFn, get_reward_fn, pays_per_step, pays_per_turn
 from fcenv.spaces import UnicodeText
@@ -133,6 +135,14 @@ class FunctionCallingEnv(gym.Env[str, str]):
             snapshot file recorded with ``fcenv web-snapshot``, a folder of one's own documents
             (searched with BM25), ``"KIND:PATH"`` for a registered kind, or a search source
             object. Needed when the dataset holds web-search entries; fcenv has no live search.
+        prompt_variation: one of BFCL v4's format-sensitivity prompts for the single-turn
+            Python entries (``fcenv.prompt_variations``): a configuration such as
+            ``"ret_fmt=json&tool_call_tag=True&func_doc_fmt=xml&prompt_fmt=plaintext&style=classic"``,
+            ``"random"`` (one of BFCL's 26 drawn with the env's seeded generator at each reset)
+            or None / ``"none"`` (BFCL's default prompt). The episode's answer is read in the
+            drawn configuration's return format and tag, as BFCL's runner reads it; ``info``
+            names it (``prompt_variation``). ``reset(options={"prompt_variation": config})``
+            sets one episode's. Not with ``tool_format``, ``handler`` or another ``system_prompt``.
     """
 
     # Gymnasium's checker expects render_fps; a text env has no frame rate, so one frame a step.
@@ -156,6 +166,7 @@ class FunctionCallingEnv(gym.Env[str, str]):
         backend_package: str | None = None,
         web_search: Any = None,
         render_mode: str | None = None,
+        prompt_variation: str | None = None,
     ):
         if (dataset_path is None) == (tasks is None):
             raise ValueError("give exactly one of dataset_path and tasks")
@@ -187,8 +198,11 @@ class FunctionCallingEnv(gym.Env[str, str]):
         )
         conflicts = tool_format_conflicts(tool_format is not None, system_prompt=system_prompt is not None,
                                           handler=handler is not None)
+        conflicts += variation_conflicts(prompt_variation, tool_format=tool_format is not None, handler=handler is not None,
+                                         system_prompt=system_prompt not in (None, BFCL_SYSTEM_PROMPT))
         if conflicts:
             raise ValueError("; ".join(conflicts))
+        self.prompt_variation = "none" if prompt_variation is None else prompt_variation
         self.renderer = get_renderer(renderer, self.settings.tool_format)
         self.order = order
         self.render_mode = render_mode
@@ -207,7 +221,8 @@ class FunctionCallingEnv(gym.Env[str, str]):
         if seed is not None:
             self._cursor = 0  # a seeded reset starts the sequence again, as it restarts random draws
         task = self.tasks[self._pick(options or {})]
-        self._start(self._new_episode(task))
+        variation = self._draw_variation((options or {}).get("prompt_variation", self.prompt_variation))
+        self._start(self._new_episode(task, replace(self.settings, prompt_variation=variation)))
         return self._observation(), self._info()
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
@@ -290,20 +305,30 @@ class FunctionCallingEnv(gym.Env[str, str]):
             return index
         return int(self.np_random.integers(len(self.tasks)))
 
-    def _new_episode(self, task: Task):
+    def _draw_variation(self, choice: str) -> PromptVariation | None:
+        """The episode's prompt variation: none, the one named, or one of BFCL's drawn."""
+        if choice in (None, "none"):
+            return None
+        if choice == "random":
+            configs = format_sensitivity_configs()
+            return PromptVariation.parse(configs[int(self.np_random.integers(len(configs)))])
+        return PromptVariation.parse(choice)
+
+    def _new_episode(self, task: Task, settings: EpisodeSettings | None = None):
+        settings = settings or self.settings
         if task.kind == "agentic" and not task.prerequisites and "WebSearchAPI" in task.involved_classes:
             from fcenv.agentic.web_episode import WebSearchEpisode
 
-            return WebSearchEpisode(task, self.settings)
+            return WebSearchEpisode(task, settings)
         if task.kind == "agentic":
             from fcenv.agentic.episode import MemoryEpisode
 
-            return MemoryEpisode(task, self.settings)
+            return MemoryEpisode(task, settings)
         if task.is_multi_turn:
             from fcenv.multi_turn.episode import MultiTurnEpisode
 
-            return MultiTurnEpisode(task, self.settings)
-        return SingleTurnEpisode(task, self.settings)
+            return MultiTurnEpisode(task, settings)
+        return SingleTurnEpisode(task, settings)
 
     def _start(self, episode) -> None:
         self._episode = episode
@@ -315,6 +340,8 @@ class FunctionCallingEnv(gym.Env[str, str]):
     def _info(self, outcome: StepOutcome | None = None) -> dict[str, Any]:
         task = self._episode.task
         info: dict[str, Any] = {"id": task.id, "category": task.category, "messages": self._chat.messages()}
+        if self._episode.settings.varies(task):
+            info["prompt_variation"] = self._episode.settings.prompt_variation.config
         if self.settings.tool_format is not None:
             info["tools"] = self._chat.tools()
         if outcome is not None:

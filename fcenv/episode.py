@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from fcenv.checkers import CheckResult, get_checker
+from fcenv.prompt_variations import PromptVariation
 from fcenv.prompts import BFCL_SYSTEM_PROMPT, hinted_functions, system_prompt, with_system_prompt
 from fcenv.tasks import Task
 from fcenv.handlers import Call, DecodeError, decode
@@ -26,7 +27,9 @@ Checker = Callable[[Task, Any], CheckResult]
 class EpisodeSettings:
     """``handler``/``checker``: a registered name, or None for BFCL's choice for the task.
     ``tool_format``: native tool calling in that family's format (``fcenv.tool_formats``)
-    instead of BFCL's prompting format; it then decodes every answer."""
+    instead of BFCL's prompting format; it then decodes every answer. ``prompt_variation``: one
+    of BFCL's format-sensitivity prompts (``fcenv.prompt_variations``) instead of its default,
+    for the single-turn Python entries it covers; its decoder then reads their answers."""
 
     handler: str | None = None
     checker: str | Checker | None = None
@@ -38,6 +41,7 @@ class EpisodeSettings:
     tool_format: ToolFormat | None = None
     # Web search: the source the web-search tools answer from (``fcenv.search``), or None.
     web_search: Any = None
+    prompt_variation: PromptVariation | None = None
 
     def decode(self, task: Task, text: str) -> list[Call] | DecodeError:
         """The answer's calls as BFCL decodes them for its verdict, or the decode failure."""
@@ -52,9 +56,19 @@ class EpisodeSettings:
         """FC mode's tools: the docs with BFCL's language hints, as its FC handlers pass them."""
         return hinted_functions(task.functions, task.language) if self.tool_format is not None else None
 
+    def varies(self, task: Task) -> bool:
+        """Whether the prompt variation shapes this task's prompt and decoding: BFCL varies the
+        prompt of single-turn Python entries only (its multi-turn, Java and JavaScript runs
+        always use the default). Relevance and irrelevance answers are read in the variation's
+        format too, so that a call written as asked counts as a call."""
+        return (self.prompt_variation is not None and task.language == "python"
+                and task.kind in ("ast", "relevance", "irrelevance"))
+
     def handler_for(self, task: Task) -> str:
         if self.handler is not None:
             return self.handler
+        if self.varies(task):
+            return self.prompt_variation.handler
         # BFCL decodes AST categories in their own language, everything else as Python.
         return task.language if task.kind == "ast" else "python"
 
@@ -88,7 +102,11 @@ def first_turn_messages(task: Task, settings: EpisodeSettings,
     opening = task.question[0] if messages is None else messages
     if settings.tool_format is not None:  # the tools reach the model through its chat template
         return [_as_fc(m) for m in opening]
-    prompt = system_prompt(hinted_functions(task.functions, task.language), settings.system_prompt)
+    docs = hinted_functions(task.functions, task.language)
+    if settings.varies(task):
+        prompt = settings.prompt_variation.system_prompt(docs)
+    else:
+        prompt = system_prompt(docs, settings.system_prompt)
     return with_system_prompt([_as_prompting(m) for m in opening], prompt)
 
 

@@ -244,11 +244,15 @@ def _tool_format_name(text: str) -> str:
 def _tool_format_problems(args: Any) -> list[str]:
     from fcenv.tool_formats import tool_format_conflicts
 
+    from fcenv.prompt_variations import variation_conflicts
+
     tool_format = getattr(args, "tool_format", "") or ""
     if problem := _unknown_tool_format(tool_format):  # a config made in code, not parsed
         return [f"--tool_format: {problem}"]
-    return tool_format_conflicts(bool(tool_format), system_prompt=bool(getattr(args, "system_prompt", "")),
-                                 handler=bool(getattr(args, "handler", "")), prefix="--")
+    system_prompt, handler = bool(getattr(args, "system_prompt", "")), bool(getattr(args, "handler", ""))
+    return (tool_format_conflicts(bool(tool_format), system_prompt=system_prompt, handler=handler, prefix="--")
+            + variation_conflicts(getattr(args, "prompt_variation", "") or "", tool_format=bool(tool_format),
+                                  handler=handler, system_prompt=system_prompt, prefix="--"))
 
 
 def _tool_format_names() -> list[str]:
@@ -266,6 +270,11 @@ TOOL_FORMAT = Group("tool format", (
          metavar="FORMAT"),
     Flag("system_prompt", "system prompt template with '{functions}' (default: the short prompt for the tiny "
                           "model, BFCL's prompt otherwise)"),
+    Flag("prompt_variation", "BFCL v4's format-sensitivity prompts for single-turn Python entries: 'random' (one of "
+                             "its 26 configurations drawn per episode), one configuration "
+                             "('ret_fmt=json&tool_call_tag=True&func_doc_fmt=xml&prompt_fmt=plaintext&style=classic') "
+                             "or 'none' (BFCL's default prompt); answers are read in the configuration's format. "
+                             "Default: none", metavar="VARIATION"),
 ), _tool_format_problems)
 
 SHARED = (MODEL, DATA, SAMPLING, ENGINE, TOOL_FORMAT)

@@ -19,7 +19,9 @@ averaging rules as bfcl-eval 2026.3.23 applies them (``eval_runner_helper.py``):
 A category not scored counts as accuracy 0 with its full size (BFCL's entry count) in every
 average, and BFCL displays it "N/A"; so does every sub-summary built over it, while the
 group scores (non-live, live, multi-turn, agentic) and the overall stay numbers. Format
-sensitivity is never scored here: its columns are "N/A". Pure functions, no file read; only
+sensitivity counts in no average: its cells (max delta and standard deviation in points, each
+configuration's accuracy) come from the set's figures when it was scored
+(``fcenv.format_sensitivity``), "N/A" otherwise. Pure functions, no file read; only
 ``write_score_csvs`` writes.
 """
 
@@ -28,6 +30,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from fcenv.format_sensitivity import Sensitivity
+from fcenv.prompt_variations import format_sensitivity_configs
 
 NA = "N/A"
 
@@ -188,29 +193,22 @@ OVERALL_COLUMNS = ["Rank", "Overall Acc", "Model", "Model Link", "Total Cost ($)
                    "License"]
 
 
-def format_sensitivity_configs() -> list[str]:
-    """The 26 prompt configurations BFCL's format-sensitivity columns are named after: each
-    return format with and without the tool-call tag, for each function-doc format, in plain
-    text, then a markdown prompt and an experimental prompt style."""
-    configs = [f"ret_fmt={ret}&tool_call_tag={tag}&func_doc_fmt={doc}&prompt_fmt=plaintext&style=classic"
-               for ret in ("python", "json", "verbose_xml", "concise_xml")
-               for tag in ("True", "False")
-               for doc in ("python", "xml", "json")]
-    base = "ret_fmt=python&tool_call_tag=False&func_doc_fmt=json"
-    return configs + [f"{base}&prompt_fmt=markdown&style=classic", f"{base}&prompt_fmt=plaintext&style=experimental"]
-
-
 FORMAT_SENSITIVITY_COLUMNS = (["Rank", "Model", "Format Sensitivity Max Delta", "Format Sensitivity Standard Deviation"]
                               + [f"Config {config}" for config in format_sensitivity_configs()])
 
 
-def csv_rows(card: ScoreCard, model: str) -> dict[str, tuple[list[str], list[float | str]]]:
+def csv_rows(card: ScoreCard, model: str,
+             sensitivity: Sensitivity | None = None) -> dict[str, tuple[list[str], list[float | str]]]:
     """Each CSV file's header and the model's row before formatting: accuracies as numbers,
     "N/A" where BFCL shows it. The cells BFCL takes from its model registry or from the run's
-    token counts and latencies (link, cost, latency, organisation, licence) and the format
-    sensitivity figures are "N/A": fcenv has neither."""
+    token counts and latencies (link, cost, latency, organisation, licence) are "N/A": fcenv has
+    none. The format-sensitivity cells come from ``sensitivity`` (the set's figures,
+    ``fcenv.format_sensitivity``), "N/A" without it, and for each configuration not scored."""
     c = {name: score.display for name, score in card.categories.items()}
     rank = NA  # BFCL fills the rank in when it sorts the rows
+    spread = [NA, NA] if sensitivity is None else [sensitivity.max_delta, sensitivity.std]
+    by_config = [NA if sensitivity is None or (a := sensitivity.config_accuracy(config)) is None else a
+                 for config in format_sensitivity_configs()]
     return {
         "data_overall.csv": (OVERALL_COLUMNS, [
             rank, card.overall.display, model, NA, NA, NA, NA, NA,
@@ -220,7 +218,7 @@ def csv_rows(card: ScoreCard, model: str) -> dict[str, tuple[list[str], list[flo
             c["multi_turn_long_context"],
             card.web_search.display, c["web_search_base"], c["web_search_no_snippet"],
             card.memory.display, c["memory_kv"], c["memory_vector"], c["memory_rec_sum"],
-            card.relevance.display, card.irrelevance.display, NA, NA, NA, NA]),
+            card.relevance.display, card.irrelevance.display, *spread, NA, NA]),
         "data_non_live.csv": (NON_LIVE_COLUMNS, [
             rank, model, card.non_live.display, card.non_live_ast.display, card.simple.display,
             c["simple_python"], c["simple_java"], c["simple_javascript"], c["multiple"], c["parallel"],
@@ -235,7 +233,7 @@ def csv_rows(card: ScoreCard, model: str) -> dict[str, tuple[list[str], list[flo
             rank, model, card.agentic.display, card.web_search.display, c["web_search_base"],
             c["web_search_no_snippet"], card.memory.display, c["memory_kv"], c["memory_vector"],
             c["memory_rec_sum"]]),
-        "data_format_sensitivity.csv": (FORMAT_SENSITIVITY_COLUMNS, [rank, model] + [NA] * (len(FORMAT_SENSITIVITY_COLUMNS) - 2)),
+        "data_format_sensitivity.csv": (FORMAT_SENSITIVITY_COLUMNS, [rank, model, *spread, *by_config]),
     }
 
 
@@ -244,25 +242,33 @@ def percent(value: float) -> str:
     return f"{value * 100:.2f}%"
 
 
-def csv_text(header: list[str], row: list[float | str], rank: int = 1) -> str:
-    """A one-model CSV file as BFCL writes it: the rank filled in, accuracies as percentages,
-    cells joined by commas without quoting, no newline after the last row."""
-    cells = [str(rank)] + [cell if isinstance(cell, str) else percent(cell) for cell in row[1:]]
+# The numeric cells BFCL writes as they are (str), not as percentages: the cost and latency
+# columns and the format-sensitivity spread (percentage points already).
+PLAIN_COLUMNS = {"data_overall.csv": (4, 5, 6, 7, 32, 33), "data_format_sensitivity.csv": (2, 3)}
+
+
+def csv_text(header: list[str], row: list[float | str], rank: int = 1, plain: Sequence[int] = ()) -> str:
+    """A one-model CSV file as BFCL writes it: the rank filled in, accuracies as percentages
+    (the ``plain`` columns' numbers as Python prints them), cells joined by commas without
+    quoting, no newline after the last row."""
+    cells = [str(rank)] + [cell if isinstance(cell, str) else str(cell) if index in plain else percent(cell)
+                           for index, cell in enumerate(row[1:], start=1)]
     return ",".join(header) + "\n" + ",".join(cells)
 
 
-def csv_files(card: ScoreCard, model: str) -> dict[str, str]:
+def csv_files(card: ScoreCard, model: str, sensitivity: Sensitivity | None = None) -> dict[str, str]:
     """Each file's name and text. BFCL joins cells with commas and never quotes: a model name
     with a comma or a line break would shift or split the row, so it is refused."""
     if any(ch in model for ch in ",\n\r") or not model:
         raise ValueError(f"model name {model!r}: BFCL's CSV files hold it unquoted; give one without commas or "
                          "line breaks")
-    return {name: csv_text(header, row) for name, (header, row) in csv_rows(card, model).items()}
+    return {name: csv_text(header, row, plain=PLAIN_COLUMNS.get(name, ()))
+            for name, (header, row) in csv_rows(card, model, sensitivity).items()}
 
 
-def write_score_csvs(folder: Path, card: ScoreCard, model: str) -> list[Path]:
+def write_score_csvs(folder: Path, card: ScoreCard, model: str, sensitivity: Sensitivity | None = None) -> list[Path]:
     """Write the six files into ``folder`` (made if needed); returns their paths."""
-    files = csv_files(card, model)
+    files = csv_files(card, model, sensitivity)
     folder.mkdir(parents=True, exist_ok=True)
     written = []
     for name, text in files.items():

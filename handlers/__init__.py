@@ -9,7 +9,8 @@ Modules: ``base`` (``Call``, ``DecodeError``), ``registry`` (the registry style 
 point uses); BFCL's prompting decoders ``python`` (with ``bounded_eval``, operator expressions
 without eval, and ``python_fast``), ``java`` and ``javascript`` (tree-sitter, with
 ``tree_sitter_support`` and the ``java_fast`` / ``javascript_fast`` readers of plain answers),
-``bfcl_text`` (BFCL's clean-up of raw text); ``json_calls``, ``tool_call`` and ``auto``; the FC
+``bfcl_text`` (BFCL's clean-up of raw text), ``bfcl_formats`` (the return formats and
+``<TOOLCALL>`` tag of BFCL's prompt variations); ``json_calls``, ``tool_call`` and ``auto``; the FC
 families ``hermes``, ``llama_json`` and ``mistral`` with what they share in ``native``.
 """
 
@@ -23,7 +24,8 @@ from fcenv.handlers.registry import Registry
 Handler = Callable[[str], list[Call]]
 
 _HANDLERS: Registry[Handler] = Registry(
-    "handler", "fcenv.handlers", ("python", "java", "javascript", "json_calls", "tool_call", "auto", "hermes", "llama_json", "mistral"), "fcenv.handlers"
+    "handler", "fcenv.handlers", ("python", "java", "javascript", "json_calls", "tool_call", "auto", "hermes", "llama_json", "mistral", "bfcl_formats"),
+    "fcenv.handlers"
 )
 
 

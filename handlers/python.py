@@ -67,7 +67,9 @@ def decode_syntax_tree(source: str) -> list[Call]:
     body = parse_expression(source)
     if isinstance(body, ast.Call):
         nodes = [body]
-    elif isinstance(body, (ast.List, ast.Tuple)) and all(isinstance(e, ast.Call) for e in body.elts):
+    # BFCL reads the elements of any display; a set only reaches here from inside a
+    # <TOOLCALL> tag (handlers.bfcl_formats), the bracketed text is never one.
+    elif isinstance(body, (ast.List, ast.Tuple, ast.Set)) and all(isinstance(e, ast.Call) for e in body.elts):
         nodes = list(body.elts)
     else:
         raise DecodeError("the text is not a call or a list of calls")

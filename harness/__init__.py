@@ -6,6 +6,7 @@
   as plain text and in each native tool-calling format;
 - ``trajectories``: multi-turn ground-truth steps and perturbations of them;
 - ``decoder_parity``: decoder texts for the parity corpus and the comparison with BFCL's decoders;
+- ``format_answers``: answers in the return formats of BFCL's prompt variations, right and wrong;
 - ``fuzz_text``, ``strategies``, ``strategies_multi_turn``: the fuzz inputs (hypothesis);
 - ``fuzz_properties``: the properties every fuzz input must keep (decoders, checkers, env steps);
 - ``hostile_tools``: a user tool backend that misbehaves in every way we know;

@@ -67,6 +67,8 @@ def rendering(config: TrainConfig, loaded: LoadedModel) -> dict:
     in FC mode the tools through the tokenizer's chat template."""
     if config.tool_format:
         return {"tool_format": config.tool_format, "renderer": loaded.tokenizer}
+    if config.prompt_variation not in ("", "none"):  # the variation writes the system prompt
+        return {"renderer": loaded.renderer, "prompt_variation": config.prompt_variation}
     return {"renderer": loaded.renderer, "system_prompt": loaded.system_prompt}
 
 

@@ -33,6 +33,10 @@ Requests (``op``):
   memory_entries {category}                       -> BFCL's entries of a memory category, prerequisites first
   memory_episode {class, scenario, functions, conversations: [{test_id, question, turns: [[step text]]}],
                   possible_answers, embeddings?}  -> per conversation {opening, results, memory}, and the verdict
+  variation_decode {text, config}                 -> like decode_exact, in a prompt variation's format
+  variation_single {text, config, id, function, ground_truth} -> {valid, error_type}   (a format-sensitivity answer)
+  variation_configs {}                            -> {configs}   (BFCL's 26 format-sensitivity configurations)
+  format_sensitivity {results, model, partial?}   -> {header, failed: {id: error_type}}   (the set's runner)
 """
 
 import os
@@ -1002,6 +1006,92 @@ HANDLERS.update(memory_ready=op_memory_ready, memory=op_memory, agentic=op_agent
                 web_search=op_web_search)
 
 
+# --- Format sensitivity: BFCL's prompt variations, their decoders and the set's runner ---
+
+class _PromptingHandler:
+    """What BFCL's runner asks of a prompting model's handler: its default decoder."""
+
+    def decode_ast(self, result, return_format, has_tool_call_tag):
+        return default_decode_ast_prompting(result, return_format, has_tool_call_tag)
+
+
+def _runner():
+    """``eval_runner`` imported without the packages only its command line uses (dotenv, tqdm)
+    where this venv lacks them; the helper's numpy and pandas as ``_score_helper`` does."""
+    import importlib.util
+
+    _score_helper()
+    if "dotenv" not in sys.modules and importlib.util.find_spec("dotenv") is None:
+        sys.modules["dotenv"] = types.ModuleType("dotenv")
+        sys.modules["dotenv"].load_dotenv = lambda *args, **kwargs: None
+    if "tqdm" not in sys.modules and importlib.util.find_spec("tqdm") is None:
+        sys.modules["tqdm"] = types.ModuleType("tqdm")
+        sys.modules["tqdm"].tqdm = lambda iterable=None, *args, **kwargs: iterable
+    from bfcl_eval.eval_checker import eval_runner
+
+    return eval_runner
+
+
+def _variation(config):
+    from bfcl_eval.model_handler.utils import parse_prompt_variation_params
+
+    return_format, tag, *_ = parse_prompt_variation_params(config)
+    return ReturnFormat(return_format), tag
+
+
+def op_variation_decode(req):
+    """``decode_exact`` for the return format and tool-call tag of a prompt variation."""
+    return_format, tag = _variation(req["config"])
+    try:
+        decoded = default_decode_ast_prompting(req["text"], return_format, tag)
+    except Exception as exc:
+        return {"ok": False, "kind": "decoder_failed", "error": f"{type(exc).__name__}: {exc}"}
+    if not is_function_calling_format_output(decoded):
+        return {"ok": False, "kind": "decoder_wrong_output_format", "error": repr(decoded)[:200]}
+    return {"ok": True, "kind": None, "decoded": typed(decoded)}
+
+
+def op_variation_single(req):
+    """The runner's verdict on one format-sensitivity answer (``_evaluate_single_ast_entry`` as
+    ``format_sensitivity_runner`` calls it: the entry's id as the category)."""
+    _evaluate_single_ast_entry = _runner()._evaluate_single_ast_entry
+    return_format, tag = _variation(req["config"])
+    result = _evaluate_single_ast_entry(_PromptingHandler(), f"format_sensitivity_0:{req['config']}:{req['id']}",
+                                        req["text"], req["ground_truth"], {"function": req["function"]}, "oracle",
+                                        "format_sensitivity", Language.PYTHON, return_format, tag)
+    return {"valid": bool(result["valid"]), "error_type": result.get("error_type")}
+
+
+def op_variation_configs(req):
+    from bfcl_eval.utils import get_all_format_sensitivity_configs
+
+    return {"configs": get_all_format_sensitivity_configs()}
+
+
+def op_format_sensitivity(req):
+    """BFCL's runner on a format-sensitivity result file, as ``runner`` reads it (sorted by id):
+    ``evaluate_task`` writes the score file; its header (the figures) and the ids it failed,
+    with their error types, come back."""
+    import contextlib
+    import tempfile as _tempfile
+    from pathlib import Path
+
+    evaluate_task = _runner().evaluate_task
+    from bfcl_eval.utils import load_file
+
+    model_result = load_file(req["results"], sort_by_id=True)
+    with _tempfile.TemporaryDirectory() as out, contextlib.redirect_stdout(sys.stderr):
+        evaluate_task("format_sensitivity", Path(out), Path(out), model_result, req["model"], _PromptingHandler(),
+                      {}, allow_missing=req.get("partial", False))
+        score, = Path(out).rglob("BFCL_v4_format_sensitivity_score.json")
+        header, *failures = load_file(score)
+    return {"header": header, "failed": {f["id"]: f["error_type"] for f in failures}}
+
+
+HANDLERS.update(variation_decode=op_variation_decode, variation_single=op_variation_single,
+                variation_configs=op_variation_configs, format_sensitivity=op_format_sensitivity)
+
+
 def main():
     for line in sys.stdin:
         req = json.loads(line)
@@ -1015,3 +1105,4 @@ def main():
 
 if __name__ == "__main__":
     main()
+
