@@ -15,7 +15,7 @@ from collections.abc import Callable
 # Re-exported: algos.commands.training_extras_missing and TRAINING_PACKAGES, as before.
 from fcenv.algos.extras import TRAINING_PACKAGES as TRAINING_PACKAGES
 from fcenv.algos.extras import training_extras_missing
-from fcenv.flags import DATA, DEFAULT_DATASET, ENGINE, MODEL, SAMPLING, TOOL_FORMAT, add_group
+from fcenv.flags import DATA, DEFAULT_DATASET, ENGINE, FORMAT_SENSITIVITY, MODEL, SAMPLING, TOOL_FORMAT, add_group
 
 
 def _training_command(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
@@ -50,12 +50,20 @@ def generate(commands) -> None:
     add_group(parser, MODEL, notes={"model_name_or_path": "with --endpoint, the model name the server expects"})
     add_group(parser, DATA, several=["dataset_path"],
               notes={"dataset_path": "the question files to answer, each as a result file named after the "
-                                     "question file it resolves to (a mix: mix_result.json)"})
+                                     "question file it resolves to (a mix: mix_result.json); BFCL v4's "
+                                     "format-sensitivity id file (BFCL_v4_format_sensitivity.json, or that name "
+                                     "for the one in ~/.cache/fcenv/bfcl): each entry under each configuration, "
+                                     "in BFCL_v4_format_sensitivity_result.json"})
     add_group(parser, SAMPLING, defaults={"max_new_tokens": 256})
     add_group(parser, ENGINE, defaults={"n_rollout_threads": 16},
               notes={"n_rollout_threads": "entries answered together (a local model)"})
-    add_group(parser, TOOL_FORMAT, skip=["prompt_variation"],
-              notes={"tool_format": "score the answers with fcenv evaluate --tool_format"})
+    add_group(parser, TOOL_FORMAT,
+              notes={"tool_format": "score the answers with fcenv evaluate --tool_format",
+                     "prompt_variation": "one configuration for every entry (not 'random': the result file could "
+                                         "not say which prompt each answer had); score the answers with fcenv "
+                                         "evaluate --handler, the configuration's decoder. The format-sensitivity "
+                                         "set asks each entry under its own"})
+    add_group(parser, FORMAT_SENSITIVITY)
     parser.add_argument("--out", required=True, help="folder for the result files")
     parser.add_argument("--endpoint", default="", help="an OpenAI-compatible server's base URL (…/v1) to ask instead")
     parser.add_argument("--web_search", default="", metavar="SOURCE",

@@ -19,6 +19,12 @@ single-turn entry's text, a multi-turn entry's list of turns of step texts), whi
 evaluate --dataset_path`` scores given the same spec; with ``--n`` above 1, one file per sample
 (``<stem>_result_sample<k>.json``).
 
+BFCL v4's format-sensitivity id file (``BFCL_v4_format_sensitivity.json``) as a spec asks each
+entry it lists under each of BFCL's prompt variations (``fcenv.algos.questions``; a slice:
+``--sensitivity_configs``, ``--sensitivity_entries``), each answer written under the set's id
+for it in ``BFCL_v4_format_sensitivity_result.json``, which ``fcenv evaluate`` scores given the
+id file. ``--prompt_variation`` (or a run's) renders every other entry under one configuration.
+
 With ``--tool_format`` (BFCL's FC mode) the tools go through the model's chat template and the
 answers are read in the family's format (score them with ``fcenv evaluate --tool_format``);
 an endpoint gets the tools in the request, and calls it returns parsed are written back in the
@@ -62,6 +68,7 @@ import torch
 
 from fcenv.algos.deadline_http import read_reply
 from fcenv.algos.partial_results import kept_answers, reopen, result_names
+from fcenv.algos.questions import Questions, env_questions, questions_of
 
 ATTEMPTS = 3  # tries of one request while the server answers 5xx or 429, or cannot be reached
 
@@ -90,12 +97,16 @@ class Answer:
 
 
 def play_entries(envs: Sequence[gym.Env], jobs: list[tuple[int, int]], respond: Respond,
-                 finished: Callable[[Answer], None] = lambda answer: None) -> list[Answer]:
+                 finished: Callable[[Answer], None] = lambda answer: None,
+                 questions: Questions | None = None) -> list[Answer]:
     """Play ``(entry, sample)`` jobs on the envs in lockstep, asking ``respond`` for every live
     env's next answer at once, and handing each answer to ``finished`` as it ends. In FC mode
-    each chat carries its tools (``.tools``). A ``BadReply`` ends its entry as a failure."""
+    each chat carries its tools (``.tools``). A ``BadReply`` ends its entry as a failure.
+    ``questions``: what each entry is (the format-sensitivity set's: an entry under a prompt
+    variation); default, the envs' tasks."""
     from fcenv.algos.rollout.codec import chat_of
 
+    questions = questions or env_questions(envs[0])
     pending = list(reversed(jobs))
     live: dict[int, tuple[Answer, list[dict]]] = {}
     done: list[Answer] = []
@@ -103,11 +114,11 @@ def play_entries(envs: Sequence[gym.Env], jobs: list[tuple[int, int]], respond: 
         for slot, env in enumerate(envs):
             if slot not in live and pending:
                 entry, sample = pending.pop()
-                _, info = env.reset(options={"index": entry})
+                _, info = env.reset(options=questions.options(entry))
                 chat = chat_of(info)
                 live[slot] = (Answer(entry, sample, [[]], log=[_turn_log(chat, 0)]), chat)
         slots = sorted(live)
-        replies = respond([live[s][1] for s in slots], [envs[s].unwrapped.tasks[live[s][0].entry].id for s in slots])
+        replies = respond([live[s][1] for s in slots], [questions.ids[live[s][0].entry] for s in slots])
         for slot, reply in zip(slots, replies):
             answer, chat = live[slot]
             turn_log = answer.log[-1]
@@ -375,38 +386,39 @@ def _generate_files(args: argparse.Namespace, rendering: dict, responder: Callab
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     written = []
+    rendering = with_variation(rendering, getattr(args, "prompt_variation", ""))
     for data in args.question_files:
+        questions = questions_of(data, args)  # a file's entries, or the format-sensitivity set's
         searching = {"web_search": args.web_search_source} if getattr(args, "web_search_source", None) else {}
-        envs = [gym.make("fcenv/FunctionCalling-v0", dataset_path=data, **rendering, **searching)
+        envs = [gym.make("fcenv/FunctionCalling-v0", **questions.source, **rendering, **searching)
                 for _ in range(threads)]
         respond = responder(envs[0].unwrapped.renderer)
-        tasks = envs[0].unwrapped.tasks
+        tasks, ids = questions.tasks, questions.ids
         jobs = [(entry, sample) for entry in range(len(tasks)) for sample in range(args.n)]
         if threads > 1:
             # Entries with prompts of like length are answered together: a batch is padded to its
             # longest prompt (on BFCL's single-turn files, in file order, padding is two thirds
             # of the tokens a model reads; in this order, a sixth). Files are written in file order.
-            lengths = [len(envs[0].reset(options={"index": entry})[0]) for entry in range(len(tasks))]
+            lengths = [len(envs[0].reset(options=questions.options(entry))[0]) for entry in range(len(tasks))]
             jobs.sort(key=lambda job: lengths[job[0]])
         names = result_names(data, args.n)
         # A run that ended early left its answers in the .partial files: they are kept, not asked again.
-        kept = [kept_answers(out / (name + ".partial"), [t.id for t in tasks]) for name in names]
-        jobs = [(entry, sample) for entry, sample in jobs if tasks[entry].id not in kept[sample]]
+        kept = [kept_answers(out / (name + ".partial"), ids) for name in names]
+        jobs = [(entry, sample) for entry, sample in jobs if ids[entry] not in kept[sample]]
         if any(kept):
             print(f"fcenv generate: going on from {', '.join(str(out / (n + '.partial')) for n, k in zip(names, kept) if k)}: "
                   f"{sum(map(len, kept))} answers kept, {len(jobs)} to go", file=sys.stderr)
         partials = [reopen(out / (name + ".partial")) for name in names]
 
         def keep(answer: Answer) -> None:  # as soon as it is finished: a run that ends early loses none
-            line = result_line(tasks[answer.entry].id, answer, records_turns(tasks[answer.entry]),
-                               args.include_input_log)
+            line = result_line(ids[answer.entry], answer, records_turns(tasks[answer.entry]), args.include_input_log)
             partials[answer.sample].write(json.dumps(line) + "\n")
             partials[answer.sample].flush()
             bar.update(1)
 
         try:
             with tqdm(total=len(jobs), desc=Path(data).stem, unit="answer", disable=not args.progress) as bar:
-                answers = play_entries(envs, jobs, respond, keep)
+                answers = play_entries(envs, jobs, respond, keep, questions)
         except RuntimeError as exc:
             raise RuntimeError(f"{exc}; the answers finished so far are in "
                                f"{', '.join(f.name for f in partials)}") from None
@@ -416,12 +428,12 @@ def _generate_files(args: argparse.Namespace, rendering: dict, responder: Callab
         failed = [a for a in answers if a.failure]
         if failed:
             print(f"fcenv generate: {len(failed)} of {len(answers)} answers to {data} failed, recorded as "
-                  f"\"Error during inference: ...\"; the first: entry {tasks[failed[0].entry].id!r}: "
+                  f"\"Error during inference: ...\"; the first: entry {ids[failed[0].entry]!r}: "
                   f"{failed[0].failure}", file=sys.stderr)
-        order = {task.id: index for index, task in enumerate(tasks)}
+        order = {question: index for index, question in enumerate(ids)}
         for sample, name in enumerate(names):
-            mine = {tasks[a.entry].id: result_line(tasks[a.entry].id, a, records_turns(tasks[a.entry]),
-                                                   args.include_input_log) for a in answers if a.sample == sample}
+            mine = {ids[a.entry]: result_line(ids[a.entry], a, records_turns(tasks[a.entry]), args.include_input_log)
+                    for a in answers if a.sample == sample}
             lines = sorted({**kept[sample], **mine}.values(), key=lambda line: order[line["id"]])
             # The whole file beside it first, then one rename: the .partial stays whole until it is done with.
             (out / (name + ".tmp")).write_text("".join(json.dumps(line) + "\n" for line in lines))
@@ -429,6 +441,16 @@ def _generate_files(args: argparse.Namespace, rendering: dict, responder: Callab
             (out / (name + ".partial")).unlink()
             written.append(out / name)
     return written
+
+
+def with_variation(rendering: dict, variation: str) -> dict:
+    """The env's rendering under --prompt_variation (given, or a run's): the configuration
+    writes the system prompt. A run's ``random``: BFCL's default prompt (one of the 26 it
+    learned), and the format-sensitivity set's entries each under its own configuration."""
+    if variation in ("", "none"):
+        return rendering
+    rendering = {key: value for key, value in rendering.items() if key != "system_prompt"}
+    return rendering if variation == "random" else {**rendering, "prompt_variation": variation}
 
 
 # ---- the command (its flags: algos/commands.py and fcenv/flags.py) --------------------
@@ -441,9 +463,9 @@ def _command(args: argparse.Namespace) -> int:
     from fcenv.algos.store.checkpoint import adapter_settings
     from fcenv.algos.store.manifest import CheckpointError
     from fcenv.cli import UsageError
-    from fcenv.flags import DATA, ENGINE, MODEL, SAMPLING, TOOL_FORMAT, check
+    from fcenv.flags import ENGINE, FORMAT_SENSITIVITY, MODEL, SAMPLING, TOOL_FORMAT, check
 
-    check(args, MODEL, SAMPLING, ENGINE, TOOL_FORMAT)
+    check(args, MODEL, SAMPLING, ENGINE, TOOL_FORMAT, FORMAT_SENSITIVITY)
     if args.n < 1:
         raise UsageError("--n must be positive")
     if not 0 < args.timeout < float("inf"):
@@ -460,8 +482,9 @@ def _command(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
     # Every file the flags name, read before the model loads (or the tiny model builds).
-    check(args, DATA)
+    _check_data(args)
     args.question_files = question_files(args.dataset_path)
+    _read_sets(args)
     args.web_search_source = _web_search_source(args)
     _check_partials(args)
     try:
@@ -487,11 +510,12 @@ def question_files(specs: list[str]) -> list[Path]:
     is no question file itself (a converted source, a mix) is said with the file it became."""
     from fcenv.bundled import resolve as resolve_bundled
     from fcenv.cli import UsageError
+    from fcenv.format_sensitivity import is_set_file, set_path
     from fcenv.sources.resolve import resolve_dataset
 
     files: dict[str, tuple[str, Path]] = {}
     for spec in specs:
-        file = resolve_dataset(spec).resolve()
+        file = (set_path(spec) if is_set_file(spec) else resolve_dataset(spec)).resolve()
         if file.stem in files:
             raise UsageError(f"--dataset_path {files[file.stem][0]} and {spec} would both be answered in "
                              f"{result_names(file, 1)[0]}: answer them in two runs, each with its own --out")
@@ -506,7 +530,6 @@ def _web_search_source(args: argparse.Namespace):
     """--web_search opened and checked, before the model loads; refused when the question files
     hold web-search entries and it is not given."""
     from fcenv.cli import UsageError
-    from fcenv.env import dataset_tasks
     from fcenv.search import SearchSourceError, open_search_source
 
     if args.web_search:
@@ -515,7 +538,7 @@ def _web_search_source(args: argparse.Namespace):
         except SearchSourceError as exc:
             raise UsageError(f"--web_search: {exc}") from None
     for data in args.question_files:
-        searching = [task.id for task in dataset_tasks(data, None) if "WebSearchAPI" in task.involved_classes]
+        searching = [task.id for task in questions_of(data, args).tasks if "WebSearchAPI" in task.involved_classes]
         if searching:
             raise UsageError(f"--dataset_path {data} holds {len(searching)} web-search entries, whose tools need "
                              f"--web_search: a snapshot file recorded with `fcenv web-snapshot` or a folder of "
@@ -527,12 +550,54 @@ def _check_partials(args: argparse.Namespace) -> None:
     """The .partial files a run that ended early left, readable, before anything heavy."""
     from fcenv.algos.partial_results import PartialError
     from fcenv.cli import UsageError
-    from fcenv.env import dataset_tasks
 
     for data in args.question_files:
-        ids = [task.id for task in dataset_tasks(data, None)]
+        ids = questions_of(data, args).ids
         for name in result_names(data, args.n):
             try:
                 kept_answers(Path(args.out) / (name + ".partial"), ids)
             except PartialError as exc:
                 raise UsageError(str(exc)) from None
+
+
+def _check_data(args: argparse.Namespace) -> None:
+    """The question files checked as every command checks them; the format-sensitivity set's
+    id file, with what the set leaves no place for: it varies the prompts of prompting models
+    (no FC mode, no system prompt of one's own), each entry under each of its configurations
+    (which --sensitivity_configs picks, not --prompt_variation)."""
+    from fcenv.cli import UsageError
+    from fcenv.flags import DATA, check, given
+    from fcenv.format_sensitivity import is_set_file, slice_without_set
+
+    sets = [spec for spec in args.dataset_path if is_set_file(spec)]
+    if given(args, "prompt_variation") and args.prompt_variation == "random":
+        raise UsageError("--prompt_variation random draws a configuration per episode, which a result file cannot "
+                         "say: name one, or answer BFCL's format-sensitivity set (BFCL_v4_format_sensitivity.json as "
+                         "--dataset_path), each entry under each configuration")
+    if not sets and (problem := slice_without_set(args)):
+        raise UsageError(problem)
+    # A run's tool format is refused too (it was trained in FC mode); its prompt variation is not
+    # (the set asks the variations it learned, or not, as the set asks any model).
+    named = [f"--{flag}" for flag in ("tool_format", "system_prompt", "prompt_variation")
+             if sets and getattr(args, flag) and (flag == "tool_format" or given(args, flag))]
+    if named:
+        raise UsageError(f"--dataset_path {sets[0]}: the format-sensitivity set asks each entry under each of BFCL's "
+                         f"prompt variations (--sensitivity_configs picks them), in prompting mode: leave out "
+                         f"{' and '.join(named)}" + (" (a run trained in FC mode cannot answer it)"
+                                                     if args.run and not given(args, "tool_format") else ""))
+    check(argparse.Namespace(**{**vars(args), "dataset_path": [s for s in args.dataset_path if s not in sets]}), DATA)
+
+
+def _read_sets(args: argparse.Namespace) -> None:
+    """The format-sensitivity set's id file and the category files it lists, read and checked
+    before the model loads."""
+    from fcenv.cli import UsageError
+    from fcenv.data import DatasetError
+    from fcenv.format_sensitivity import is_set_file
+
+    for data in args.question_files:
+        if is_set_file(data):
+            try:
+                questions_of(data, args)
+            except DatasetError as exc:
+                raise UsageError(f"--dataset_path {data}: {exc}") from None

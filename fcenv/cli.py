@@ -25,7 +25,7 @@ from pathlib import Path
 
 from fcenv.arguments import ArgumentParser, UsageError  # fcenv.cli.UsageError, as before
 from fcenv.data import DatasetError, warnings_shown_as
-from fcenv.flags import DATA, TOOL_FORMAT, add_group, check
+from fcenv.flags import DATA, FORMAT_SENSITIVITY, TOOL_FORMAT, add_group, check
 from fcenv.rewards import REWARDS
 from fcenv.handlers import available_handlers
 
@@ -35,7 +35,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     from fcenv.episode import EpisodeSettings
     from fcenv.evaluate import (accuracy_table, evaluate, read_results, unanswered, unanswered_problem, uneven_repeats,
                                  write_verdicts)
-    from fcenv.format_sensitivity import is_set_file, load_set, sensitivity, varied_verdicts
+    from fcenv.format_sensitivity import is_set_file, load_set, select_configs, sensitivity, set_path, varied_verdicts
     from fcenv.format_sensitivity import render as render_sensitivity
     from fcenv.rewards import get_reward_fn
     from fcenv.tool_formats import get_tool_format
@@ -45,7 +45,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     # Misuse is reported before the files are read.
     if args.handler and args.handler not in available_handlers():
         raise UsageError(f"--handler: unknown decoder {args.handler!r}; known: {', '.join(available_handlers())}")
-    check(args, TOOL_FORMAT)
+    check(args, TOOL_FORMAT, FORMAT_SENSITIVITY)
     if Path(args.out).is_dir():
         raise UsageError(f"--out: {args.out} is a directory; name the verdict file to write")
     if len(args.dataset_path) != len(args.results):
@@ -64,7 +64,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     varied, by_id, partial, missing, ordered_tasks, all_lines = [], {}, [], [], [], []
     for data, results in zip(args.dataset_path, args.results):
         if data in varied_specs:  # BFCL's format-sensitivity set: its entries under each prompt variation
-            entries = load_set(data)
+            entries = load_set(set_path(data), select_configs(args.sensitivity_configs), args.sensitivity_entries)
             tasks, file_ids = entries, {entry.id: entry.task for entry in entries}
             lines = read_results(Path(results), file_ids)
             varied.append(data)
@@ -118,7 +118,11 @@ def _evaluate(args: argparse.Namespace) -> int:
 
 def _check_varied_flags(args: argparse.Namespace, varied_specs: list[str]) -> None:
     """The format-sensitivity set is read as BFCL reads it: each answer by its prompt's decoder."""
+    from fcenv.format_sensitivity import slice_without_set
+
     if not varied_specs:
+        if problem := slice_without_set(args):
+            raise UsageError(problem)
         return
     for flag in ("handler", "tool_format", "answers"):
         if getattr(args, flag, None):
@@ -278,6 +282,8 @@ def build_parser() -> argparse.ArgumentParser:
                     + ", ".join(available_handlers()))
     add_group(ev, TOOL_FORMAT, skip=["system_prompt", "prompt_variation"],
               notes={"tool_format": "the answers of such a model are read in its family's format"})
+    add_group(ev, FORMAT_SENSITIVITY, notes={"sensitivity_configs": "the slice fcenv generate answered",
+                                             "sensitivity_entries": "the slice fcenv generate answered"})
     ev.add_argument("--reward", choices=REWARDS.names(), default="bfcl", metavar="REWARD",
                     help="reward written with each verdict: " + ", ".join(REWARDS.names()))
     ev.add_argument("--partial", action="store_true",

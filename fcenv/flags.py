@@ -4,8 +4,8 @@ same name, with the same type, default, help and checks.
 
 A ``Group`` is a few flags of one concern and its one ``validate`` (a list of problems, each naming
 its flag): ``MODEL`` (the model, its adapter, or a training run and its checkpoint), ``DATA`` (a
-dataset spec: anything ``fcenv.sources.resolve`` resolves), ``SAMPLING``, ``ENGINE`` and
-``TOOL_FORMAT``. A command adds the groups it needs (``add_group``) and calls ``check`` on them
+dataset spec: anything ``fcenv.sources.resolve`` resolves), ``SAMPLING``, ``ENGINE``,
+``TOOL_FORMAT`` and ``FORMAT_SENSITIVITY`` (a slice of BFCL v4's format-sensitivity set). A command adds the groups it needs (``add_group``) and calls ``check`` on them
 before anything heavy; the trainer's dataclass takes its fields' defaults and help from the same
 declarations (``fcenv.algos.config``).
 
@@ -138,9 +138,10 @@ MODEL = Group("model", (
     Flag("model_name_or_path", f"a local Hugging Face checkpoint folder, or '{EMBEDDED_MODEL}' for the embedded "
                                f"default built offline", EMBEDDED_MODEL, old=("--model",)),
     Flag("adapter", "a PEFT LoRA adapter folder to apply (e.g. a run's checkpoints/iter_N/actor)"),
-    Flag("run", "a training run folder: its base model and actor adapter, with its tool format or system prompt, "
-                "context window, --max_new_tokens, --temperature and data as trained; a sampling or data flag "
-                "given with it changes that, a model or chat-format flag that differs from the run's is refused"),
+    Flag("run", "a training run folder: its base model and actor adapter, with its tool format, system prompt or "
+                "prompt variation, context window, --max_new_tokens, --temperature and data as trained; a sampling "
+                "or data flag given with it changes that, a model or chat-format flag that differs from the run's is "
+                "refused"),
     Flag("checkpoint", "with --run: the checkpoint folder name (default: the latest)"),
 ), _model_problems)
 
@@ -277,7 +278,32 @@ TOOL_FORMAT = Group("tool format", (
                              "Default: none", metavar="VARIATION"),
 ), _tool_format_problems)
 
-SHARED = (MODEL, DATA, SAMPLING, ENGINE, TOOL_FORMAT)
+
+# ---------------------------------------------------------------------------- format sensitivity
+
+def _format_sensitivity_problems(args: Any) -> list[str]:
+    from fcenv.format_sensitivity import select_configs
+
+    found = []
+    try:
+        select_configs(getattr(args, "sensitivity_configs", "") or "")
+    except ValueError as exc:
+        found.append(f"--sensitivity_configs: {exc}")
+    if getattr(args, "sensitivity_entries", 0) < 0:
+        found.append("--sensitivity_entries must be 0 (all) or positive")
+    return found
+
+
+FORMAT_SENSITIVITY = Group("format sensitivity", (
+    Flag("sensitivity_configs", "with BFCL v4's format-sensitivity set as --dataset_path: only the configurations "
+                                "with these settings, e.g. 'ret_fmt=json&tool_call_tag=True' (alternatives joined "
+                                "by ','; a whole configuration picks itself). Default: all 26",
+         metavar="SETTINGS"),
+    Flag("sensitivity_entries", "with the format-sensitivity set: only its first N entries (0: all 200)", 0, int,
+         metavar="N"),
+), _format_sensitivity_problems)
+
+SHARED = (MODEL, DATA, SAMPLING, ENGINE, TOOL_FORMAT, FORMAT_SENSITIVITY)
 
 
 def shared_flag(name: str) -> Flag:

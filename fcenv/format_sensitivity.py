@@ -40,9 +40,55 @@ class VariedEntry:
         return PromptVariation.parse(self.config)
 
 
+SET_NAMES = ("format_sensitivity", "BFCL_v4_format_sensitivity")  # the id file named without its folder
+
+
 def is_set_file(spec: str | Path) -> bool:
-    """Whether a --dataset_path names the set's id file (``BFCL_v4_format_sensitivity.json``)."""
-    return Path(spec).name.endswith(ID_FILE_SUFFIX)
+    """Whether a --dataset_path names the set's id file: ``BFCL_v4_format_sensitivity.json`` (any
+    ``*format_sensitivity.json``), or the set's name for the file in BFCL's data cache."""
+    name = Path(spec).name
+    return name.endswith(ID_FILE_SUFFIX) or name in SET_NAMES
+
+
+def set_path(spec: str | Path) -> Path:
+    """The id file a --dataset_path names: the path, or where ``fcenv data bfcl`` puts the file
+    when the path is not there and names no folder (``BFCL_v4_format_sensitivity.json``,
+    ``format_sensitivity``)."""
+    from fcenv.bfcl_data import DEFAULT_DIR
+
+    path = Path(spec)
+    if path.exists() or len(path.parts) > 1:
+        return path
+    return DEFAULT_DIR / f"BFCL_v4_{ID_FILE_SUFFIX}"
+
+
+def select_configs(selector: str = "") -> list[str]:
+    """BFCL's configurations that a selector picks, in BFCL's order: alternatives split by
+    commas, each a configuration or a part of one (``ret_fmt=json``, ``tool_call_tag=True
+    &func_doc_fmt=xml``: every configuration with those settings). Empty: all 26. Raises
+    ``ValueError`` naming an alternative that picks none."""
+    configs = format_sensitivity_configs()
+    if not selector.strip():
+        return configs
+    picked: set[str] = set()
+    for alternative in (part.strip() for part in selector.split(",")):
+        settings = set(alternative.split("&"))
+        matching = {config for config in configs if settings <= set(config.split("&"))}
+        if not matching:
+            raise ValueError(f"{alternative!r} picks none of BFCL's configurations (settings such as "
+                             f"'ret_fmt=json&tool_call_tag=True', joined by '&'; alternatives by ',')")
+        picked |= matching
+    return [config for config in configs if config in picked]
+
+
+def slice_without_set(args) -> str | None:
+    """What is wrong with --sensitivity_configs or --sensitivity_entries where no --dataset_path
+    names the set: they pick part of it, and of nothing else."""
+    named = [f"--{flag}" for flag in ("sensitivity_configs", "sensitivity_entries") if getattr(args, flag, None)]
+    if not named:
+        return None
+    return (f"{' and '.join(named)} pick part of BFCL's format-sensitivity set, and no --dataset_path names its id "
+            f"file (BFCL_v4_format_sensitivity.json)")
 
 
 def entry_id(index: int, config: str, task_id: str) -> str:
@@ -75,15 +121,25 @@ def read_id_file(path: Path) -> dict[str, list[str]]:
     return data
 
 
-def load_set(path: str | Path, configs: Iterable[str] | None = None) -> list[VariedEntry]:
+def load_set(path: str | Path, configs: Iterable[str] | None = None, entries: int = 0) -> list[VariedEntry]:
     """The set's questions, in BFCL's order, from the id file and the category files beside it
-    (``<prefix><category>.json``, their possible answers in ``possible_answer/``)."""
+    (``<prefix><category>.json``, their possible answers in ``possible_answer/``). ``configs``
+    and ``entries`` (the first so many entries; 0: all) pick a slice; its questions keep the
+    ids they have in the whole set, so a slice's answers are scored as the set's."""
+    path = Path(path)
+    tasks = _listed_tasks(path)[:entries or None]
+    every = format_sensitivity_configs()
+    wanted = set(every if configs is None else configs)
+    return [VariedEntry(entry_id(position * len(every) + n, config, task.id), config, task)
+            for position, task in enumerate(tasks) for n, config in enumerate(every) if config in wanted]
+
+
+def _listed_tasks(path: Path) -> list[Task]:
+    """The entries the id file lists, each category in its file's order."""
     from fcenv.env import dataset_tasks
 
-    path = Path(path)
     prefix = path.name[:-len(ID_FILE_SUFFIX)]
-    configs = list(configs or format_sensitivity_configs())
-    entries, problems = [], []
+    found_tasks, problems = [], []
     for category, ids in read_id_file(path).items():
         if not ids:
             continue
@@ -94,11 +150,10 @@ def load_set(path: str | Path, configs: Iterable[str] | None = None) -> list[Var
         if missing:
             problems.append(Problem(str(path), None, missing[0], category,
                                     f"{len(missing)} listed ids are not in {prefix}{category}.json"))
-        entries.extend(found)
+        found_tasks.extend(found)
     if problems:
         raise DatasetError(problems)
-    return [VariedEntry(entry_id(n, config, task.id), config, task)
-            for n, (task, config) in enumerate((task, config) for task in entries for config in configs)]
+    return found_tasks
 
 
 @dataclass(frozen=True)

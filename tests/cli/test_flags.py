@@ -27,10 +27,10 @@ ROOT = Path(__file__).resolve().parents[2]
 EXPECTED = {
     "train": {"model_name_or_path", "dataset_path", "temperature", "max_new_tokens", "context_window", "seed",
               "rollout_engine", "n_rollout_threads", "tool_format", "system_prompt", "prompt_variation"},
-    # A prompt variation is drawn per training episode; generate's result ids could not say which.
-    "generate": {f.name for g in flags.SHARED for f in g.flags} - {"prompt_variation"},
-    "process-rewards": {f.name for g in flags.SHARED for f in g.flags} - {"greedy", "prompt_variation"},
-    "evaluate": {"dataset_path", "tool_format"},
+    "generate": {f.name for g in flags.SHARED for f in g.flags},
+    "process-rewards": {f.name for g in flags.SHARED for f in g.flags} - {"greedy", "prompt_variation"}
+    - {f.name for f in flags.FORMAT_SENSITIVITY.flags},
+    "evaluate": {"dataset_path", "tool_format", *(f.name for f in flags.FORMAT_SENSITIVITY.flags)},
 }
 # The spellings the commands had before, and the flag each now is.
 OLD = [("generate", "--model", "model_name_or_path", "m"), ("generate", "--data", "dataset_path", ["tiny_eval"]),
