@@ -485,6 +485,7 @@ def _command(args: argparse.Namespace) -> int:
     _check_data(args)
     args.question_files = question_files(args.dataset_path)
     _read_sets(args)
+    _say_decoder(args)
     args.web_search_source = _web_search_source(args)
     _check_partials(args)
     try:
@@ -601,3 +602,16 @@ def _read_sets(args: argparse.Namespace) -> None:
                 questions_of(data, args)
             except DatasetError as exc:
                 raise UsageError(f"--dataset_path {data}: {exc}") from None
+
+
+def _say_decoder(args: argparse.Namespace) -> None:
+    """Answers asked under one prompt variation are read back by its decoder, which
+    ``fcenv evaluate`` is told with --handler (the set's file says each answer's itself)."""
+    from fcenv.format_sensitivity import is_set_file
+    from fcenv.prompt_variations import PromptVariation
+
+    if args.prompt_variation in ("", "none", "random") or all(is_set_file(data) for data in args.question_files):
+        return
+    handler = PromptVariation.parse(args.prompt_variation).handler
+    print(f"fcenv generate: the single-turn Python entries are asked under --prompt_variation {args.prompt_variation}: "
+          f"score their answers with `fcenv evaluate --handler {handler}`", file=sys.stderr)

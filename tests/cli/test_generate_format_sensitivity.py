@@ -116,3 +116,29 @@ def test_run_carries_its_prompt_variation_and_refuses_another(tmp_path):
                                       "--prompt_variation", "none"])
     apply_run(args)
     assert (args.prompt_variation, args.system_prompt) == ("", "Mine: {functions}")
+
+
+def test_a_prompt_variation_renders_every_entry_and_its_decoder_scores_them(tiny_model, tmp_path):
+    from fcenv.algos.tiny.build import BUNDLED_EVAL, TINY_TRAIN
+
+    source = BUNDLED_EVAL[TINY_TRAIN]
+    data = tmp_path / "few.json"
+    (tmp_path / "possible_answer").mkdir()
+    data.write_text("".join(source.read_text().splitlines(keepends=True)[:3]))
+    (tmp_path / "possible_answer" / "few.json").write_text(
+        "".join((source.parent / "possible_answer" / source.name).read_text().splitlines(keepends=True)[:3]))
+    variation = PromptVariation.parse(JSON_TAGGED_XML_DOCS)
+    done = fcenv("generate", "--model_name_or_path", str(tiny_model), "--dataset_path", str(data), "--prompt_variation",
+                 JSON_TAGGED_XML_DOCS, "--context_window", "4096", "--max_new_tokens", "8", "--include-input-log",
+                 "--out", str(tmp_path / "out"), "--no-progress")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert f"score their answers with `fcenv evaluate --handler {variation.handler}`" in done.stderr
+    from fcenv.data import load_tasks
+
+    lines = _lines(tmp_path / "out" / "few_result.json")
+    for line, task in zip(lines, load_tasks(str(data)), strict=True):
+        asked = line["inference_log"][0]["content"]["formatted_prompt"]
+        assert variation.system_prompt(hinted_functions(task.functions, "python")) in asked
+    scored = fcenv("evaluate", "--dataset_path", str(data), "--results", str(tmp_path / "out" / "few_result.json"),
+                   "--handler", variation.handler, "--out", str(tmp_path / "verdicts.jsonl"))
+    assert scored.returncode == 0, scored.stderr[-3000:]
