@@ -152,7 +152,7 @@ def load_local(args: argparse.Namespace):
 
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     loaded = load_model(args.model_name_or_path, device, system_prompt=args.system_prompt,
-                        dataset_path=args.dataset_path[0], tool_format=args.tool_format)
+                        dataset_path=args.question_files[0], tool_format=args.tool_format)
     lora = adapter_settings(Path(args.adapter)) if args.adapter else LoraSettings(r=8, alpha=16,
                                                                                   target_modules=["q_proj"])
     policy = Policy(loaded.base, pad_id=loaded.pad_id, stop_ids=loaded.stop_ids, actor_lora=lora,
@@ -343,22 +343,24 @@ def result_line(task_id: str, answer: Answer, multi_turn: bool, input_log: bool 
 
 
 def generate(args: argparse.Namespace) -> list[Path]:
+    from fcenv.chat_mode import ChatMode
+
     if args.endpoint:
-        rendering = {"tool_format": args.tool_format} if args.tool_format else {"system_prompt": args.system_prompt or None}
+        # The server renders the chat: the env's own rendering is its default for the mode.
+        chat_mode = ChatMode.from_flags(args.tool_format, args.system_prompt)
         respond = endpoint_responder(args)
-        return _generate_files(args, rendering, lambda render: respond, threads=1)
+        return _generate_files(args, chat_mode, lambda render: respond, threads=1)
     loaded, policy = load_local(args)
-    rendering = {"tool_format": args.tool_format, "renderer": loaded.tokenizer} if args.tool_format else \
-        {"system_prompt": loaded.system_prompt, "renderer": loaded.renderer}
     engine = start_engine(args, loaded, policy)  # one for all the files (vLLM takes a while to start)
     try:
-        return _generate_files(args, rendering, lambda render: local_responder(args, loaded, engine, policy.device,
-                                                                               render), threads=args.n_rollout_threads)
+        return _generate_files(args, loaded.chat_mode, lambda render: local_responder(args, loaded, engine,
+                                                                                       policy.device, render),
+                               threads=args.n_rollout_threads)
     finally:
         engine.close()
 
 
-def _generate_files(args: argparse.Namespace, rendering: dict, responder: Callable[[Callable[..., str]], Respond],
+def _generate_files(args: argparse.Namespace, chat_mode, responder: Callable[[Callable[..., str]], Respond],
                     threads: int) -> list[Path]:
     """Each question file's result files (``args.question_files``: the ``--dataset_path`` specs
     resolved); ``responder(render)``: the answers to chats rendered by the env's ``render``."""
@@ -368,7 +370,8 @@ def _generate_files(args: argparse.Namespace, rendering: dict, responder: Callab
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for data in args.question_files:
-        envs = [gym.make("fcenv/FunctionCalling-v0", dataset_path=data, **rendering) for _ in range(threads)]
+        envs = [gym.make("fcenv/FunctionCalling-v0", dataset_path=data, **chat_mode.env_options())
+                for _ in range(threads)]
         respond = responder(envs[0].unwrapped.renderer)
         tasks = envs[0].unwrapped.tasks
         jobs = [(entry, sample) for entry in range(len(tasks)) for sample in range(args.n)]
@@ -431,7 +434,7 @@ def _command(args: argparse.Namespace) -> int:
     from fcenv.algos.store.checkpoint import adapter_settings
     from fcenv.algos.store.manifest import CheckpointError
     from fcenv.cli import UsageError
-    from fcenv.flags import DATA, ENGINE, MODEL, SAMPLING, TOOL_FORMAT, check
+    from fcenv.flags import ENGINE, MODEL, SAMPLING, TOOL_FORMAT, check, resolve_specs
 
     check(args, MODEL, SAMPLING, ENGINE, TOOL_FORMAT)
     if args.n < 1:
@@ -449,9 +452,12 @@ def _command(args: argparse.Namespace) -> int:
             apply_run(args)
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
-    # Every file the flags name, read before the model loads (or the tiny model builds).
-    check(args, DATA)
-    args.question_files = question_files(args.dataset_path)
+    # Every file the flags name, read before the model loads (or the tiny model builds); each
+    # spec resolved here, once, and its question file handed down.
+    files, problems = resolve_specs("--dataset_path", args.dataset_path)
+    if problems:
+        raise UsageError("; ".join(problems))
+    args.question_files = question_files(args.dataset_path, files)
     _check_partials(args)
     try:
         if not args.endpoint:
@@ -470,17 +476,17 @@ def _command(args: argparse.Namespace) -> int:
     return 0
 
 
-def question_files(specs: list[str]) -> list[Path]:
-    """The question file each ``--dataset_path`` spec resolves to (checked already), whose stem
-    names its result files. Two that would write the same result files are refused; a spec that
-    is no question file itself (a converted source, a mix) is said with the file it became."""
+def question_files(specs: list[str], resolved: dict[str, Path]) -> list[Path]:
+    """The question files the ``--dataset_path`` specs resolved to (``fcenv.flags.resolve_specs``),
+    whose stems name their result files. Two that would write the same result files are refused;
+    a spec that is no question file itself (a converted source, a mix) is said with the file it
+    became."""
     from fcenv.bundled import resolve as resolve_bundled
     from fcenv.cli import UsageError
-    from fcenv.sources.resolve import resolve_dataset
 
     files: dict[str, tuple[str, Path]] = {}
     for spec in specs:
-        file = resolve_dataset(spec).resolve()
+        file = resolved[spec].resolve()
         if file.stem in files:
             raise UsageError(f"--dataset_path {files[file.stem][0]} and {spec} would both be answered in "
                              f"{result_names(file, 1)[0]}: answer them in two runs, each with its own --out")

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import torch
 
+from fcenv.chat_mode import ChatMode
 from fcenv.algos.config import EMBEDDED_MODEL, ConfigError
 from fcenv.algos.tiny.build import (
     DEFAULT_CACHE_DIR,
@@ -31,6 +32,7 @@ class LoadedModel:
     tokenizer: object
     renderer: Callable[[list[dict]], str] | None  # None: the env's default rendering
     system_prompt: str | None  # None: BFCL's prompting prompt
+    chat_mode: ChatMode  # how every chat is shown to this model: the flags' mode with its renderer
     label: str  # the model folder in the results path
     path: Path  # the folder the base model and tokenizer were loaded from
     pad_id: int
@@ -111,9 +113,11 @@ def load_model(model_name_or_path: str, device: torch.device, *, cache_dir: str 
     stop_ids = _stop_ids(tokenizer, base)
     # Padding is tracked by masks, so any id will do; EOS stays a trained action token.
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else stop_ids[0]
-    return LoadedModel(base=base, tokenizer=tokenizer, renderer=renderer,
-                       system_prompt=system_prompt or default_prompt, label=label, path=path, pad_id=int(pad_id),
-                       stop_ids=stop_ids)
+    prompt = system_prompt or default_prompt
+    # FC mode: the tools go through the tokenizer's chat template; prompting: the model's renderer.
+    chat_mode = ChatMode.from_flags(tool_format, prompt, fc_renderer=tokenizer, prompting_renderer=renderer)
+    return LoadedModel(base=base, tokenizer=tokenizer, renderer=renderer, system_prompt=prompt, chat_mode=chat_mode,
+                       label=label, path=path, pad_id=int(pad_id), stop_ids=stop_ids)
 
 
 @contextlib.contextmanager
