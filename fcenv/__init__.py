@@ -7,7 +7,8 @@ Modules: ``data`` (datasets to ``tasks``: ``loader`` reads and checks one BFCL f
 says what is wrong in it; ``answerable``: can a ground truth pass at all?), ``env`` (``FunctionCallingEnv``; ``chat_view``: the messages a step hands out),
 ``episode`` (single-turn episodes; multi-turn ones in ``multi_turn/``, memory ones in
 ``agentic/``), ``prompts`` (BFCL's
-prompting prompt and the renderers), ``tool_formats`` (FC mode), ``rewards``, ``spaces`` (the
+prompting prompt and the renderers), ``tool_formats`` (FC mode), ``chat_mode`` (``ChatMode``: prompting
+or FC mode with its renderer, decided once by a command and handed to every env it makes), ``rewards``, ``spaces`` (the
 text spaces), ``backends/`` (the tool classes, memory ones included), ``evaluate`` and ``cli`` (``fcenv evaluate``, with
 ``score_card``: BFCL's summary and score CSV files from per-category accuracies;
 ``fcenv data``; ``arguments``, the command-line parser of every command: one-line errors, no
