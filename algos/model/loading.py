@@ -13,7 +13,6 @@ from pathlib import Path
 
 import torch
 
-from fcenv.chat_mode import ChatMode
 from fcenv.algos.config import EMBEDDED_MODEL, ConfigError
 from fcenv.algos.tiny.build import (
     DEFAULT_CACHE_DIR,
@@ -24,6 +23,7 @@ from fcenv.algos.tiny.build import (
     bundled_train_split,
     chat_renderer,
 )
+from fcenv.chat_mode import ChatMode
 
 
 @dataclass
@@ -88,10 +88,11 @@ def is_embedded(model_name_or_path: str) -> bool:
 
 
 def load_model(model_name_or_path: str, device: torch.device, *, cache_dir: str = "",
-               system_prompt: str = "", dataset_path: str = "", tool_format: str = "") -> LoadedModel:
-    """The base model and tokenizer. The embedded tiny model is the one built for the bundled
-    split being trained (``dataset_path``), or for the single-turn split on any other data, and
-    for the tool format (pretrained on demonstrations in that format)."""
+               system_prompt: str = "", dataset_path: str | Path = "", tool_format: str = "") -> LoadedModel:
+    """The base model and tokenizer, with the chat mode the flags choose for it (``chat_mode``).
+    The embedded tiny model is the one built for the bundled split being trained
+    (``dataset_path``: the question file the command resolved), or for the single-turn split on
+    any other data, and for the tool format (pretrained on demonstrations in that format)."""
     from transformers import AutoModelForCausalLM
 
     if is_embedded(model_name_or_path):
