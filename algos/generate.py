@@ -59,7 +59,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +69,7 @@ import torch
 from fcenv.algos.deadline_http import read_reply
 from fcenv.algos.partial_results import kept_answers, reopen, result_names
 from fcenv.algos.questions import Questions, env_questions, questions_of
+from fcenv.chat_mode import ChatMode
 
 ATTEMPTS = 3  # tries of one request while the server answers 5xx or 429, or cannot be reached
 
@@ -165,7 +166,7 @@ def load_local(args: argparse.Namespace):
 
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     loaded = load_model(args.model_name_or_path, device, system_prompt=args.system_prompt,
-                        dataset_path=args.dataset_path[0], tool_format=args.tool_format)
+                        dataset_path=args.question_files[0], tool_format=args.tool_format)
     lora = adapter_settings(Path(args.adapter)) if args.adapter else LoraSettings(r=8, alpha=16,
                                                                                   target_modules=["q_proj"])
     policy = Policy(loaded.base, pad_id=loaded.pad_id, stop_ids=loaded.stop_ids, actor_lora=lora,
@@ -363,21 +364,21 @@ def result_line(task_id: str, answer: Answer, multi_turn: bool, input_log: bool 
 
 def generate(args: argparse.Namespace) -> list[Path]:
     if args.endpoint:
-        rendering = {"tool_format": args.tool_format} if args.tool_format else {"system_prompt": args.system_prompt or None}
+        # The server renders the chat: the env's own rendering is its default for the mode.
+        chat_mode = ChatMode.from_flags(args.tool_format, args.system_prompt)
         respond = endpoint_responder(args)
-        return _generate_files(args, rendering, lambda render: respond, threads=1)
+        return _generate_files(args, chat_mode, lambda render: respond, threads=1)
     loaded, policy = load_local(args)
-    rendering = {"tool_format": args.tool_format, "renderer": loaded.tokenizer} if args.tool_format else \
-        {"system_prompt": loaded.system_prompt, "renderer": loaded.renderer}
     engine = start_engine(args, loaded, policy)  # one for all the files (vLLM takes a while to start)
     try:
-        return _generate_files(args, rendering, lambda render: local_responder(args, loaded, engine, policy.device,
-                                                                               render), threads=args.n_rollout_threads)
+        return _generate_files(args, loaded.chat_mode, lambda render: local_responder(args, loaded, engine,
+                                                                                       policy.device, render),
+                               threads=args.n_rollout_threads)
     finally:
         engine.close()
 
 
-def _generate_files(args: argparse.Namespace, rendering: dict, responder: Callable[[Callable[..., str]], Respond],
+def _generate_files(args: argparse.Namespace, chat_mode, responder: Callable[[Callable[..., str]], Respond],
                     threads: int) -> list[Path]:
     """Each question file's result files (``args.question_files``: the ``--dataset_path`` specs
     resolved); ``responder(render)``: the answers to chats rendered by the env's ``render``."""
@@ -386,11 +387,11 @@ def _generate_files(args: argparse.Namespace, rendering: dict, responder: Callab
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    rendering = with_variation(rendering, getattr(args, "prompt_variation", ""))
+    chat_mode = with_variation(chat_mode, getattr(args, "prompt_variation", ""))
     for data in args.question_files:
         questions = questions_of(data, args)  # a file's entries, or the format-sensitivity set's
         searching = {"web_search": args.web_search_source} if getattr(args, "web_search_source", None) else {}
-        envs = [gym.make("fcenv/FunctionCalling-v0", **questions.source, **rendering, **searching)
+        envs = [gym.make("fcenv/FunctionCalling-v0", **questions.source, **chat_mode.env_options(), **searching)
                 for _ in range(threads)]
         respond = responder(envs[0].unwrapped.renderer)
         tasks, ids = questions.tasks, questions.ids
@@ -443,14 +444,14 @@ def _generate_files(args: argparse.Namespace, rendering: dict, responder: Callab
     return written
 
 
-def with_variation(rendering: dict, variation: str) -> dict:
-    """The env's rendering under --prompt_variation (given, or a run's): the configuration
-    writes the system prompt. A run's ``random``: BFCL's default prompt (one of the 26 it
-    learned), and the format-sensitivity set's entries each under its own configuration."""
-    if variation in ("", "none"):
-        return rendering
-    rendering = {key: value for key, value in rendering.items() if key != "system_prompt"}
-    return rendering if variation == "random" else {**rendering, "prompt_variation": variation}
+def with_variation(chat_mode: ChatMode, variation: str) -> ChatMode:
+    """The chat mode under --prompt_variation (given, or a run's): the configuration writes the
+    system prompt. A run's ``random``: BFCL's default prompt (one of the 26 it learned; a result
+    file cannot say which one an answer drew), and the format-sensitivity set's entries each
+    under its own configuration."""
+    if variation == "random":
+        return replace(chat_mode.varied(variation), prompt_variation=None)
+    return chat_mode.varied(variation)
 
 
 # ---- the command (its flags: algos/commands.py and fcenv/flags.py) --------------------
@@ -481,9 +482,10 @@ def _command(args: argparse.Namespace) -> int:
             apply_run(args)
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
-    # Every file the flags name, read before the model loads (or the tiny model builds).
+    # Every file the flags name, read before the model loads (or the tiny model builds); each
+    # spec resolved here, once, and its question file handed down.
     _check_data(args)
-    args.question_files = question_files(args.dataset_path)
+    args.question_files = question_files(args.dataset_path, _resolved_specs(args.dataset_path))
     _read_sets(args)
     _say_decoder(args)
     args.web_search_source = _web_search_source(args)
@@ -505,18 +507,17 @@ def _command(args: argparse.Namespace) -> int:
     return 0
 
 
-def question_files(specs: list[str]) -> list[Path]:
-    """The question file each ``--dataset_path`` spec resolves to (checked already), whose stem
-    names its result files. Two that would write the same result files are refused; a spec that
-    is no question file itself (a converted source, a mix) is said with the file it became."""
+def question_files(specs: list[str], resolved: dict[str, Path]) -> list[Path]:
+    """The question files the ``--dataset_path`` specs resolved to (``fcenv.flags.resolve_specs``),
+    whose stems name their result files. Two that would write the same result files are refused;
+    a spec that is no question file itself (a converted source, a mix) is said with the file it
+    became."""
     from fcenv.bundled import resolve as resolve_bundled
     from fcenv.cli import UsageError
-    from fcenv.format_sensitivity import is_set_file, set_path
-    from fcenv.sources.resolve import resolve_dataset
 
     files: dict[str, tuple[str, Path]] = {}
     for spec in specs:
-        file = (set_path(spec) if is_set_file(spec) else resolve_dataset(spec)).resolve()
+        file = resolved[spec].resolve()
         if file.stem in files:
             raise UsageError(f"--dataset_path {files[file.stem][0]} and {spec} would both be answered in "
                              f"{result_names(file, 1)[0]}: answer them in two runs, each with its own --out")
@@ -525,6 +526,19 @@ def question_files(specs: list[str]) -> list[Path]:
             print(f"fcenv generate: --dataset_path {spec} is the question file {file} (its result files are "
                   f"named after it; `fcenv evaluate --dataset_path` scores them given either)", file=sys.stderr)
     return [file for _, file in files.values()]
+
+
+def _resolved_specs(specs: list[str]) -> dict[str, Path]:
+    """Each ``--dataset_path`` spec's question file, resolved once (``fcenv.flags.resolve_specs``);
+    the format-sensitivity set's id file is its own (its questions are other files' entries)."""
+    from fcenv.cli import UsageError
+    from fcenv.flags import resolve_specs
+    from fcenv.format_sensitivity import is_set_file, set_path
+
+    files, problems = resolve_specs("--dataset_path", [spec for spec in specs if not is_set_file(spec)])
+    if problems:
+        raise UsageError("; ".join(problems))
+    return {**files, **{spec: set_path(spec) for spec in specs if is_set_file(spec)}}
 
 
 def _web_search_source(args: argparse.Namespace):
@@ -567,7 +581,7 @@ def _check_data(args: argparse.Namespace) -> None:
     (no FC mode, no system prompt of one's own), each entry under each of its configurations
     (which --sensitivity_configs picks, not --prompt_variation)."""
     from fcenv.cli import UsageError
-    from fcenv.flags import DATA, check, given
+    from fcenv.flags import given
     from fcenv.format_sensitivity import is_set_file, slice_without_set
 
     sets = [spec for spec in args.dataset_path if is_set_file(spec)]
@@ -586,7 +600,7 @@ def _check_data(args: argparse.Namespace) -> None:
                          f"prompt variations (--sensitivity_configs picks them), in prompting mode: leave out "
                          f"{' and '.join(named)}" + (" (a run trained in FC mode cannot answer it)"
                                                      if args.run and not given(args, "tool_format") else ""))
-    check(argparse.Namespace(**{**vars(args), "dataset_path": [s for s in args.dataset_path if s not in sets]}), DATA)
+
 
 
 def _read_sets(args: argparse.Namespace) -> None:

@@ -118,7 +118,7 @@ def _prefix_end(value: Any, messages: int) -> int:
     return value
 
 
-def check_resume(config: Any) -> None:
+def check_resume(config: Any, files: Any) -> None:
     """``--resume``: a complete, intact checkpoint of a run whose args.json can be read and
     whose fixed flags are the ones given (``CheckpointError`` otherwise)."""
     from fcenv.algos.store.checkpoint import find_resume_checkpoint, run_dir_of
@@ -135,7 +135,7 @@ def check_resume(config: Any) -> None:
         raise CheckpointError(checkpoint, None, f"--resume: these flags differ from the run's args.json and cannot "
                                                 f"change within a run: {fixed} (leave them out: --resume takes "
                                                 f"the run's own)")
-    changed = changed_since(saved, config)
+    changed = changed_since(saved, config, files)
     if changed and not config.resume_with_changed_data:
         raise CheckpointError(checkpoint, None, f"--resume: {'; '.join(changed)}: the run would go on with other "
                                                 f"data than it began with. Restore the data, or pass "
@@ -143,28 +143,24 @@ def check_resume(config: Any) -> None:
                                                 f"change is recorded in the run's args.json)")
 
 
-def changed_since(saved: dict, config: Any) -> list[str]:
+def changed_since(saved: dict, config: Any, files: Any) -> list[str]:
     """The data files whose tasks differ from those the run recorded when it began (none for
-    a run from before fingerprints were kept)."""
+    a run from before fingerprints were kept); ``files``: the run's ``DataFiles``."""
     from fcenv.algos.store.data_fingerprint import changed_data
     from fcenv.algos.training.setup import data_record
 
     recorded = (saved.get("resolved") or {}).get("data")
-    return changed_data(recorded, data_record(config)) if isinstance(recorded, dict) else []
+    return changed_data(recorded, data_record(config, files)) if isinstance(recorded, dict) else []
 
 
-def check_training_files(config: Any) -> list[tuple[list[dict], float]]:
-    """Every file-valued flag of ``train_fctncalling.py`` / ``fcenv train``. Returns what
-    ``--critic_init_values`` holds (empty without it), read here once, so that the run uses
-    exactly what was checked and reads no file after the model loads."""
-    from fcenv.flags import dataset_problems
+def check_training_files(config: Any) -> tuple[Any, list[tuple[list[dict], float]]]:
+    """Every file-valued flag of ``train_fctncalling.py`` / ``fcenv train``. Returns the run's
+    data files (``fcenv.algos.training.setup.DataFiles``: the dataset specs resolved, here, once
+    per run) and what ``--critic_init_values`` holds (empty without it), read here once, so that
+    the run uses exactly what was checked and reads no file after the model loads."""
+    from fcenv.algos.training.setup import resolve_data
 
-    wrong = []  # both question files' problems at once, each under its flag
-    for flag in ("--dataset_path", "--eval_dataset_path"):
-        value = getattr(config, flag.removeprefix("--"))
-        wrong += dataset_problems(flag, [value] if value else [])
-    if wrong:
-        raise ConfigError("\n".join(wrong))
+    files = resolve_data(config)  # both question files' problems at once, each under its flag
     check_model_folder("--model_name_or_path", config.model_name_or_path)
     from fcenv.algos.rollout.engine import check_engine
 
@@ -173,5 +169,5 @@ def check_training_files(config: Any) -> list[tuple[list[dict], float]]:
     if config.critic_init_values:
         values = read_prefix_values(config.critic_init_values, with_tools=bool(config.tool_format))
     if config.resume:
-        check_resume(config)
-    return values
+        check_resume(config, files)
+    return files, values

@@ -46,8 +46,6 @@ from fcenv.algos.rollout.play import play
 from fcenv.algos.rollout.records import Rollout
 from fcenv.algos.from_run import apply_run
 from fcenv.algos.store.checkpoint import adapter_settings, load_actor_weights, load_adapter_weights
-from fcenv.flags import DEFAULT_DATASET
-from fcenv.sources.resolve import resolve_dataset
 
 
 @dataclass
@@ -83,10 +81,24 @@ class Replayed:
     tools: list[dict] | None = None  # FC mode: the tools the template shows with the chat
 
 
-def sampler_from_flags(args: argparse.Namespace) -> Sampler:
+def command_dataset(args: argparse.Namespace) -> Path:
+    """The question file ``--dataset_path`` (by default ``fcenv.flags.DEFAULT_DATASET``) resolves
+    to, checked: resolved once per run, here. ``ConfigError`` naming the flag otherwise."""
+    from fcenv.algos.config import ConfigError
+    from fcenv.flags import dataset_spec, resolve_specs
+
+    spec = args.dataset_path = dataset_spec(args.dataset_path)
+    files, problems = resolve_specs("--dataset_path", [spec])
+    if problems:
+        raise ConfigError("; ".join(problems))
+    return files[spec]
+
+
+def sampler_from_flags(args: argparse.Namespace, dataset: Path | None = None) -> Sampler:
     """The policy of a run's checkpoint (``--run``, as ``fcenv.algos.from_run`` applies it), of an
     adapter (``--adapter``), or a base model with a fresh (identity) actor adapter of the
-    trainer's shape, with the flags' data, prompt or tool format, window and temperature, and the
+    trainer's shape, with the flags' data (``dataset``: the question file the command resolved;
+    by default ``command_dataset``'s), prompt or tool format, window and temperature, and the
     engine ``--rollout_engine`` names sampling with it (close it when done)."""
     from fcenv.algos.config import TrainConfig
 
@@ -94,11 +106,10 @@ def sampler_from_flags(args: argparse.Namespace) -> Sampler:
     saved = checkpoint = None
     if args.run:
         saved, checkpoint = apply_run(args)
-    dataset = resolve_dataset(args.dataset_path or DEFAULT_DATASET)
-    if not dataset.exists():
-        raise RuntimeError(f"--dataset_path {dataset}: no such file")
+    if dataset is None:
+        dataset = command_dataset(args)
     loaded = load_model(args.model_name_or_path, device, system_prompt=args.system_prompt,
-                        dataset_path=args.dataset_path, tool_format=args.tool_format)
+                        dataset_path=dataset, tool_format=args.tool_format)
     held_out: frozenset[int] = frozenset()
     if saved is not None:
         lora = LoraSettings(r=saved["lora_r"], alpha=saved["lora_alpha"], target_modules=list(saved["lora_target_modules"]),
@@ -112,7 +123,7 @@ def sampler_from_flags(args: argparse.Namespace) -> Sampler:
         defaults = TrainConfig()
         lora = LoraSettings(r=defaults.lora_r, alpha=defaults.lora_alpha, target_modules=list(defaults.lora_target_modules))
     window = args.context_window or max_positions(loaded.base)
-    tool_format, temperature, max_new_tokens = args.tool_format, args.temperature, args.max_new_tokens
+    temperature, max_new_tokens = args.temperature, args.max_new_tokens
     policy = Policy(loaded.base, pad_id=loaded.pad_id, stop_ids=loaded.stop_ids, actor_lora=lora,
                     temperature=temperature, with_critic=False).to(device)
     if checkpoint is not None:
@@ -120,17 +131,16 @@ def sampler_from_flags(args: argparse.Namespace) -> Sampler:
     elif args.adapter:
         load_adapter_weights(Path(args.adapter), policy)
     policy.eval()
-    # FC mode: the tools go through the tokenizer's chat template, as the trainer shows them.
-    rendering = ({"tool_format": tool_format, "renderer": loaded.tokenizer} if tool_format else
-                 {"renderer": loaded.renderer, "system_prompt": loaded.system_prompt})
-    envs = [gym.make("fcenv/FunctionCalling-v0", dataset_path=str(dataset), reward="bfcl", **rendering)
-            for _ in range(args.n_rollout_threads)]
+    # The model's chat mode, as the trainer shows it the chats.
+    envs = [gym.make("fcenv/FunctionCalling-v0", dataset_path=str(dataset), reward="bfcl",
+                     **loaded.chat_mode.env_options()) for _ in range(args.n_rollout_threads)]
     codec = TextCodec(loaded.tokenizer, window - max_new_tokens, render=envs[0].unwrapped.renderer,
                       stop_ids=loaded.stop_ids)
     generator = torch.Generator(device=device)
     generator.manual_seed(args.seed)
     engine = make_engine(args.rollout_engine, policy, EngineSettings(Path(loaded.path), window, args.seed))
-    return Sampler(policy, engine, codec, envs, max_new_tokens, generator, dataset, held_out, tool_format)
+    return Sampler(policy, engine, codec, envs, max_new_tokens, generator, dataset, held_out,
+                   loaded.chat_mode.tool_format or "")
 
 
 def _play(sampler: Sampler, starts: Sequence[int | tuple[int, dict]], progress: str = "") -> list[tuple[int, bool, list[str]]]:
@@ -255,9 +265,9 @@ def trajectories_from_results(path: Path, dataset: Path) -> list[Trajectory]:
     return out
 
 
-def process_rewards(args: argparse.Namespace) -> dict[str, Any]:
+def process_rewards(args: argparse.Namespace, dataset: Path | None = None) -> dict[str, Any]:
     started = time.perf_counter()
-    sampler = sampler_from_flags(args)
+    sampler = sampler_from_flags(args, dataset)
     try:
         return _process_rewards(args, sampler, started)
     finally:
@@ -317,13 +327,13 @@ def prefix_value_examples(path: Path, codec: TextCodec, render, with_tools: bool
     return examples
 
 
-def _check_files(args: argparse.Namespace) -> None:
+def _check_files(args: argparse.Namespace) -> Path:
     """The run, the model folder or adapter, the dataset spec and the result file the flags name,
-    before the model loads (or the tiny model builds)."""
+    before the model loads (or the tiny model builds). Returns the question file the dataset
+    spec resolved to."""
     from fcenv.algos.input_files import check_model_folder
     from fcenv.env import dataset_tasks
     from fcenv.evaluate import read_results
-    from fcenv.flags import DATA, check
 
     check_engine(args.rollout_engine)
     if args.run:
@@ -332,10 +342,10 @@ def _check_files(args: argparse.Namespace) -> None:
         check_model_folder("--model_name_or_path", args.model_name_or_path)
         if args.adapter:
             adapter_settings(Path(args.adapter))
-    args.dataset_path = args.dataset_path or DEFAULT_DATASET
-    check(args, DATA)
+    dataset = command_dataset(args)
     if args.from_results:
-        read_results(Path(args.from_results), {t.id: t for t in dataset_tasks(args.dataset_path)})
+        read_results(Path(args.from_results), {t.id: t for t in dataset_tasks(dataset)})
+    return dataset
 
 
 def _write_jsonl(path: Path, rows: list[dict]) -> None:
@@ -363,8 +373,7 @@ def _command(args: argparse.Namespace) -> int:
     if args.from_results and not Path(args.from_results).is_file():
         raise UsageError(f"--from_results {args.from_results}: no such file")
     try:
-        _check_files(args)
-        summary = process_rewards(args)
+        summary = process_rewards(args, _check_files(args))
     except (CheckpointError, ConfigError) as exc:
         raise UsageError(str(exc)) from None
     print(json.dumps(summary))

@@ -48,8 +48,7 @@ def contexts_of(loaded, rows: int, group_size: int) -> list[list[int]]:
     import fcenv
     from fcenv.algos.tiny.build import TINY_TRAIN
 
-    env = gym.make(fcenv.ENV_ID, dataset_path=str(TINY_TRAIN), renderer=loaded.renderer,
-                   **({"system_prompt": loaded.system_prompt} if loaded.system_prompt else {}))
+    env = gym.make(fcenv.ENV_ID, dataset_path=str(TINY_TRAIN), **loaded.chat_mode.env_options())
     texts = [env.reset(options={"index": index})[0] for index in range(rows // group_size)]
     env.close()
     encoded = [loaded.tokenizer(text, add_special_tokens=False).input_ids for text in texts]

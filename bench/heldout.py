@@ -41,6 +41,7 @@ import torch
 
 import fcenv  # registers the env id
 from bench.format_ceiling import as_tool_calls
+from fcenv.chat_mode import ChatMode
 
 ROOT = Path(__file__).resolve().parents[1]
 VLLM_CLIENT = Path(__file__).resolve().with_name("heldout_vllm.py")
@@ -209,11 +210,10 @@ def measure(run_dir: Path, checkpoint: Path | None, data: Path, indices: list[in
     """Greedy and sampled accuracy and reward of a checkpoint's actor (the base alone for
     ``None``), overall and per BFCL category."""
     # FC mode: the env only judges; the tools reach the model through the tokenizer's own template.
-    rendering = {"tool_format": tool_format, "renderer": lambda messages, tools: ""} if tool_format else \
-        {"system_prompt": system_prompt}
+    chat_mode = ChatMode.from_flags(tool_format, system_prompt, fc_renderer=lambda messages, tools: "")
 
     def make_env():
-        return gym.make(fcenv.ENV_ID, dataset_path=str(data), reward=reward, **rendering)
+        return gym.make(fcenv.ENV_ID, dataset_path=str(data), reward=reward, **chat_mode.env_options())
 
     tasks = make_env().unwrapped.tasks
     categories, ids = [task.category for task in tasks], [task.id for task in tasks]

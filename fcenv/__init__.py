@@ -8,7 +8,8 @@ says what is wrong in it; ``answerable``: can a ground truth pass at all?), ``en
 ``episode`` (single-turn episodes; multi-turn ones in ``multi_turn/``, memory and web-search
 ones in ``agentic/``), ``prompts`` (BFCL's
 prompting prompt and the renderers), ``prompt_variations`` (BFCL v4's 26 format-sensitivity
-prompts; ``format_sensitivity``: that set, its result ids and its figures), ``tool_formats`` (FC mode), ``rewards``, ``spaces`` (the
+prompts; ``format_sensitivity``: that set, its result ids and its figures), ``tool_formats`` (FC mode), ``chat_mode`` (``ChatMode``: prompting
+or FC mode with its renderer, decided once by a command and handed to every env it makes), ``rewards``, ``spaces`` (the
 text spaces), ``backends/`` (the tool classes, memory and web-search ones included), ``search/`` (where
 the web-search tools get their answers: a recorded snapshot, a local corpus; ``fcenv web-snapshot``), ``evaluate`` and ``cli`` (``fcenv evaluate``, with
 ``score_card``: BFCL's summary and score CSV files from per-category accuracies;

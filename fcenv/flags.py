@@ -148,22 +148,39 @@ MODEL = Group("model", (
 
 # ---------------------------------------------------------------------------- data
 
-def dataset_problems(flag: str, specs: Collection[str], answers: str | None = None) -> list[str]:
-    """A line naming ``flag`` for each dataset spec that cannot be resolved and read: a missing
-    file, a bad mix, a source that does not convert, a question file with bad entries."""
-    from fcenv.env import dataset_tasks  # resolves the spec, and keeps the parsed tasks for the command
-    from fcenv.problems import DatasetError
+def dataset_spec(value: str | None) -> str:
+    """The dataset spec of a command that has a default (train, process-rewards): the one place
+    ``DEFAULT_DATASET`` is filled in."""
+    return value or DEFAULT_DATASET
 
-    found = []
+
+def resolve_specs(flag: str, specs: Collection[str], answers: str | None = None) -> tuple[dict[str, Path], list[str]]:
+    """Each dataset spec resolved once to its question file (``fcenv.sources.resolve``: a source
+    converted, a mix mixed) and read (the env's cache keeps the parsed tasks for the command);
+    and a line naming ``flag`` for each spec that cannot be: a missing file, a bad mix, a source
+    that does not convert, a question file with bad entries. A command resolves its specs here,
+    at its start, and hands the files down."""
+    from fcenv.env import dataset_tasks
+    from fcenv.problems import DatasetError
+    from fcenv.sources.resolve import resolve_dataset
+
+    files, found = {}, []
     for spec in dict.fromkeys(specs):
         try:
-            dataset_tasks(spec, answers)
+            file = resolve_dataset(spec)
+            dataset_tasks(file, answers)
+            files[spec] = file
         except DatasetError as exc:
             text = str(exc)
             for named in (f"{spec}: ", f"{Path(spec).resolve()}: "):  # the spec said once
                 text = text.removeprefix(named)
             found.append(f"{flag} {spec}: {text}")
-    return found
+    return files, found
+
+
+def dataset_problems(flag: str, specs: Collection[str], answers: str | None = None) -> list[str]:
+    """``resolve_specs``' problem lines alone (for a command that only checks the specs)."""
+    return resolve_specs(flag, specs, answers)[1]
 
 
 def _data_problems(args: Any) -> list[str]:

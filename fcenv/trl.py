@@ -36,6 +36,7 @@ from numbers import Integral
 from pathlib import Path
 from typing import Any
 
+from fcenv.chat_mode import ChatMode
 from fcenv.env import FunctionCallingEnv
 
 
@@ -64,15 +65,14 @@ def prompt_dataset(dataset_path: str | Path, *, system_prompt: str | None = None
 
     from datasets import Dataset
 
-    if tool_format is None:
-        env = FunctionCallingEnv(dataset_path=str(dataset_path), system_prompt=system_prompt)
-    else:
-        env = FunctionCallingEnv(dataset_path=str(dataset_path), tool_format=tool_format, renderer=renderer)
+    # Prompting: the chat's messages are the prompt, the env's rendering is not used.
+    chat_mode = ChatMode.from_flags(tool_format, system_prompt, fc_renderer=renderer)
+    env = FunctionCallingEnv(dataset_path=str(dataset_path), **chat_mode.env_options())
     rows = []
     for index in _single_turn_indices(env, dataset_path, indices):
         observation, info = env.reset(options={"index": index})
         row = {"prompt": info["messages"], "task_index": index, "task_id": info["id"]}
-        if tool_format is not None:
+        if chat_mode.is_fc:
             row.update(prompt=observation, tools=json.dumps(info["tools"]))
         rows.append(row)
     return Dataset.from_list(rows)
@@ -107,10 +107,9 @@ class VerdictReward:
     def __init__(self, dataset_path: str | Path, *, reward: str | Callable = "bfcl", system_prompt: str | None = None,
                  handler: str | None = None, checker: str | Callable | None = None, tool_format: str | None = None):
         # The answer is judged, not rendered: FC mode needs no template here.
-        rendering = {"tool_format": tool_format, "renderer": lambda messages, tools: ""} if tool_format else \
-            {"system_prompt": system_prompt}
+        chat_mode = ChatMode.from_flags(tool_format, system_prompt, fc_renderer=lambda messages, tools: "")
         self.env = FunctionCallingEnv(dataset_path=str(dataset_path), reward=reward, handler=handler, checker=checker,
-                                      **rendering)
+                                      **chat_mode.env_options())
         self.dataset_path = dataset_path
         self.__name__ = f"fcenv_{reward if isinstance(reward, str) else getattr(reward, '__name__', 'reward')}"
         self.verdicts: list[dict[str, Any]] = []

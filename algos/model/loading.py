@@ -23,6 +23,7 @@ from fcenv.algos.tiny.build import (
     bundled_train_split,
     chat_renderer,
 )
+from fcenv.chat_mode import ChatMode
 
 
 @dataclass
@@ -31,6 +32,7 @@ class LoadedModel:
     tokenizer: object
     renderer: Callable[[list[dict]], str] | None  # None: the env's default rendering
     system_prompt: str | None  # None: BFCL's prompting prompt
+    chat_mode: ChatMode  # how every chat is shown to this model: the flags' mode with its renderer
     label: str  # the model folder in the results path
     path: Path  # the folder the base model and tokenizer were loaded from
     pad_id: int
@@ -86,10 +88,11 @@ def is_embedded(model_name_or_path: str) -> bool:
 
 
 def load_model(model_name_or_path: str, device: torch.device, *, cache_dir: str = "",
-               system_prompt: str = "", dataset_path: str = "", tool_format: str = "") -> LoadedModel:
-    """The base model and tokenizer. The embedded tiny model is the one built for the bundled
-    split being trained (``dataset_path``), or for the single-turn split on any other data, and
-    for the tool format (pretrained on demonstrations in that format)."""
+               system_prompt: str = "", dataset_path: str | Path = "", tool_format: str = "") -> LoadedModel:
+    """The base model and tokenizer, with the chat mode the flags choose for it (``chat_mode``).
+    The embedded tiny model is the one built for the bundled split being trained
+    (``dataset_path``: the question file the command resolved), or for the single-turn split on
+    any other data, and for the tool format (pretrained on demonstrations in that format)."""
     from transformers import AutoModelForCausalLM
 
     if is_embedded(model_name_or_path):
@@ -111,9 +114,11 @@ def load_model(model_name_or_path: str, device: torch.device, *, cache_dir: str 
     stop_ids = _stop_ids(tokenizer, base)
     # Padding is tracked by masks, so any id will do; EOS stays a trained action token.
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else stop_ids[0]
-    return LoadedModel(base=base, tokenizer=tokenizer, renderer=renderer,
-                       system_prompt=system_prompt or default_prompt, label=label, path=path, pad_id=int(pad_id),
-                       stop_ids=stop_ids)
+    prompt = system_prompt or default_prompt
+    # FC mode: the tools go through the tokenizer's chat template; prompting: the model's renderer.
+    chat_mode = ChatMode.from_flags(tool_format, prompt, fc_renderer=tokenizer, prompting_renderer=renderer)
+    return LoadedModel(base=base, tokenizer=tokenizer, renderer=renderer, system_prompt=prompt, chat_mode=chat_mode,
+                       label=label, path=path, pad_id=int(pad_id), stop_ids=stop_ids)
 
 
 @contextlib.contextmanager

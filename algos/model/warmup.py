@@ -16,6 +16,7 @@ import torch
 
 from fcenv.algos.model.batching import TokenBatch, pack
 from fcenv.algos.progress import progress_bar
+from fcenv.chat_mode import ChatMode
 
 LogprobFn = Callable[[TokenBatch], torch.Tensor]
 Example = tuple[list[int], list[int]]  # (context tokens, answer tokens)
@@ -215,25 +216,22 @@ def ground_truth_steps(task) -> list[Step]:
     return steps
 
 
-def ground_truth_examples(dataset_path, tokenizer, renderer: Callable | None, system_prompt: str | None,
-                          context_limit: int, indices: Sequence[int] | None = None,
-                          answers: Callable[[Any, Step], list[str]] | None = None,
-                          tool_format: str | None = None) -> list[Example]:
+def ground_truth_examples(dataset_path, tokenizer, chat_mode: ChatMode, context_limit: int,
+                          indices: Sequence[int] | None = None,
+                          answers: Callable[[Any, Step], list[str]] | None = None) -> list[Example]:
     """(context tokens, answer tokens + end token) for every step of the ground truth of the
     single-turn AST, irrelevance and multi-turn tasks of a file, each context exactly as the env renders
-    it (multi-turn: after the ground truth's earlier steps ran) and cut from the left as in
-    rollouts. ``answers(task, step)`` gives the texts to learn at a step (default: the ground
-    truth's). With ``tool_format`` (FC mode) the env renders the tools through ``renderer``
-    (a tokenizer) and the answers are written in the family's format."""
+    it in ``chat_mode`` (multi-turn: after the ground truth's earlier steps ran) and cut from the
+    left as in rollouts. ``answers(task, step)`` gives the texts to learn at a step (default: the
+    ground truth's). In FC mode the answers are written in the family's format."""
     import gymnasium as gym
 
     import fcenv
     from fcenv.algos.rollout.codec import TextCodec
 
     codec = TextCodec(tokenizer, context_limit)
-    options = {"tool_format": tool_format} if tool_format else {"system_prompt": system_prompt}
-    env = gym.make(fcenv.ENV_ID, dataset_path=str(dataset_path), renderer=renderer, **options)
-    written = written_in(env.unwrapped.settings.tool_format) if tool_format else (lambda text: text)
+    env = gym.make(fcenv.ENV_ID, dataset_path=str(dataset_path), **chat_mode.env_options())
+    written = written_in(env.unwrapped.settings.tool_format) if chat_mode.is_fc else (lambda text: text)
     tasks = env.unwrapped.tasks
     examples = []
     for index in indices if indices is not None else range(len(tasks)):

@@ -161,13 +161,14 @@ def tokenizer_corpus(dataset_path: Path = TINY_TRAIN, tool_format: str = "", tem
     import fcenv
     from fcenv.algos.model.warmup import answer_text, ground_truth_steps, written_in
     from fcenv.algos.tiny.teacher import PROSE
+    from fcenv.chat_mode import ChatMode
     from fcenv.prompts import hinted_functions, system_prompt
     from fcenv.tool_formats import template_renderer
 
-    options = {"system_prompt": TINY_SYSTEM_PROMPT}
-    if tool_format:
-        options = {"tool_format": tool_format, "renderer": template_renderer(template) if template else None}
-    env = gym.make(fcenv.ENV_ID, dataset_path=str(dataset_path), **options)
+    # Before the tokenizer exists: prompting renders ChatML, FC mode ``template`` (default: the family's).
+    chat_mode = ChatMode.from_flags(tool_format, TINY_SYSTEM_PROMPT,
+                                    fc_renderer=template_renderer(template) if template else None)
+    env = gym.make(fcenv.ENV_ID, dataset_path=str(dataset_path), **chat_mode.env_options())
     written = written_in(env.unwrapped.settings.tool_format) if tool_format else (lambda text: text)
     texts = []
     for index, task in enumerate(env.unwrapped.tasks):
@@ -342,6 +343,7 @@ def _pretrained_model(tokenizer, spec: TinySpec, dataset_path: Path, log: Callab
         supervised_steps,
     )
     from fcenv.algos.tiny.teacher import Teacher, teacher_step, value_pools
+    from fcenv.chat_mode import ChatMode
     from fcenv.data import load_tasks
 
     pools = value_pools(load_tasks(dataset_path))
@@ -358,9 +360,10 @@ def _pretrained_model(tokenizer, spec: TinySpec, dataset_path: Path, log: Callab
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(spec.seed)
         model = LlamaForCausalLM(tiny_config(tokenizer, spec))
-        renderer = tokenizer if spec.tool_format else chat_renderer(tokenizer)
-        examples = ground_truth_examples(dataset_path, tokenizer, renderer, TINY_SYSTEM_PROMPT,
-                                         spec.max_positions - 64, answers=answers, tool_format=spec.tool_format or None)
+        # As the trainer will show the chats to the model built here (fcenv.algos.model.loading).
+        chat_mode = ChatMode.from_flags(spec.tool_format, TINY_SYSTEM_PROMPT, fc_renderer=tokenizer,
+                                        prompting_renderer=None if spec.tool_format else chat_renderer(tokenizer))
+        examples = ground_truth_examples(dataset_path, tokenizer, chat_mode, spec.max_positions - 64, answers=answers)
         model.train()
         logprobs = shared_context_logprobs if spec.share_contexts else plain_logprobs
         losses = supervised_steps(

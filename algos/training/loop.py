@@ -49,7 +49,8 @@ class Runner:
         from accelerate.utils import set_seed
 
         c = self.config = config
-        prefix_values = check_training_files(config)  # before the model loads or the tiny model builds
+        # Before the model loads or the tiny model builds; the dataset specs are resolved here, once.
+        files, prefix_values = check_training_files(config)
         # On a machine without an accelerator, say so: accelerate then treats several
         # processes started by torchrun as CPU data parallel (gloo) instead of ignoring them.
         self.processes = Processes(accelerator or Accelerator(cpu=not has_accelerator()))
@@ -62,7 +63,7 @@ class Runner:
         with self.processes.accelerator.main_process_first():
             # Before the thread setting: the one-time build of the tiny model uses every core.
             self.loaded = load_model(c.model_name_or_path, device, cache_dir=c.cache_dir, system_prompt=c.system_prompt,
-                                     dataset_path=c.dataset_path, tool_format=c.tool_format)
+                                     dataset_path=files.train, tool_format=c.tool_format)
         if c.torch_threads > 0:
             torch.set_num_threads(c.torch_threads)
         setup.check_lora_targets(self.loaded.base, c.lora_target_modules)
@@ -79,8 +80,8 @@ class Runner:
         # The data and the envs; every task's first context must fit the window.
         for warning in test_set_warnings(c.dataset_path):
             self.log(f"warning: {warning}")
-        self.envs = [self.make_env(setup.train_path(c)) for _ in range(c.n_rollout_threads)]
-        self.data = setup.choose_data(c, lambda path: len(self.make_env(path).unwrapped.tasks))
+        self.envs = [self.make_env(files.train) for _ in range(c.n_rollout_threads)]
+        self.data = setup.choose_data(c, files, lambda path: len(self.make_env(path).unwrapped.tasks))
         self.eval_envs: list = []
         self.context_window = setup.context_window(c, self.loaded.base)
         self.codec = TextCodec(self.loaded.tokenizer, self.context_window - c.max_new_tokens,
@@ -103,7 +104,7 @@ class Runner:
 
         # A new run folder, or the run this one continues.
         if c.resume:
-            resumed = resume(c.resume, c, self.policy, self.actor_optimizer, self.critic_optimizer, self.rank,
+            resumed = resume(c.resume, c, files, self.policy, self.actor_optimizer, self.critic_optimizer, self.rank,
                              self.is_main, self.log)
             self.engine = self._start_engine()  # after the checkpoint's checks: an engine takes seconds to start
             self.run_dir, self.iteration, self.samples = resumed.run_dir, resumed.iteration, resumed.samples
@@ -114,7 +115,7 @@ class Runner:
         else:
             # Read before the run folder exists: a bad file leaves nothing behind.
             critic_examples = (prefix_value_examples(Path(c.critic_init_values), self.codec,
-                                                     self.envs[0].unwrapped.renderer, bool(c.tool_format),
+                                                     self.envs[0].unwrapped.renderer, self.loaded.chat_mode.is_fc,
                                                      values=prefix_values)
                                if c.critic_init_values else [])
             self.engine = self._start_engine()  # before the run folder: an engine that cannot start leaves none

@@ -16,7 +16,7 @@ from fcenv.algos.config import RESUME_FIXED, TrainConfig, to_dict
 from fcenv.algos.input_files import changed_since
 from fcenv.algos.store import checkpoint as ckpt
 from fcenv.algos.store.results import truncate_metrics, write_args
-from fcenv.algos.training.setup import data_record
+from fcenv.algos.training.setup import DataFiles, data_record
 
 IRRELEVANT = ("resume", "results_dir", "experiment_name", "dataset_name", "cache_dir", "progress", "world_size",
               "resume_with_changed_data")
@@ -31,7 +31,7 @@ class Resumed:
     rng: dict[str, Any]  # this process's own generators: "tasks" (numpy) and "sampling" (torch)
 
 
-def resume(path: str, config: TrainConfig, policy, actor_optimizer, critic_optimizer, rank: int, is_main: bool,
+def resume(path: str, config: TrainConfig, files: DataFiles, policy, actor_optimizer, critic_optimizer, rank: int, is_main: bool,
            log) -> Resumed:
     """Restore the checkpoint that ``path`` names (a run folder: its latest) into the policy and
     optimizers, after checking that the flags that define the run are the run's."""
@@ -54,10 +54,10 @@ def resume(path: str, config: TrainConfig, policy, actor_optimizer, critic_optim
                if k not in IRRELEVANT and k in saved and saved[k] != v}
     # Data changed since the run began (accepted with --resume_with_changed_data, else refused
     # before the model loaded): the new fingerprint is the run's from here on.
-    data_changed = changed_since(saved, config)
+    data_changed = changed_since(saved, config, files)
     if (changed or data_changed) and is_main:
         entry = {"iteration": iteration, "changed": changed, **({"data_changed": data_changed} if data_changed else {})}
-        data = {"resolved": {**saved["resolved"], "data": data_record(config)}} if data_changed else {}
+        data = {"resolved": {**saved["resolved"], "data": data_record(config, files)}} if data_changed else {}
         write_args(run_dir, {**saved, **{k: now[k] for k in changed}, **data,
                              "resumes": [*saved.get("resumes", []), entry]})
         if changed:

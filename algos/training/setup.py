@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import gymnasium as gym
@@ -28,8 +28,20 @@ from fcenv.algos.rollout.groups import GROUP_REWARDS
 from fcenv.algos.store.data_fingerprint import tasks_fingerprint
 from fcenv.algos.store.results import new_run_dir, run_parent, write_args
 from fcenv.algos.tiny.build import BUNDLED_EVAL, bundled_train_split
-from fcenv.flags import DEFAULT_DATASET
-from fcenv.sources.resolve import resolve_dataset
+from fcenv.chat_mode import ChatMode
+
+
+@dataclass(frozen=True)
+class DataFiles:
+    """The question files of a run: ``--dataset_path`` (by default ``fcenv.flags.DEFAULT_DATASET``)
+    and the held-out file, resolved once at the run's start (``resolve_data``) and handed down."""
+
+    train: Path
+    held_out: Path | None  # --eval_dataset_path's, a bundled split's own, or None: a share of train
+
+    @property
+    def eval(self) -> Path:
+        return self.held_out or self.train
 
 
 @dataclass
@@ -40,6 +52,7 @@ class Data:
     train_indices: list[int]
     eval_path: Path
     eval_indices: list[int]
+    files: DataFiles
 
 
 def split_indices(count: int, eval_fraction: float, seed: int) -> tuple[list[int], list[int]]:
@@ -62,51 +75,51 @@ def check_lora_targets(model: torch.nn.Module, targets: list[str]) -> None:
                           f"layers are {linear}")
 
 
-def rendering(config: TrainConfig, loaded: LoadedModel) -> dict:
-    """How the env shows the chat: BFCL's prompting prompt through the model's renderer, or
-    in FC mode the tools through the tokenizer's chat template."""
-    if config.tool_format:
-        return {"tool_format": config.tool_format, "renderer": loaded.tokenizer}
-    if config.prompt_variation not in ("", "none"):  # the variation writes the system prompt
-        return {"renderer": loaded.renderer, "prompt_variation": config.prompt_variation}
-    return {"renderer": loaded.renderer, "system_prompt": loaded.system_prompt}
+def run_chat_mode(config: TrainConfig, loaded: LoadedModel) -> ChatMode:
+    """The run's chat mode: the model's (the flags' mode with its renderer), under
+    --prompt_variation when one is given (the variation writes the system prompt)."""
+    return loaded.chat_mode.varied(config.prompt_variation)
 
 
 def make_env(config: TrainConfig, loaded: LoadedModel, path: Path) -> gym.Env:
     # A group reward (--reward efficiency) rewrites the rewards of an env reward it names.
     reward = GROUP_REWARDS.get(config.reward).env_reward if config.reward in GROUP_REWARDS else config.reward
-    return gym.make(config.env_name, dataset_path=str(path), reward=reward, **rendering(config, loaded))
+    return gym.make(config.env_name, dataset_path=str(path), reward=reward,
+                    **run_chat_mode(config, loaded).env_options())
 
 
-def train_path(config: TrainConfig) -> Path:
-    """--dataset_path (a file or a bundled split's name), by default the bundled single-turn split
-    (fcenv.flags.DEFAULT_DATASET). A source in another format, or a mix, is its converted BFCL
-    file (fcenv.sources)."""
-    return resolve_dataset(config.dataset_path or DEFAULT_DATASET)
+def resolve_data(config: TrainConfig) -> DataFiles:
+    """--dataset_path and --eval_dataset_path resolved to their question files (a source
+    converted, a mix mixed: ``fcenv.sources``) and read, once per run; without
+    --eval_dataset_path the held-out file is a bundled split's own held-out split, else none (a
+    share of the training file is held out). ``ConfigError`` with every problem of both, each
+    line naming its flag."""
+    from fcenv.flags import dataset_spec, resolve_specs
+
+    train_spec = dataset_spec(config.dataset_path)
+    eval_specs = [config.eval_dataset_path] if config.eval_dataset_path else []
+    train, wrong = resolve_specs("--dataset_path", [train_spec])
+    held_out, wrong_eval = resolve_specs("--eval_dataset_path", eval_specs)
+    if wrong or wrong_eval:
+        raise ConfigError("\n".join(wrong + wrong_eval))
+    if eval_specs:
+        return DataFiles(train[train_spec], held_out[eval_specs[0]])
+    bundled = bundled_train_split(train[train_spec])
+    return DataFiles(train[train_spec], BUNDLED_EVAL[bundled] if bundled else None)
 
 
-def eval_path(config: TrainConfig) -> Path | None:
-    """The held-out file: --eval_dataset_path, else a bundled split's own held-out split, else
-    None (a share of the training file is held out)."""
-    bundled = bundled_train_split(config.dataset_path)
-    if config.eval_dataset_path:
-        return resolve_dataset(config.eval_dataset_path)
-    return BUNDLED_EVAL[bundled] if bundled else None
-
-
-def data_record(config: TrainConfig) -> dict[str, dict[str, str]]:
+def data_record(config: TrainConfig, files: DataFiles) -> dict[str, dict[str, str]]:
     """The data files the flags name (as given, else the file they resolve to) with the
     fingerprint of their tasks (``fcenv.algos.store.data_fingerprint``)."""
-    training, held_out = train_path(config), eval_path(config)
-    named = {"train": (config.dataset_path or str(training), training),
-             "eval": (config.eval_dataset_path or str(held_out or training), held_out or training)}
+    named = {"train": (config.dataset_path or str(files.train), files.train),
+             "eval": (config.eval_dataset_path or str(files.eval), files.eval)}
     return {role: {"path": name, "sha256": tasks_fingerprint(path)} for role, (name, path) in named.items()}
 
 
-def choose_data(config: TrainConfig, count_tasks: Callable[[Path], int]) -> Data:
+def choose_data(config: TrainConfig, files: DataFiles, count_tasks: Callable[[Path], int]) -> Data:
     """The training file and the tasks drawn from it, and the held-out tasks: a bundled split's
     own held-out split, --eval_dataset_path, or a fixed share of the training file."""
-    training, held_out = train_path(config), eval_path(config)
+    training, held_out = files.train, files.held_out
     count = count_tasks(training)
     if held_out is not None:
         train_indices, eval_indices = list(range(count)), list(range(count_tasks(held_out)))
@@ -115,7 +128,7 @@ def choose_data(config: TrainConfig, count_tasks: Callable[[Path], int]) -> Data
         held_out = training
     if config.eval_episodes > 0:
         eval_indices = eval_indices[: config.eval_episodes]
-    return Data(training, train_indices, held_out, eval_indices)
+    return Data(training, train_indices, held_out, eval_indices, files)
 
 
 def context_window(config: TrainConfig, base: torch.nn.Module) -> int:
@@ -131,8 +144,7 @@ def check_prompts(config: TrainConfig, loaded: LoadedModel, codec: TextCodec, da
                   new_env: Callable[[Path], gym.Env]) -> None:
     """Before anything heavy: the function docs are shown (or hiding them was asked for),
     and every task's first context fits the window, cut from the middle if need be."""
-    prompt = loaded.system_prompt
-    hidden = prompt is not None and "{functions}" not in prompt and not config.tool_format
+    hidden = loaded.chat_mode.hides_function_docs
     embedded_default = is_embedded(config.model_name_or_path) and not config.system_prompt
     for path in dict.fromkeys([data.train_path, data.eval_path]):
         env = new_env(path)
@@ -162,10 +174,10 @@ def create_run_dir(config: TrainConfig, loaded: LoadedModel, data: Data, window:
         base = run_dir / "base"
     resolved = {"train_path": str(data.train_path.resolve()), "eval_path": str(Path(data.eval_path).resolve()),
                 "eval_indices": list(data.eval_indices), "context_window": window,
-                "system_prompt": None if config.tool_format else loaded.system_prompt,
-                "tool_format": config.tool_format or None, "base_model": str(Path(base).resolve()),
+                "system_prompt": loaded.chat_mode.system_prompt, "tool_format": loaded.chat_mode.tool_format,
+                "base_model": str(Path(base).resolve()),
                 # What the data held when the run began: --resume refuses data changed since.
-                "data": data_record(config)}
+                "data": data_record(config, data.files)}
     write_args(run_dir, {**to_dict(config), "world_size": world, "resolved": resolved})
     return run_dir
 
@@ -175,9 +187,10 @@ def warm_up_actor(config: TrainConfig, loaded: LoadedModel, policy: Policy, code
     """--warmup_steps supervised steps of the actor adapter on the training tasks' ground truth."""
     if config.warmup_steps <= 0:
         return
-    shown = rendering(config, loaded)
-    examples = ground_truth_examples(data.train_path, loaded.tokenizer, shown["renderer"], shown.get("system_prompt"),
-                                     codec.context_limit, data.train_indices, tool_format=config.tool_format or None)
+    # The ground truth is Python calls, which BFCL's default prompt asks for: no variation here.
+    shown = replace(run_chat_mode(config, loaded), prompt_variation=None)
+    examples = ground_truth_examples(data.train_path, loaded.tokenizer, shown, codec.context_limit,
+                                     data.train_indices)
     batch = max(1, math.ceil(config.n_rollout_threads / config.gradient_cp_steps))
     losses = supervised_steps(lambda b: policy.token_logprobs(b)[0], policy.actor_parameters(), examples,
                               steps=config.warmup_steps, batch_size=batch, lr=config.warmup_lr, pad_id=policy.pad_id,

@@ -8,6 +8,7 @@ from transformers import AutoTokenizer
 
 import fcenv
 from fcenv.algos.model.warmup import NO_CALL, ground_truth_examples
+from fcenv.chat_mode import ChatMode
 from fcenv.sources.resolve import resolve_dataset
 
 FIRST = 60  # the first tasks of varied_train: all five categories
@@ -16,8 +17,9 @@ FIRST = 60  # the first tasks of varied_train: all five categories
 def test_warm_up_demonstrations_are_accepted_answers_and_irrelevance_is_answered_without_a_call(qwen_coder):
     tokenizer = AutoTokenizer.from_pretrained(qwen_coder)
     path = resolve_dataset("varied_train")
-    examples = ground_truth_examples(path, tokenizer, tokenizer, None, 4096, range(FIRST), tool_format="hermes")
-    env = gym.make(fcenv.ENV_ID, dataset_path=str(path), tool_format="hermes", renderer=tokenizer, reward="bfcl")
+    mode = ChatMode(tool_format="hermes", renderer=tokenizer)
+    examples = ground_truth_examples(path, tokenizer, mode, 4096, range(FIRST))
+    env = gym.make(fcenv.ENV_ID, dataset_path=str(path), reward="bfcl", **mode.env_options())
     tasks = env.unwrapped.tasks
     assert len(examples) == FIRST  # one demonstration per single-turn task, none skipped
     kinds = {tasks[i].kind for i in range(FIRST)}
