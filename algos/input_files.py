@@ -157,12 +157,16 @@ def check_training_files(config: Any) -> list[tuple[list[dict], float]]:
     """Every file-valued flag of ``train_fctncalling.py`` / ``fcenv train``. Returns what
     ``--critic_init_values`` holds (empty without it), read here once, so that the run uses
     exactly what was checked and reads no file after the model loads."""
-    from fcenv.flags import dataset_problems
+    from fcenv.flags import dataset_problems, web_search_problems
 
     wrong = []  # both question files' problems at once, each under its flag
     for flag in ("--dataset_path", "--eval_dataset_path"):
         value = getattr(config, flag.removeprefix("--"))
         wrong += dataset_problems(flag, [value] if value else [])
+    if not wrong:  # the search source of the web-search entries, opened once the data reads
+        wrong += web_search_problems(config.web_search, [config.dataset_path], "--dataset_path")
+        if not config.web_search:
+            wrong += web_search_problems("", [config.eval_dataset_path], "--eval_dataset_path")
     if wrong:
         raise ConfigError("\n".join(wrong))
     check_model_folder("--model_name_or_path", config.model_name_or_path)

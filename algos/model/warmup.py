@@ -218,7 +218,7 @@ def ground_truth_steps(task) -> list[Step]:
 def ground_truth_examples(dataset_path, tokenizer, renderer: Callable | None, system_prompt: str | None,
                           context_limit: int, indices: Sequence[int] | None = None,
                           answers: Callable[[Any, Step], list[str]] | None = None,
-                          tool_format: str | None = None) -> list[Example]:
+                          tool_format: str | None = None, web_search: Any = None) -> list[Example]:
     """(context tokens, answer tokens + end token) for every step of the ground truth of the
     single-turn AST, irrelevance and multi-turn tasks of a file, each context exactly as the env renders
     it (multi-turn: after the ground truth's earlier steps ran) and cut from the left as in
@@ -232,7 +232,8 @@ def ground_truth_examples(dataset_path, tokenizer, renderer: Callable | None, sy
 
     codec = TextCodec(tokenizer, context_limit)
     options = {"tool_format": tool_format} if tool_format else {"system_prompt": system_prompt}
-    env = gym.make(fcenv.ENV_ID, dataset_path=str(dataset_path), renderer=renderer, **options)
+    # Agentic entries have no ground-truth steps, but a file of web-search entries needs its source to load.
+    env = gym.make(fcenv.ENV_ID, dataset_path=str(dataset_path), renderer=renderer, web_search=web_search, **options)
     written = written_in(env.unwrapped.settings.tool_format) if tool_format else (lambda text: text)
     tasks = env.unwrapped.tasks
     examples = []

@@ -72,10 +72,21 @@ def rendering(config: TrainConfig, loaded: LoadedModel) -> dict:
     return {"renderer": loaded.renderer, "system_prompt": loaded.system_prompt}
 
 
-def make_env(config: TrainConfig, loaded: LoadedModel, path: Path) -> gym.Env:
+def search_source(config: TrainConfig):
+    """--web_search opened once (a snapshot read, a corpus indexed), for every env of the run to
+    share (a source is read-only), or None."""
+    if not config.web_search:
+        return None
+    from fcenv.search import open_search_source
+
+    return open_search_source(config.web_search)
+
+
+def make_env(config: TrainConfig, loaded: LoadedModel, path: Path, web_search=None) -> gym.Env:
     # A group reward (--reward efficiency) rewrites the rewards of an env reward it names.
     reward = GROUP_REWARDS.get(config.reward).env_reward if config.reward in GROUP_REWARDS else config.reward
-    return gym.make(config.env_name, dataset_path=str(path), reward=reward, **rendering(config, loaded))
+    return gym.make(config.env_name, dataset_path=str(path), reward=reward, web_search=web_search,
+                    max_steps_per_turn=config.max_steps_per_turn, **rendering(config, loaded))
 
 
 def train_path(config: TrainConfig) -> Path:
@@ -177,7 +188,8 @@ def warm_up_actor(config: TrainConfig, loaded: LoadedModel, policy: Policy, code
         return
     shown = rendering(config, loaded)
     examples = ground_truth_examples(data.train_path, loaded.tokenizer, shown["renderer"], shown.get("system_prompt"),
-                                     codec.context_limit, data.train_indices, tool_format=config.tool_format or None)
+                                     codec.context_limit, data.train_indices, tool_format=config.tool_format or None,
+                                     web_search=search_source(config))
     batch = max(1, math.ceil(config.n_rollout_threads / config.gradient_cp_steps))
     losses = supervised_steps(lambda b: policy.token_logprobs(b)[0], policy.actor_parameters(), examples,
                               steps=config.warmup_steps, batch_size=batch, lr=config.warmup_lr, pad_id=policy.pad_id,
