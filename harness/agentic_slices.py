@@ -13,7 +13,7 @@ BFCL's data is not committed: the slices are written from the files in ``~/.cach
   ``source`` (BFCL records the sub-question, its answer and where it was found), so that
   the questions can be answered by searching and reading it (``--web_search corpus/``).
 
-    python -m harness.agentic_slices OUT [--memory 4] [--web 4] [--scenario notetaker]
+    python -m harness.agentic_slices OUT [--memory 4] [--web 4] [--scenario notetaker] [--start 0]
 """
 
 from __future__ import annotations
@@ -53,23 +53,25 @@ def _slice(bfcl_dir: Path, name: str, keep) -> tuple[list[dict[str, Any]], list[
     return questions, [answers[q["id"]] for q in questions]
 
 
-def memory_slice(bfcl_dir: Path, out: Path, count: int = 4, scenario: str = "notetaker") -> Path:
-    """The first ``count`` questions of ``scenario`` with their answers; returns the question file."""
+def memory_slice(bfcl_dir: Path, out: Path, count: int = 4, scenario: str = "notetaker", start: int = 0) -> Path:
+    """``count`` questions of ``scenario`` from its ``start``-th on, with their answers; returns
+    the question file."""
     questions, answers = _slice(bfcl_dir, MEMORY_FILE, lambda q: q.get("scenario") == scenario)
     if not questions:
         raise ValueError(f"{bfcl_dir / MEMORY_FILE} holds no question of the scenario {scenario!r}")
     name = f"memory_{scenario}.json"
     _link_folders(bfcl_dir, out)
-    _write(out / "possible_answer" / name, answers[:count])
-    return _write(out / name, questions[:count])
+    _write(out / "possible_answer" / name, answers[start:start + count])
+    return _write(out / name, questions[start:start + count])
 
 
-def web_search_slice(bfcl_dir: Path, out: Path, count: int = 4) -> Path:
-    """The first ``count`` web-search questions with their answers; returns the question file."""
+def web_search_slice(bfcl_dir: Path, out: Path, count: int = 4, start: int = 0) -> Path:
+    """``count`` web-search questions from the ``start``-th on, with their answers; returns the
+    question file."""
     questions, answers = _slice(bfcl_dir, WEB_SEARCH_FILE, lambda q: True)
     _link_folders(bfcl_dir, out)
-    _write(out / "possible_answer" / "web_search_slice.json", answers[:count])
-    return _write(out / "web_search_slice.json", questions[:count])
+    _write(out / "possible_answer" / "web_search_slice.json", answers[start:start + count])
+    return _write(out / "web_search_slice.json", questions[start:start + count])
 
 
 def _page_name(text: str) -> str:
@@ -91,9 +93,11 @@ def answer_corpus(web_search_file: Path, out: Path) -> Path:
     return out
 
 
-def write_slices(bfcl_dir: Path, out: Path, memory: int = 4, web: int = 4, scenario: str = "notetaker") -> dict[str, Path]:
-    web_file = web_search_slice(bfcl_dir, out / "web_search", web)
-    return {"memory": memory_slice(bfcl_dir, out / "memory", memory, scenario), "web_search": web_file,
+def write_slices(bfcl_dir: Path, out: Path, memory: int = 4, web: int = 4, scenario: str = "notetaker",
+                 start: int = 0) -> dict[str, Path]:
+    """Both slices from the ``start``-th question of each file on, and the corpus of the web one."""
+    web_file = web_search_slice(bfcl_dir, out / "web_search", web, start)
+    return {"memory": memory_slice(bfcl_dir, out / "memory", memory, scenario, start), "web_search": web_file,
             "corpus": answer_corpus(web_file, out / "corpus")}
 
 
@@ -106,8 +110,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--memory", type=int, default=4, help="memory questions (each makes three entries)")
     parser.add_argument("--web", type=int, default=4, help="web-search questions (each makes two entries)")
     parser.add_argument("--scenario", default="notetaker", help="the memory scenario the questions come from")
+    parser.add_argument("--start", type=int, default=0,
+                        help="skip this many questions of each file (a held-out slice after a training one)")
     args = parser.parse_args(argv)
-    for kind, path in write_slices(args.bfcl_dir, args.out, args.memory, args.web, args.scenario).items():
+    for kind, path in write_slices(args.bfcl_dir, args.out, args.memory, args.web, args.scenario, args.start).items():
         print(f"{kind}: {path}")
     return 0
 

@@ -41,7 +41,7 @@ def train(tiny_model: Path, results: Path, *flags: str) -> subprocess.CompletedP
                "--system_prompt", TINY_SYSTEM_PROMPT, "--hide_function_docs", "--results_dir", str(results),
                "--n_rollout_threads", "2", "--num_env_steps", "1", "--max_new_tokens", "8", "--lora_r", "4",
                "--ppo_epoch", "1", "--max_steps_per_turn", "1", "--save_interval", "1", "--eval_interval", "1",
-               "--eval_episodes", "1", "--no-progress", *flags]
+               "--eval_episodes", "1", "--eval_fraction", "0.25", "--no-progress", *flags]
     return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=900, check=False)
 
 
@@ -110,7 +110,7 @@ def branched(runner, texts: list[str]):
     from fcenv.algos.rollout.branching import BranchingSettings, play_branching
 
     engine = ScriptedEngine(runner.loaded.tokenizer, runner.loaded.stop_ids[0], texts)
-    return play_branching(runner.envs, engine, runner.codec, lambda group: 0, 2, max_new_tokens=64,
+    return play_branching(runner.envs, engine, runner.codec, lambda group: 0, 2, max_new_tokens=200,
                           settings=BranchingSettings(beta=0.0, threshold=1.0))
 
 
@@ -121,13 +121,14 @@ def test_branching_restores_a_web_search_episode_after_its_tool_result(tiny_mode
     runner = make_runner(tiny_model, tmp_path, *GROUP, "--dataset_path", str(slices["web_search"]),
                          "--web_search", str(slices["corpus"]), "--reward", "shaped")
     answer = runner.envs[0].unwrapped.tasks[0].ground_truth[0]
-    rollout = branched(runner, ["[search_engine_query(keywords='richest billionaire in China')]",
+    rollout = branched(runner, ["[search_engine_query(keywords='richest in China', max_results=1)]",
                                 f"{{'answer': '{answer}', 'context': 'found'}}", "{'answer': 'no', 'context': 'x'}"])
     assert rollout.branches == 1 and len(rollout.episodes) == 2
     first, second = rollout.episodes
     assert first.action_indices[0] == second.action_indices[0]  # the search, shared
     search, right, wrong = rollout.actions
     assert search.info["calls"] == 1 and right.context == wrong.context  # both answered after its results
+    assert "Zhong Shanshan" in runner.codec.tokenizer.decode(right.context)  # the corpus page it found
     assert right.reward == 1.0 and right.info["valid"] and 0.0 < wrong.reward < 1.0 and not wrong.info["valid"]
 
 

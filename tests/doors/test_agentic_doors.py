@@ -15,7 +15,7 @@ from fcenv.doors.core import Episode, make_env
 from fcenv.doors.tokens import ChatTemplate, TokenEpisode
 from harness.agentic_slices import write_slices
 
-SEARCH = "[search_engine_query(keywords='richest billionaire in China')]"
+SEARCH = "[search_engine_query(keywords='richest billionaire in China', max_results=1)]"
 
 
 @pytest.fixture(scope="module")
