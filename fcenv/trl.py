@@ -45,7 +45,7 @@ def _single_turn_indices(env: FunctionCallingEnv, path: str | Path, indices: Seq
     # An agentic entry's answer comes after its tool calls ran: a whole episode too.
     multi = [tasks[i].id for i in chosen if tasks[i].is_multi_turn or tasks[i].kind == "agentic"]
     if multi:
-        raise ValueError(f"{path}: {len(multi)} multi-turn or agentic entries (first: {multi[0]}); a reward function "
+        raise ValueError(f"{path}: {len(multi)} multi-turn entries, agentic ones counted (first: {multi[0]}); a reward function "
                          f"judges one completion per prompt; play multi-turn tasks with EpisodeRollout and "
                          f"episode_dataset")
     return chosen
