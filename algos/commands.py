@@ -15,7 +15,7 @@ from collections.abc import Callable
 # Re-exported: algos.commands.training_extras_missing and TRAINING_PACKAGES, as before.
 from fcenv.algos.extras import TRAINING_PACKAGES as TRAINING_PACKAGES
 from fcenv.algos.extras import training_extras_missing
-from fcenv.flags import DATA, DEFAULT_DATASET, ENGINE, FORMAT_SENSITIVITY, MODEL, SAMPLING, TOOL_FORMAT, add_group
+from fcenv.flags import DATA, DEFAULT_DATASET, ENGINE, FORMAT_SENSITIVITY, MODEL, SAMPLING, TOOL_FORMAT, WEB_SEARCH, add_group
 
 
 def _training_command(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
@@ -66,9 +66,7 @@ def generate(commands) -> None:
     add_group(parser, FORMAT_SENSITIVITY)
     parser.add_argument("--out", required=True, help="folder for the result files")
     parser.add_argument("--endpoint", default="", help="an OpenAI-compatible server's base URL (…/v1) to ask instead")
-    parser.add_argument("--web_search", default="", metavar="SOURCE",
-                        help="where the web-search entries' tools get their answers: a snapshot file recorded with "
-                             "`fcenv web-snapshot`, a folder of documents, or KIND:PATH (fcenv has no live search)")
+    add_group(parser, WEB_SEARCH)
     parser.add_argument("--n", type=int, default=1, help="answers per entry (one result file each)")
     parser.add_argument("--timeout", type=float, default=120.0,
                         help="seconds one endpoint request may take in all, the reply read to its end (a deadline, "

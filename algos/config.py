@@ -25,7 +25,7 @@ RESUME_FIXED = ("algorithm_name", "advantage_estimator", "ratio_level", "critic"
                 "model_name_or_path", "dataset_path", "seed", "n_rollout_threads", "episode_length", "group_size",
                 "lora_r", "lora_alpha", "lora_target_modules", "critic_fraction", "max_new_tokens", "context_window",
                 "temperature", "reward", "efficiency_sigma", "branching", "branch_beta", "branch_threshold",
-                "branch_entropy_tokens", "system_prompt", "tool_format", "prompt_variation", "hide_function_docs", "env_name",
+                "branch_entropy_tokens", "max_steps_per_turn", "system_prompt", "tool_format", "prompt_variation", "hide_function_docs", "env_name",
                 "eval_dataset_path", "eval_fraction", "eval_episodes")
 
 
@@ -117,6 +117,10 @@ class TrainConfig:
     system_prompt: str = _shared("system_prompt")
     tool_format: str = _shared("tool_format")
     prompt_variation: str = _shared("prompt_variation")
+    max_steps_per_turn: int = _flag(20, "steps with calls one turn may take before the env ends it (BFCL's "
+                                        "force quit; BFCL's limit is 20): a lower one keeps a CPU run on multi-turn "
+                                        "or agentic data short")
+    web_search: str = _shared("web_search", "needed when the training or held-out data holds web-search entries")
     hide_function_docs: bool = _flag(False, "allow a --system_prompt without '{functions}' on data that has "
                                             "functions (the model learns its functions from the data)")
     # --- model -------------------------------------------------------------------------
@@ -301,7 +305,7 @@ def validate(config: TrainConfig) -> list[str]:
             problems.append("--n_rollout_threads must be a multiple of --group_size")
         if config.episode_length != 1:
             problems.append("--group_size above 1 plays one episode per environment: --episode_length must be 1")
-    positive = ["episode_length", "num_env_steps", "branch_entropy_tokens", "ppo_epoch", "num_mini_batch",
+    positive = ["episode_length", "num_env_steps", "max_steps_per_turn", "branch_entropy_tokens", "ppo_epoch", "num_mini_batch",
                 "gradient_cp_steps", "log_interval", "save_interval"]
     problems += [f"--{name} must be positive" for name in positive if getattr(config, name) <= 0]
     if not 0 <= config.eval_fraction < 1:

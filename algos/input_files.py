@@ -159,8 +159,15 @@ def check_training_files(config: Any) -> tuple[Any, list[tuple[list[dict], float
     per run) and what ``--critic_init_values`` holds (empty without it), read here once, so that
     the run uses exactly what was checked and reads no file after the model loads."""
     from fcenv.algos.training.setup import resolve_data
+    from fcenv.flags import web_search_problems
 
     files = resolve_data(config)  # both question files' problems at once, each under its flag
+    # the search source of the web-search entries, opened once the data reads
+    wrong = web_search_problems(config.web_search, [str(files.train)], "--dataset_path")
+    if not config.web_search and files.eval:
+        wrong += web_search_problems("", [str(files.eval)], "--eval_dataset_path")
+    if wrong:
+        raise ConfigError("\n".join(wrong))
     check_model_folder("--model_name_or_path", config.model_name_or_path)
     from fcenv.algos.rollout.engine import check_engine
 

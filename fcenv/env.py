@@ -248,7 +248,7 @@ class FunctionCallingEnv(gym.Env[str, str]):
 
     def snapshot(self) -> dict[str, Any]:
         """Everything needed to continue this episode later; see ``restore``."""
-        return {"episode": copy.deepcopy(self._episode), "rng": copy.deepcopy(self.np_random.bit_generator.state),
+        return {"episode": copy.deepcopy(self._episode, self._shared()), "rng": copy.deepcopy(self.np_random.bit_generator.state),
                 "cursor": self._cursor, "dataset": self._dataset_fingerprint}
 
     def restore(self, snapshot: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -257,12 +257,18 @@ class FunctionCallingEnv(gym.Env[str, str]):
         if snapshot.get("dataset") != self._dataset_fingerprint:
             raise ValueError("this snapshot was taken in an environment on another dataset; restore it into an "
                              "environment built on the same tasks")
-        self._start(copy.deepcopy(snapshot["episode"]))
+        self._start(copy.deepcopy(snapshot["episode"], self._shared()))
         self.np_random.bit_generator.state = copy.deepcopy(snapshot["rng"])
         self._cursor = snapshot["cursor"]
         return self._observation(), self._info()
 
     # ------------------------------------------------------------------ internals
+
+    def _shared(self) -> dict[int, Any]:
+        """What a snapshot shares instead of copying (``deepcopy``'s memo): the search source,
+        read-only and possibly large (a corpus' index), which every episode of the env uses."""
+        source = self.settings.web_search
+        return {} if source is None else {id(source): source}
 
     def _step_reward(self, outcome: StepOutcome) -> float:
         """``StepReward`` on a multi-turn step: a step with calls is paid from its turn's process

@@ -5,7 +5,8 @@ same name, with the same type, default, help and checks.
 A ``Group`` is a few flags of one concern and its one ``validate`` (a list of problems, each naming
 its flag): ``MODEL`` (the model, its adapter, or a training run and its checkpoint), ``DATA`` (a
 dataset spec: anything ``fcenv.sources.resolve`` resolves), ``SAMPLING``, ``ENGINE``,
-``TOOL_FORMAT`` and ``FORMAT_SENSITIVITY`` (a slice of BFCL v4's format-sensitivity set). A command adds the groups it needs (``add_group``) and calls ``check`` on them
+``TOOL_FORMAT``, ``FORMAT_SENSITIVITY`` (a slice of BFCL v4's format-sensitivity set) and
+``WEB_SEARCH`` (the search source of web-search entries). A command adds the groups it needs (``add_group``) and calls ``check`` on them
 before anything heavy; the trainer's dataclass takes its fields' defaults and help from the same
 declarations (``fcenv.algos.config``).
 
@@ -320,7 +321,49 @@ FORMAT_SENSITIVITY = Group("format sensitivity", (
          metavar="N"),
 ), _format_sensitivity_problems)
 
-SHARED = (MODEL, DATA, SAMPLING, ENGINE, TOOL_FORMAT, FORMAT_SENSITIVITY)
+
+# ---------------------------------------------------------------------------- web search
+
+def web_search_problems(web_search: str, specs: Collection[str], flag: str = "--dataset_path") -> list[str]:
+    """``--web_search`` opened (a snapshot read, a corpus indexed) and checked; when it is not
+    given, a line for each dataset spec that holds web-search entries, whose tools need it."""
+    from fcenv.search import SearchSourceError, open_search_source
+
+    if web_search:
+        try:
+            open_search_source(web_search)
+        except SearchSourceError as exc:
+            return [f"--web_search: {exc}"]
+        return []
+    from fcenv.agentic.loading import WEB_SEARCH_CLASS
+    from fcenv.env import dataset_tasks
+    from fcenv.problems import DatasetError
+
+    found = []
+    for spec in dict.fromkeys(s for s in specs if s):
+        try:
+            searching = [t.id for t in dataset_tasks(spec) if WEB_SEARCH_CLASS in t.involved_classes]
+        except DatasetError:  # the data flag's own check names it
+            continue
+        if searching:
+            found.append(f"{flag} {spec} holds {len(searching)} web-search entries (first: {searching[0]}), whose "
+                         f"tools need --web_search: a snapshot file recorded with `fcenv web-snapshot` or a folder "
+                         f"of documents (fcenv has no live web search)")
+    return found
+
+
+def _web_search_problems(args: Any) -> list[str]:
+    specs = args.dataset_path if isinstance(getattr(args, "dataset_path", None), list) else [getattr(args, "dataset_path", "")]
+    return web_search_problems(getattr(args, "web_search", "") or "", [s for s in specs if s])
+
+
+WEB_SEARCH = Group("web search", (
+    Flag("web_search", "where the web-search entries' tools get their answers: a snapshot file recorded with "
+                       "`fcenv web-snapshot`, a folder of documents (searched with BM25), or KIND:PATH for a "
+                       "registered kind (fcenv has no live search)", metavar="SOURCE"),
+), _web_search_problems)
+
+SHARED = (MODEL, DATA, SAMPLING, ENGINE, TOOL_FORMAT, FORMAT_SENSITIVITY, WEB_SEARCH)
 
 
 def shared_flag(name: str) -> Flag:

@@ -43,9 +43,10 @@ from fcenv.env import FunctionCallingEnv
 def _single_turn_indices(env: FunctionCallingEnv, path: str | Path, indices: Sequence[int] | None) -> list[int]:
     tasks = env.tasks
     chosen = list(range(len(tasks))) if indices is None else [int(i) for i in indices]
-    multi = [tasks[i].id for i in chosen if tasks[i].is_multi_turn]
+    # An agentic entry's answer comes after its tool calls ran: a whole episode too.
+    multi = [tasks[i].id for i in chosen if tasks[i].is_multi_turn or tasks[i].kind == "agentic"]
     if multi:
-        raise ValueError(f"{path}: {len(multi)} multi-turn entries (first: {multi[0]}); a reward function "
+        raise ValueError(f"{path}: {len(multi)} multi-turn entries, agentic ones counted (first: {multi[0]}); a reward function "
                          f"judges one completion per prompt; play multi-turn tasks with EpisodeRollout and "
                          f"episode_dataset")
     return chosen

@@ -13,6 +13,8 @@
 - ``load``: a vector env under a long multi-turn load, with memory sampled;
 - ``faults``: training runs killed at chosen points and resumed;
 - ``tiny_test_model``: the tests' tiny model spec;
+- ``agentic_slices``: small memory and web-search training sets cut from BFCL's data, with a
+  local corpus for the web-search ones;
 - ``reference_page``: docs/reference.md's flag tables, written from the parsers.
 
 Run from the repository root (``python -m pytest``, ``python -m bench.bench_check``), where the

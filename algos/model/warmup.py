@@ -218,7 +218,8 @@ def ground_truth_steps(task) -> list[Step]:
 
 def ground_truth_examples(dataset_path, tokenizer, chat_mode: ChatMode, context_limit: int,
                           indices: Sequence[int] | None = None,
-                          answers: Callable[[Any, Step], list[str]] | None = None) -> list[Example]:
+                          answers: Callable[[Any, Step], list[str]] | None = None,
+                          web_search: Any = None) -> list[Example]:
     """(context tokens, answer tokens + end token) for every step of the ground truth of the
     single-turn AST, irrelevance and multi-turn tasks of a file, each context exactly as the env renders
     it in ``chat_mode`` (multi-turn: after the ground truth's earlier steps ran) and cut from the
@@ -230,7 +231,8 @@ def ground_truth_examples(dataset_path, tokenizer, chat_mode: ChatMode, context_
     from fcenv.algos.rollout.codec import TextCodec
 
     codec = TextCodec(tokenizer, context_limit)
-    env = gym.make(fcenv.ENV_ID, dataset_path=str(dataset_path), **chat_mode.env_options())
+    # Agentic entries have no ground-truth steps, but a file of web-search entries needs its source to load.
+    env = gym.make(fcenv.ENV_ID, dataset_path=str(dataset_path), web_search=web_search, **chat_mode.env_options())
     written = written_in(env.unwrapped.settings.tool_format) if chat_mode.is_fc else (lambda text: text)
     tasks = env.unwrapped.tasks
     examples = []

@@ -1,7 +1,7 @@
 """ARPO's entropy-based branching (the RL stage of ET-Agent) on the env's snapshots.
 
 A group of ``--group_size`` threads plays one task; the group's threads are its sample budget.
-On a multi-turn task half of them start the episode and the rest wait. After a step whose
+On a multi-turn or agentic (memory, web search) task half of them start the episode and the rest wait. After a step whose
 calls ran (the chat now ends with their results and the turn goes on), each chain's next
 action is sampled as usual and its normalised entropy over its first tokens compared with the
 chain's first action's: with ``p = U(0, 1) - beta * (H_now - H_first)`` clamped to [0, 1], the
@@ -80,8 +80,9 @@ def play_branching(
         used[thread] = True
 
     for group, index in enumerate(tasks):
-        multi_turn = envs[group * group_size].unwrapped.tasks[index].is_multi_turn
-        for thread in members(group)[: math.ceil(group_size / 2) if multi_turn else group_size]:
+        task = envs[group * group_size].unwrapped.tasks[index]
+        with_tool_results = task.is_multi_turn or task.kind == "agentic"  # memory and web search call tools too
+        for thread in members(group)[: math.ceil(group_size / 2) if with_tool_results else group_size]:
             begin(thread)
     while True:
         for group in range(len(tasks)):  # spent groups fill their unused budget with fresh episodes

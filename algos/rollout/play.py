@@ -107,7 +107,7 @@ def take_action(env: gym.Env, thread: int, episode: EpisodeRecord, actions: list
     actions.append(ActionRecord(thread=thread, context=context, action=action, sample_logprobs=logp, text=text,
                                 reward=float(reward), info=_summary(info),
                                 hit_length_limit=not action or action[-1] not in stop_ids,
-                                turn=int(info.get("turn", 0)), context_cut=cut))
+                                turn=_turn_of(info), context_cut=cut))
     step = Step(following, info, bool(terminated or truncated))
     if not terminated:
         try:
@@ -123,6 +123,12 @@ def take_action(env: gym.Env, thread: int, episode: EpisodeRecord, actions: list
         if not terminated:
             episode.bootstrap_context = step.context[0]
     return step
+
+
+def _turn_of(info: dict[str, Any]) -> int:
+    """The turn an action was played in: an agentic episode counts its turns over its
+    conversations (``played_turn``), whose own ``turn`` starts again in each one."""
+    return int(info.get("played_turn", info.get("turn", 0)))
 
 
 def _summary(info: dict[str, Any]) -> dict[str, Any]:

@@ -81,11 +81,21 @@ def run_chat_mode(config: TrainConfig, loaded: LoadedModel) -> ChatMode:
     return loaded.chat_mode.varied(config.prompt_variation)
 
 
-def make_env(config: TrainConfig, loaded: LoadedModel, path: Path) -> gym.Env:
+def search_source(config: TrainConfig):
+    """--web_search opened once (a snapshot read, a corpus indexed), for every env of the run to
+    share (a source is read-only), or None."""
+    if not config.web_search:
+        return None
+    from fcenv.search import open_search_source
+
+    return open_search_source(config.web_search)
+
+
+def make_env(config: TrainConfig, loaded: LoadedModel, path: Path, web_search=None) -> gym.Env:
     # A group reward (--reward efficiency) rewrites the rewards of an env reward it names.
     reward = GROUP_REWARDS.get(config.reward).env_reward if config.reward in GROUP_REWARDS else config.reward
-    return gym.make(config.env_name, dataset_path=str(path), reward=reward,
-                    **run_chat_mode(config, loaded).env_options())
+    return gym.make(config.env_name, dataset_path=str(path), reward=reward, web_search=web_search,
+                    max_steps_per_turn=config.max_steps_per_turn, **run_chat_mode(config, loaded).env_options())
 
 
 def resolve_data(config: TrainConfig) -> DataFiles:
@@ -190,7 +200,7 @@ def warm_up_actor(config: TrainConfig, loaded: LoadedModel, policy: Policy, code
     # The ground truth is Python calls, which BFCL's default prompt asks for: no variation here.
     shown = replace(run_chat_mode(config, loaded), prompt_variation=None)
     examples = ground_truth_examples(data.train_path, loaded.tokenizer, shown, codec.context_limit,
-                                     data.train_indices)
+                                     data.train_indices, web_search=search_source(config))
     batch = max(1, math.ceil(config.n_rollout_threads / config.gradient_cp_steps))
     losses = supervised_steps(lambda b: policy.token_logprobs(b)[0], policy.actor_parameters(), examples,
                               steps=config.warmup_steps, batch_size=batch, lr=config.warmup_lr, pad_id=policy.pad_id,

@@ -24,7 +24,8 @@ Prerequisite conversations are not scored: their steps earn nothing, and only th
 verdict is rewarded, at the episode's last step. Each step's ``info`` says where the episode
 stands after it, as its observation shows: the conversation (``conversation``,
 ``prerequisite``) and the turn; a step that ends a conversation also names it
-(``conversation_ended``). ``messages`` is the current conversation's chat: a new conversation
+(``conversation_ended``); ``played_turn`` is the turn the step was played in, counted over the
+episode's conversations. ``messages`` is the current conversation's chat: a new conversation
 starts a new list.
 """
 
@@ -86,6 +87,14 @@ class AgenticEpisode:
     # ---------------------------------------------------------------- steps
 
     def step(self, text: str) -> StepOutcome:
+        # The turn this step is played in, counted over the whole episode (a conversation's own
+        # count starts again at 0): what a trainer groups an episode's actions by.
+        played = sum(len(c["question"]) for c in self.conversations[:self.index]) + self.turn
+        outcome = self._step(text)
+        outcome.info = {**(outcome.info or {}), "played_turn": played}
+        return outcome
+
+    def _step(self, text: str) -> StepOutcome:
         crash = None
         try:
             calls = decode_step(text, self.settings.handler_for(self.task), self.settings.tool_format)

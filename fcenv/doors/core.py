@@ -3,7 +3,8 @@
 This is what every trainer's door (TRL, SkyRL-gym, verl) needs from fcenv: the messages a
 model is shown, the tools (FC mode), and for each answer the env's messages that follow it (tool
 results, the next user turn, multi_turn_miss_func's announcement), the reward and whether the
-episode is over. The verdicts are the env's: BFCL's, with its rewards (``bfcl``, ``shaped``,
+episode is over. Web-search entries are served like multi-turn ones (give ``web_search``, the
+env's search source); memory entries, a chain of chats, are refused. The verdicts are the env's: BFCL's, with its rewards (``bfcl``, ``shaped``,
 ``steps`` or a callable). Each door only translates this to its framework's types.
 """
 
@@ -59,10 +60,12 @@ class Episode:
         _, info = env.reset(options={"index": index} if task_id is None else {"id": task_id})
         self.env = env
         self.task = env.task
-        if self.task.kind == "agentic":
-            # A memory episode is several chats (fcenv.agentic.episode); a door plays one.
+        if self.task.kind == "agentic" and self.task.prerequisites:
+            # A memory episode is several chats (fcenv.agentic.episode); a door plays one, which
+            # grows by the env's messages. A web-search episode is one chat: the doors serve it.
             raise ValueError(f"entry {self.task.id}: a memory episode is a chain of conversations, each a chat of "
-                             f"its own; the trainers' doors play one chat per episode (use FunctionCallingEnv)")
+                             f"its own; the trainers' doors play one chat per episode (train on memory entries with "
+                             f"`fcenv train`, or step FunctionCallingEnv)")
         self.messages: list[dict[str, Any]] = info["messages"]
         self.tools: list[dict[str, Any]] | None = info.get("tools")
         self.reward = 0.0  # summed over the steps so far
