@@ -134,7 +134,11 @@ def read_json(source: str) -> list[Call]:
         data = json.loads(source)
     except json.JSONDecodeError:
         return []  # BFCL's JSON decoder reads text that is not JSON as no calls
-    decoded = [{item["function"]: item["parameters"]} for item in iterate(data) if isinstance(item, dict)]
+    try:
+        decoded = [{item["function"]: item["parameters"]} for item in iterate(data) if isinstance(item, dict)]
+    except (KeyError, TypeError) as exc:  # BFCL's decoder raises here too, which its runner scores as a failed decode
+        raise DecodeError(f"a call object is not {{\"function\": name, \"parameters\": {{...}}}} "
+                          f"({type(exc).__name__}: {exc})") from None
     for call in decoded:
         if type(next(iter(call.values()))) is not dict:
             raise DecodeError("the parameters of a call are not a JSON object", "decoder_wrong_output_format")
