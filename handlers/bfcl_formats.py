@@ -134,14 +134,14 @@ def read_json(source: str) -> list[Call]:
         data = json.loads(source)
     except json.JSONDecodeError:
         return []  # BFCL's JSON decoder reads text that is not JSON as no calls
-    try:
-        decoded = [{item["function"]: item["parameters"]} for item in iterate(data) if isinstance(item, dict)]
-    except (KeyError, TypeError) as exc:  # BFCL's decoder raises here too, which its runner scores as a failed decode
-        raise DecodeError(f"a call object is not {{\"function\": name, \"parameters\": {{...}}}} "
-                          f"({type(exc).__name__}: {exc})") from None
+    decoded = [{item["function"]: item["parameters"]} for item in iterate(data) if isinstance(item, dict)]
     for call in decoded:
         if type(next(iter(call.values()))) is not dict:
             raise DecodeError("the parameters of a call are not a JSON object", "decoder_wrong_output_format")
+        if not isinstance(next(iter(call)), str):
+            # BFCL keeps a null or numeric name, and its checker fails it as a wrong function name; a
+            # Call's name is a str, so the verdict stays a failure and the error is the decoder's.
+            raise DecodeError("the function name of a call is not a JSON string", "decoder_wrong_output_format")
     return [Call(name, dict(arguments)) for call in decoded for name, arguments in call.items()]
 
 
@@ -214,7 +214,15 @@ def decode_format(text: str, return_format: str, tool_call_tag: bool) -> list[Ca
     source = bracketed(text)
     if tool_call_tag:
         source = inside_tag(source)
-    return READERS[return_format](source)
+    try:
+        return READERS[return_format](source)
+    except DecodeError:
+        raise
+    except (KeyError, TypeError, ValueError, SyntaxError, MemoryError, RecursionError) as exc:
+        # BFCL's readers raise on these texts too (a call object without "function", an XML
+        # function without a name, "integer" text that is no integer), and its runner scores
+        # any exception of a decoder as a failed decode.
+        raise DecodeError(f"the answer does not read as {return_format} calls ({type(exc).__name__}: {exc})") from None
 
 
 def _register(return_format: str, tool_call_tag: bool) -> None:
