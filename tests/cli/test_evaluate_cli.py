@@ -11,6 +11,7 @@ import pytest
 from fcenv.data import load_tasks
 from harness.trajectories import ground_truth_steps
 from tests.support.answers import gt_answer
+from tests.support.question_files import first_entries
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
@@ -214,23 +215,12 @@ def test_lenient_evaluation_accepts_what_bfcl_accepts(bfcl_dir, tmp_path):
     assert passed["lenient"] >= passed["compat"] > 0
 
 
-def small_question_file(bfcl_dir, folder, category, count):
-    """The first ``count`` entries of a BFCL file, with their answers, as a question file."""
-    name = f"BFCL_v4_{category}.json"
-    (folder / "possible_answer").mkdir(parents=True, exist_ok=True)
-    for source, target in ((bfcl_dir / name, folder / name),
-                           (bfcl_dir / "possible_answer" / name, folder / "possible_answer" / name)):
-        if source.exists():
-            target.write_text("".join(source.read_text().splitlines(keepends=True)[:count]))
-    return folder / name
-
-
 def test_a_result_file_that_leaves_entries_unanswered_is_refused_unless_partial(bfcl_dir, tmp_path):
     """A crashed or cut generation run must not score as a whole one: entries without a result
     line are refused (naming how many and which), with or without --compat bfcl, in every file
     of a run, samples or not, unless --partial asks for the subset, as BFCL's --partial-eval."""
-    simple = small_question_file(bfcl_dir, tmp_path / "data", "simple_python", 3)
-    irrelevance = small_question_file(bfcl_dir, tmp_path / "data", "irrelevance", 2)
+    simple = first_entries(bfcl_dir, tmp_path / "data", "simple_python", 3)
+    irrelevance = first_entries(bfcl_dir, tmp_path / "data", "irrelevance", 2)
     tasks = load_tasks(simple)
     answer = gt_answer(tasks[0])
     one_of_three = write_jsonl(tmp_path / "part.jsonl", [{"id": tasks[0].id, "result": answer}] * 2)  # two samples
@@ -266,7 +256,7 @@ def test_uneven_repeats_are_refused_naming_the_ids_and_counts(bfcl_dir, tmp_path
     """One id three times and the others once would weigh that entry three times in accuracy
     and leave pass@k at k=1: refused before any verdict, naming the ids and their counts, with
     --partial too; the same results with even repeats score."""
-    simple = small_question_file(bfcl_dir, tmp_path / "data", "simple_python", 3)
+    simple = first_entries(bfcl_dir, tmp_path / "data", "simple_python", 3)
     tasks = load_tasks(simple)
     rows = [{"id": t.id, "result": gt_answer(t)} for t in tasks] + [{"id": tasks[0].id, "result": "No."}] * 2
     uneven = write_jsonl(tmp_path / "uneven.jsonl", rows)

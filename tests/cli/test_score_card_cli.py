@@ -13,6 +13,7 @@ import pytest
 
 from fcenv.score_card import (CATEGORY_SIZES, card_from_accuracies, csv_files, model_folder, model_name_of, render,
                               score_card)
+from tests.support.question_files import first_entries
 
 SCORE_FILES = ["data_agentic.csv", "data_format_sensitivity.csv", "data_live.csv", "data_multi_turn.csv",
                "data_non_live.csv", "data_overall.csv"]
@@ -20,17 +21,6 @@ SCORE_FILES = ["data_agentic.csv", "data_format_sensitivity.csv", "data_live.csv
 
 def run(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "fcenv", *args], capture_output=True, text=True)
-
-
-def first_entries(bfcl_dir: Path, folder: Path, category: str, count: int) -> Path:
-    """A question file of a BFCL category's first ``count`` entries, with their answers."""
-    name = f"BFCL_v4_{category}.json"
-    (folder / "possible_answer").mkdir(parents=True, exist_ok=True)
-    for source, target in ((bfcl_dir / name, folder / name),
-                           (bfcl_dir / "possible_answer" / name, folder / "possible_answer" / name)):
-        if source.exists():
-            target.write_text("".join(source.read_text().splitlines(keepends=True)[:count]))
-    return folder / name
 
 
 def results(path: Path, answers: dict[str, str]) -> str:

@@ -12,6 +12,7 @@ the top-level ``harness`` package.
 - ``source_forms``: the same records as JSON Lines, JSON, Parquet and a saved dataset;
 - ``verl_driver`` and ``verl_injection_driver``: run in verl's venv by tests/doors/test_verl.py;
 - ``answers``: a right answer to a single-turn task, as text;
+- ``question_files``: small question files cut from BFCL's data (tests/cli);
 - ``replay``: our side of a multi-turn trajectory in the oracle's answer shape;
 - ``runs``: tiny training runs and CLI invocations;
 - ``scripted_engine``: a rollout engine that plays given action texts (the model's part, scripted).
