@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 from fcenv.backends.bm25 import BM25Plus
-from fcenv.backends.memory_snapshots import snapshot_of
+from fcenv.backends.memory_snapshots import open_scenario
 from fcenv.backends.plain_data import plain_copy
 
 CORE_SIZE = 7
@@ -56,9 +56,7 @@ class MemoryAPI_kv:  # noqa: N801  BFCL's class name, which data files name
         self._api_description = _API_DESCRIPTION
 
     def _load_scenario(self, scenario: dict, long_context: bool = False) -> None:
-        self.scenario = scenario.get("scenario")
-        self.test_id = scenario.get("test_id")
-        snapshot = snapshot_of(scenario)
+        snapshot = open_scenario(self, scenario)
         if snapshot is not None:
             self.core_memory = plain_copy(snapshot["core_memory"])
             self.archival_memory = plain_copy(snapshot["archival_memory"])

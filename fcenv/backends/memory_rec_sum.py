@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fcenv.backends.memory_snapshots import snapshot_of
+from fcenv.backends.memory_snapshots import open_scenario
 
 MAX_LENGTH = 10000
 MAX_GROWN_LENGTH = 1 << 24
@@ -35,9 +35,7 @@ class MemoryAPI_rec_sum:  # noqa: N801  BFCL's class name, which data files name
         self._api_description = _API_DESCRIPTION
 
     def _load_scenario(self, scenario: dict, long_context: bool = False) -> None:
-        self.scenario = scenario.get("scenario")
-        self.test_id = scenario.get("test_id")
-        snapshot = snapshot_of(scenario)
+        snapshot = open_scenario(self, scenario)
         if snapshot is not None:
             memory = snapshot["memory"]
             if not isinstance(memory, str):  # the reference asserts this too

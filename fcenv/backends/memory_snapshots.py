@@ -38,9 +38,12 @@ def is_first_prerequisite(test_id: str) -> bool:
     return "prereq" in test_id and test_id.endswith("-0")
 
 
-def snapshot_of(config: dict[str, Any]) -> dict[str, Any] | None:
-    """The memory a backend starts from: none (an empty memory) when the config holds none.
-    BFCL tests the loaded snapshot's truth, so an empty one counts as none."""
+def open_scenario(backend: Any, config: dict[str, Any]) -> dict[str, Any] | None:
+    """What every memory backend's ``_load_scenario`` does first: the scenario and conversation
+    ids set on ``backend``, and the memory it starts from returned: none (an empty memory) when
+    the config holds none. BFCL tests the loaded snapshot's truth, so an empty one counts as none."""
+    backend.scenario = config.get("scenario")
+    backend.test_id = config.get("test_id")
     snapshot = config.get("snapshot")
     return snapshot if snapshot else None
 

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from fcenv.backends.exact_search import FlatIPIndex
-from fcenv.backends.memory_snapshots import snapshot_of
+from fcenv.backends.memory_snapshots import open_scenario
 
 CORE_SIZE = 7
 CORE_ENTRY_LENGTH = 300
@@ -122,9 +122,7 @@ class MemoryAPI_vector:  # noqa: N801  BFCL's class name, which data files name
         self._api_description = _API_DESCRIPTION
 
     def _load_scenario(self, scenario: dict, long_context: bool = False) -> None:
-        self.scenario = scenario.get("scenario")
-        self.test_id = scenario.get("test_id")
-        snapshot = snapshot_of(scenario)
+        snapshot = open_scenario(self, scenario)
         if snapshot is not None:
             self.core_memory.load_from_snapshot(snapshot["core_memory"])
             self.archival_memory.load_from_snapshot(snapshot["archival_memory"])
