@@ -445,13 +445,8 @@ def _build_memory_task(record, entry_id, answer_id, value, answer_map, answer_fi
     (cls,) = value["involved_classes"]
     scenario = value.get("scenario")
     question = _turns(value["question"])
-    if answer_id not in answer_map:
-        problems.append(Problem(answer_file or file, None, answer_id, "ground_truth", "no answer for this id"))
-        return None
-    answer_line, ground_truth = answer_map[answer_id]
-    if not (isinstance(ground_truth, list) and ground_truth and all(isinstance(a, str) for a in ground_truth)):
-        problems.append(Problem(answer_file, answer_line, answer_id, "ground_truth",
-                                "a memory answer must be a non-empty list of acceptable answer strings"))
+    ground_truth = _agentic_answer(answer_id, answer_map, answer_file, file, problems)
+    if ground_truth is None:
         return None
     if len(question) != 1:
         problems.append(Problem(file, record.line, answer_id, "question",
@@ -476,7 +471,7 @@ def _build_memory_task(record, entry_id, answer_id, value, answer_map, answer_fi
     except PrerequisiteError as exc:
         problems.append(Problem(file, record.line, answer_id, "scenario", str(exc)))
         return None
-    return Task(id=entry_id, question=question, functions=functions, ground_truth=list(ground_truth),
+    return Task(id=entry_id, question=question, functions=functions, ground_truth=ground_truth,
                 initial_config=value["initial_config"], involved_classes=[cls], prerequisites=chain, source=file,
                 line=record.line, declared_kind="agentic")
 

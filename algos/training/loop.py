@@ -125,7 +125,8 @@ class Runner:
                 if self.is_main else None))
             shown = self.is_main and c.progress
             setup.warm_up_critic(c, self.policy, critic_examples, self.log, progress=shown)
-            setup.warm_up_actor(c, self.loaded, self.policy, self.codec, self.data, self.log, progress=shown)
+            setup.warm_up_actor(c, self.loaded, self.policy, self.codec, self.data, self.log, progress=shown,
+                                web_search=self.search_source)
 
     def _start_engine(self):
         """The rollout engine, sampling with the actor (an engine of its own process folds the

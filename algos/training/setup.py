@@ -193,14 +193,15 @@ def create_run_dir(config: TrainConfig, loaded: LoadedModel, data: Data, window:
 
 
 def warm_up_actor(config: TrainConfig, loaded: LoadedModel, policy: Policy, codec: TextCodec, data: Data,
-                  log: Callable[[str], None], progress: bool = False) -> None:
-    """--warmup_steps supervised steps of the actor adapter on the training tasks' ground truth."""
+                  log: Callable[[str], None], progress: bool = False, web_search=None) -> None:
+    """--warmup_steps supervised steps of the actor adapter on the training tasks' ground truth
+    (``web_search``: the run's search source, which a file of web-search entries needs to load)."""
     if config.warmup_steps <= 0:
         return
     # The ground truth is Python calls, which BFCL's default prompt asks for: no variation here.
     shown = replace(run_chat_mode(config, loaded), prompt_variation=None)
     examples = ground_truth_examples(data.train_path, loaded.tokenizer, shown, codec.context_limit,
-                                     data.train_indices, web_search=search_source(config))
+                                     data.train_indices, web_search=web_search)
     batch = max(1, math.ceil(config.n_rollout_threads / config.gradient_cp_steps))
     losses = supervised_steps(lambda b: policy.token_logprobs(b)[0], policy.actor_parameters(), examples,
                               steps=config.warmup_steps, batch_size=batch, lr=config.warmup_lr, pad_id=policy.pad_id,

@@ -156,8 +156,13 @@ def op_ast(req):
 def op_decode_exact(req):
     """Like ``decode``, plus the runner's failure kind, with values in ``typed`` form."""
     _, fmt = LANGUAGES[req["language"]]
+    return _decode_exact(req["text"], fmt)
+
+
+def _decode_exact(text, return_format, tag=False):
+    """BFCL's prompting decode of ``text`` with the runner's failure kind, values in ``typed`` form."""
     try:
-        decoded = default_decode_ast_prompting(req["text"], fmt)
+        decoded = default_decode_ast_prompting(text, return_format, tag)
     except Exception as exc:
         return {"ok": False, "kind": "decoder_failed", "error": f"{type(exc).__name__}: {exc}"}
     if not is_function_calling_format_output(decoded):
@@ -1042,13 +1047,7 @@ def _variation(config):
 def op_variation_decode(req):
     """``decode_exact`` for the return format and tool-call tag of a prompt variation."""
     return_format, tag = _variation(req["config"])
-    try:
-        decoded = default_decode_ast_prompting(req["text"], return_format, tag)
-    except Exception as exc:
-        return {"ok": False, "kind": "decoder_failed", "error": f"{type(exc).__name__}: {exc}"}
-    if not is_function_calling_format_output(decoded):
-        return {"ok": False, "kind": "decoder_wrong_output_format", "error": repr(decoded)[:200]}
-    return {"ok": True, "kind": None, "decoded": typed(decoded)}
+    return _decode_exact(req["text"], return_format, tag)
 
 
 def op_variation_single(req):
