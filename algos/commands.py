@@ -88,7 +88,8 @@ def process_rewards(commands) -> None:
                                                    f"{DEFAULT_DATASET})"})
     add_group(parser, SAMPLING, skip=["greedy"])
     add_group(parser, ENGINE)
-    add_group(parser, TOOL_FORMAT, skip=["prompt_variation"])
+    add_group(parser, TOOL_FORMAT)
+    add_group(parser, WEB_SEARCH)
     parser.add_argument("--out", required=True, help="folder for trajectories.jsonl, pairs.jsonl and summary.json")
     parser.add_argument("--from_results", default="", help="take the trajectories from this BFCL result file "
                                                           "instead of sampling them")

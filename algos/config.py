@@ -22,7 +22,7 @@ from fcenv.flags import EMBEDDED_MODEL as EMBEDDED_MODEL  # re-exported: algos.c
 # A resumed run is the same run: flags that decide what is learned, from what and how it is
 # scored cannot change within it.
 RESUME_FIXED = ("algorithm_name", "advantage_estimator", "ratio_level", "critic", "loss_aggregation",
-                "model_name_or_path", "dataset_path", "seed", "n_rollout_threads", "episode_length", "group_size",
+                "model_name_or_path", "adapter", "dataset_path", "seed", "n_rollout_threads", "episode_length", "group_size",
                 "lora_r", "lora_alpha", "lora_target_modules", "critic_fraction", "max_new_tokens", "context_window",
                 "temperature", "reward", "efficiency_sigma", "branching", "branch_beta", "branch_threshold",
                 "branch_entropy_tokens", "max_steps_per_turn", "system_prompt", "tool_format", "prompt_variation", "hide_function_docs", "env_name",
@@ -125,6 +125,9 @@ class TrainConfig:
                                             "functions (the model learns its functions from the data)")
     # --- model -------------------------------------------------------------------------
     model_name_or_path: str = _shared("model_name_or_path")
+    adapter: str = _shared("adapter", "training: the actor starts from it (a supervised or earlier RL adapter) "
+                                      "instead of a fresh one; its rank, alpha, targets and trainable tokens must "
+                                      "be the run's")
     cache_dir: str = _flag("", "where the tiny model is cached (default: ~/.cache/fcenv/models)")
     lora_r: int = _flag(8, "LoRA rank of both adapters")
     lora_alpha: int = _flag(16, "LoRA alpha of both adapters")

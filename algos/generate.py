@@ -464,7 +464,7 @@ def _command(args: argparse.Namespace) -> int:
     from fcenv.algos.store.checkpoint import adapter_settings
     from fcenv.algos.store.manifest import CheckpointError
     from fcenv.cli import UsageError
-    from fcenv.flags import ENGINE, FORMAT_SENSITIVITY, MODEL, SAMPLING, TOOL_FORMAT, check
+    from fcenv.flags import ENGINE, FORMAT_SENSITIVITY, MODEL, SAMPLING, TOOL_FORMAT, check, open_web_search
 
     check(args, MODEL, SAMPLING, ENGINE, TOOL_FORMAT, FORMAT_SENSITIVITY)
     if args.n < 1:
@@ -488,7 +488,7 @@ def _command(args: argparse.Namespace) -> int:
     args.question_files = question_files(args.dataset_path, _resolved_specs(args.dataset_path))
     _read_sets(args)
     _say_decoder(args)
-    args.web_search_source = _web_search_source(args)
+    args.web_search_source = open_web_search(args.web_search, args.question_files)
     _check_partials(args)
     try:
         if not args.endpoint:
@@ -539,26 +539,6 @@ def _resolved_specs(specs: list[str]) -> dict[str, Path]:
     if problems:
         raise UsageError("; ".join(problems))
     return {**files, **{spec: set_path(spec) for spec in specs if is_set_file(spec)}}
-
-
-def _web_search_source(args: argparse.Namespace):
-    """--web_search opened and checked, before the model loads; refused when the question files
-    hold web-search entries and it is not given."""
-    from fcenv.cli import UsageError
-    from fcenv.search import SearchSourceError, open_search_source
-
-    if args.web_search:
-        try:
-            return open_search_source(args.web_search)
-        except SearchSourceError as exc:
-            raise UsageError(f"--web_search: {exc}") from None
-    for data in args.question_files:
-        searching = [task.id for task in questions_of(data, args).tasks if "WebSearchAPI" in task.involved_classes]
-        if searching:
-            raise UsageError(f"--dataset_path {data} holds {len(searching)} web-search entries, whose tools need "
-                             f"--web_search: a snapshot file recorded with `fcenv web-snapshot` or a folder of "
-                             f"documents (fcenv has no live web search)")
-    return None
 
 
 def _check_partials(args: argparse.Namespace) -> None:

@@ -153,6 +153,24 @@ def changed_since(saved: dict, config: Any, files: Any) -> list[str]:
     return changed_data(recorded, data_record(config, files)) if isinstance(recorded, dict) else []
 
 
+def check_start_adapter(config: Any) -> None:
+    """``--adapter``, the actor a run starts from: a LoRA adapter of the run's rank, alpha and
+    target modules (its trainable tokens are compared once the tokenizer reads them)."""
+    from fcenv.algos.store.checkpoint import adapter_settings
+
+    try:
+        saved = adapter_settings(Path(config.adapter))
+    except RuntimeError as exc:
+        raise ConfigError(str(exc)) from None
+    ours = {"lora_r": config.lora_r, "lora_alpha": config.lora_alpha,
+            "lora_target_modules": sorted(config.lora_target_modules)}
+    theirs = {"lora_r": saved.r, "lora_alpha": saved.alpha, "lora_target_modules": saved.target_modules}
+    differ = [f"--{name} {ours[name]} (the adapter's: {theirs[name]})" for name in ours if ours[name] != theirs[name]]
+    if differ:
+        raise ConfigError(f"--adapter {config.adapter}: the actor starts from it, so the run's adapter must have its "
+                          f"shape: {'; '.join(differ)}")
+
+
 def check_training_files(config: Any) -> tuple[Any, list[tuple[list[dict], float]]]:
     """Every file-valued flag of ``train_fctncalling.py`` / ``fcenv train``. Returns the run's
     data files (``fcenv.algos.training.setup.DataFiles``: the dataset specs resolved, here, once
@@ -169,6 +187,8 @@ def check_training_files(config: Any) -> tuple[Any, list[tuple[list[dict], float
     if wrong:
         raise ConfigError("\n".join(wrong))
     check_model_folder("--model_name_or_path", config.model_name_or_path)
+    if config.adapter and not config.resume:  # a resumed run's actor is its checkpoint's
+        check_start_adapter(config)
     from fcenv.algos.rollout.engine import check_engine
 
     check_engine(config.rollout_engine)  # an engine that cannot run here is said before the model loads

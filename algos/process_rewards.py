@@ -46,6 +46,7 @@ from fcenv.algos.rollout.play import play
 from fcenv.algos.rollout.records import Rollout
 from fcenv.algos.from_run import apply_run
 from fcenv.algos.store.checkpoint import adapter_settings, load_actor_weights, load_adapter_weights
+from fcenv.flags import open_web_search
 
 
 @dataclass
@@ -108,6 +109,7 @@ def sampler_from_flags(args: argparse.Namespace, dataset: Path | None = None) ->
         saved, checkpoint = apply_run(args)
     if dataset is None:
         dataset = command_dataset(args)
+    search = open_web_search(args.web_search, [str(dataset)])  # before the model loads
     loaded = load_model(args.model_name_or_path, device, system_prompt=args.system_prompt,
                         dataset_path=dataset, tool_format=args.tool_format)
     held_out: frozenset[int] = frozenset()
@@ -131,16 +133,17 @@ def sampler_from_flags(args: argparse.Namespace, dataset: Path | None = None) ->
     elif args.adapter:
         load_adapter_weights(Path(args.adapter), policy)
     policy.eval()
-    # The model's chat mode, as the trainer shows it the chats.
+    # The model's chat mode, as the trainer shows it the chats (a run's prompt variation included).
+    chat_mode = loaded.chat_mode.varied(args.prompt_variation)
     envs = [gym.make("fcenv/FunctionCalling-v0", dataset_path=str(dataset), reward="bfcl",
-                     **loaded.chat_mode.env_options()) for _ in range(args.n_rollout_threads)]
+                     **chat_mode.env_options(), web_search=search) for _ in range(args.n_rollout_threads)]
     codec = TextCodec(loaded.tokenizer, window - max_new_tokens, render=envs[0].unwrapped.renderer,
                       stop_ids=loaded.stop_ids)
     generator = torch.Generator(device=device)
     generator.manual_seed(args.seed)
     engine = make_engine(args.rollout_engine, policy, EngineSettings(Path(loaded.path), window, args.seed))
     return Sampler(policy, engine, codec, envs, max_new_tokens, generator, dataset, held_out,
-                   loaded.chat_mode.tool_format or "")
+                   chat_mode.tool_format or "")
 
 
 def _play(sampler: Sampler, starts: Sequence[int | tuple[int, dict]], progress: str = "") -> list[tuple[int, bool, list[str]]]:

@@ -352,6 +352,23 @@ def web_search_problems(web_search: str, specs: Collection[str], flag: str = "--
     return found
 
 
+def open_web_search(web_search: str, specs: Collection[str], flag: str = "--dataset_path"):
+    """A command's search source, opened once before anything heavy: the source ``--web_search``
+    names, or None without it. ``UsageError`` for a source that does not open, and for data that
+    holds web-search entries when none is given (their tools need one)."""
+    from fcenv.search import SearchSourceError, open_search_source
+
+    if web_search:
+        try:
+            return open_search_source(web_search)
+        except SearchSourceError as exc:
+            raise UsageError(f"--web_search: {exc}") from None
+    problems = web_search_problems("", specs, flag)
+    if problems:
+        raise UsageError("; ".join(problems))
+    return None
+
+
 def _web_search_problems(args: Any) -> list[str]:
     specs = args.dataset_path if isinstance(getattr(args, "dataset_path", None), list) else [getattr(args, "dataset_path", "")]
     return web_search_problems(getattr(args, "web_search", "") or "", [s for s in specs if s])

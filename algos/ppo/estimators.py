@@ -14,7 +14,8 @@ token), ``action_gae`` (APPO: GAE over actions, one value per action), ``turn_ga
 GAE over BFCL turns, one value per turn), and the critic-free group estimators ``grpo`` (the
 episode's return against its group's mean, over the group's standard deviation), ``drgrpo``
 (the same without the division) and ``rloo`` (against the mean of the rest of its group),
-which need several episodes of the same task per group (``--group_size``). A new estimator is
+which need several episodes of the same task per group (``--group_size``), and ``batch``
+(REINFORCE++: against the whole batch's mean, over its standard deviation). A new estimator is
 a function registered here with ``@register_estimator`` (or under the ``fcenv.estimators``
 entry-point group), plus a preset in ``fcenv.algos.ppo.algorithms`` if it should have a name.
 """
@@ -168,6 +169,20 @@ def leave_one_out(buffer, episodes: Sequence[list[int]], last_values: Sequence[f
         if len(group) > 1:
             advantages[members] = (group - (group.sum() - group) / (len(group) - 1))
     return _broadcast(buffer, episodes, advantages)
+
+
+@register_estimator("batch", needs_critic=False, whiten=False)
+def batch_normalised(buffer, episodes: Sequence[list[int]], last_values: Sequence[float], gamma: float,
+                     lam: float, eps: float = 1e-4) -> Estimate:
+    """REINFORCE++'s baseline: the return against the mean return of the batch's episodes (this
+    process's), over their standard deviation. A group whose episodes all earned the same still
+    teaches here: a group below the batch's average is pushed away from what it did, which is
+    the one signal a group baseline cannot give, e.g. for an irrelevant request that every
+    episode answered with a call. Without --dynamic_sampling, which would drop such groups."""
+    returns = _episode_returns(buffer, episodes)
+    if len(returns) == 0:
+        return _broadcast(buffer, episodes, returns)
+    return _broadcast(buffer, episodes, (returns - returns.mean()) / (returns.std() + eps))
 
 
 @register_estimator("turn_gae", needs_critic=True)

@@ -114,6 +114,8 @@ class Runner:
             self.sampling.set_state(resumed.rng["sampling"].to(self.sampling.device)
                                     if self.sampling.device.type != "cpu" else resumed.rng["sampling"])
         else:
+            if c.adapter:  # the actor starts from it; checked before the run folder exists
+                setup.start_actor_from(c.adapter, self.policy, self.loaded.tokenizer, c.trainable_tokens)
             # Read before the run folder exists: a bad file leaves nothing behind.
             critic_examples = (prefix_value_examples(Path(c.critic_init_values), self.codec,
                                                      self.envs[0].unwrapped.renderer, self.loaded.chat_mode.is_fc,

@@ -192,6 +192,21 @@ def create_run_dir(config: TrainConfig, loaded: LoadedModel, data: Data, window:
     return run_dir
 
 
+def start_actor_from(adapter: str, policy: Policy, tokenizer, trainable_tokens: list[str]) -> None:
+    """--adapter: its weights become the actor's start. Its trainable token rows must be the
+    rows of the tokens the run names (the same count of rows for other tokens would load without
+    a complaint and train the wrong rows)."""
+    from fcenv.algos.model.loading import token_ids
+    from fcenv.algos.store.checkpoint import adapter_settings, load_adapter_weights
+
+    saved = tuple(sorted(adapter_settings(Path(adapter)).trainable_tokens))
+    named = tuple(sorted(token_ids(tokenizer, trainable_tokens)))
+    if saved != named:
+        raise ConfigError(f"--adapter {adapter}: it trains the rows of tokens {list(saved)}, and --trainable_tokens "
+                          f"names {list(named)}: give the tokens it was trained with")
+    load_adapter_weights(Path(adapter), policy)
+
+
 def warm_up_actor(config: TrainConfig, loaded: LoadedModel, policy: Policy, codec: TextCodec, data: Data,
                   log: Callable[[str], None], progress: bool = False, web_search=None) -> None:
     """--warmup_steps supervised steps of the actor adapter on the training tasks' ground truth

@@ -93,6 +93,23 @@ def test_web_search_data_without_a_source_is_refused_before_training(tiny_model,
     assert not list(tmp_path.rglob("args.json"))  # no run folder left behind
 
 
+def test_process_rewards_samples_web_search_entries_on_the_source_training_uses(tiny_model, slices, tmp_path):
+    command = [sys.executable, "-m", "fcenv", "process-rewards", "--model_name_or_path", str(tiny_model),
+               "--system_prompt", TINY_SYSTEM_PROMPT, "--dataset_path", str(slices["web_search"]), "--tasks", "1",
+               "--trajectories", "1", "--completions", "1", "--max_new_tokens", "8", "--n_rollout_threads", "2",
+               "--no-progress", "--out", str(tmp_path / "lpr")]
+    refused = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert "4 web-search entries" in refused.stderr and "--web_search" in refused.stderr
+    assert not (tmp_path / "lpr").exists()  # refused before anything was sampled
+    done = subprocess.run([*command, "--web_search", str(slices["corpus"])], cwd=ROOT, capture_output=True,
+                          text=True, timeout=900, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    (row,) = [json.loads(line) for line in (tmp_path / "lpr" / "trajectories.jsonl").read_text().splitlines()]
+    assert row["id"].startswith("web_search_") and row["steps"]
+    assert all(0.0 <= step["value"] <= 1.0 for step in row["steps"])
+
+
 def test_the_shaped_reward_pays_a_valid_answer_more_than_a_wrong_one_and_that_more_than_none(slices):
     env = FunctionCallingEnv(dataset_path=slices["web_search"], web_search=slices["corpus"], reward="shaped")
     right = f"{{'answer': '{env.tasks[0].ground_truth[0]}', 'context': 'the corpus'}}"

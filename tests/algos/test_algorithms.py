@@ -68,6 +68,20 @@ def test_group_estimators_compare_episodes_of_one_task():
     assert not get_estimator("grpo").needs_critic and get_estimator("bad").needs_critic
 
 
+def test_the_batch_baseline_teaches_from_groups_whose_episodes_all_earned_the_same():
+    # Group 0 all wrong (say an irrelevant request every episode answered with a call), group 1
+    # all right: a group baseline gives both 0, the batch's mean tells them apart.
+    buffer = _buffer([0.0, 0.0, 1.0, 1.0, 1.0, 0.0], [0, 0, 1, 1, 2, 2])
+    episodes = [[i] for i in range(6)]
+    batch = get_estimator("batch").fn(buffer, episodes, [0.0] * 6, 1.0, 1.0).advantages[:, 0].numpy()
+    np.testing.assert_allclose(batch, np.array([-0.5, -0.5, 0.5, 0.5, 0.5, -0.5]) / (0.5 + 1e-4), rtol=1e-5)
+    grpo = get_estimator("grpo").fn(buffer, episodes, [0.0] * 6, 1.0, 1.0).advantages[:, 0].numpy()
+    np.testing.assert_allclose(grpo[:4], 0.0)
+    uniform = get_estimator("batch").fn(_buffer([1.0] * 4, [0, 0, 1, 1]), [[i] for i in range(4)], [0.0] * 4, 1.0, 1.0)
+    np.testing.assert_allclose(uniform.advantages.numpy(), 0.0)  # a batch with nothing between its episodes
+    assert not get_estimator("batch").needs_critic and not get_estimator("batch").needs_groups
+
+
 def test_loss_aggregations_weigh_tokens_as_documented():
     from fcenv.algos.ppo.losses import aggregate
 

@@ -179,3 +179,39 @@ def test_a_runs_held_out_tasks_are_never_sampled(tiny_model, tmp_path):
     chosen = training_tasks(sampler, 0, seed=1)
     assert len(chosen) == 720 and not held_out & set(chosen)
     assert not held_out & set(training_tasks(sampler, 300, seed=2))
+
+
+def test_a_run_trained_under_a_prompt_variation_is_sampled_under_it(tiny_model, tmp_path):
+    from transformers import AutoTokenizer
+
+    from fcenv.env import FunctionCallingEnv
+
+    markdown = "ret_fmt=json&tool_call_tag=True&func_doc_fmt=xml&prompt_fmt=markdown&style=classic"
+    # The variation's prompt is long for the tiny model's window: the tasks whose prompt fits.
+    tokenizer = AutoTokenizer.from_pretrained(tiny_model)
+    varied = FunctionCallingEnv(dataset_path=TINY_TRAIN, prompt_variation=markdown)
+    fits = set()
+    for index, task in enumerate(varied.tasks):
+        _, info = varied.reset(options={"index": index})
+        if len(tokenizer(info["messages"][0]["content"])["input_ids"]) < 900:
+            fits.add(task.id)
+    data = tmp_path / "data" / "short.json"
+    (data.parent / "possible_answer").mkdir(parents=True)
+    for source, target in ((TINY_TRAIN, data), (TINY_TRAIN.parent / "possible_answer" / TINY_TRAIN.name,
+                                                 data.parent / "possible_answer" / data.name)):
+        lines = [line for line in source.read_text().splitlines(keepends=True) if json.loads(line)["id"] in fits]
+        target.write_text("".join(lines))
+    assert len(fits) >= 8
+    config = parse_config(["--model_name_or_path", str(tiny_model), "--prompt_variation", markdown,
+                           "--dataset_path", str(data), "--results_dir", str(tmp_path / "results"),
+                           "--n_rollout_threads", "4", "--num_env_steps", "4", "--max_new_tokens", "8", "--ppo_epoch",
+                           "1", "--lora_r", "4", "--eval_interval", "0", "--save_interval", "1", "--no-progress"])
+    run = Runner(config, log=lambda message: None).run()
+    sampler = sampler_from_flags(_flags(tiny_model, data, run=str(run), dataset_path="", system_prompt=""))
+    try:
+        _, shown = sampler.envs[0].reset(options={"index": 3})
+    finally:
+        sampler.engine.close()
+    _, trained = FunctionCallingEnv(dataset_path=data, prompt_variation=markdown).reset(options={"index": 3})
+    assert shown["prompt_variation"] == markdown
+    assert shown["messages"] == trained["messages"]

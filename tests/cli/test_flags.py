@@ -25,11 +25,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # Which shared flags each command takes.
 EXPECTED = {
-    "train": {"model_name_or_path", "dataset_path", "temperature", "max_new_tokens", "context_window", "seed",
+    "train": {"model_name_or_path", "adapter", "dataset_path", "temperature", "max_new_tokens", "context_window", "seed",
               "rollout_engine", "n_rollout_threads", "tool_format", "system_prompt", "prompt_variation", "web_search"},
     "generate": {f.name for g in flags.SHARED for f in g.flags},
-    # Process rewards sample the bundled kinds of task; web search is not among them yet.
-    "process-rewards": {f.name for g in flags.SHARED for f in g.flags} - {"greedy", "prompt_variation", "web_search"}
+    # Process rewards sample episodes as training plays them: never greedy, never the set.
+    "process-rewards": {f.name for g in flags.SHARED for f in g.flags} - {"greedy"}
     - {f.name for f in flags.FORMAT_SENSITIVITY.flags},
     "evaluate": {"dataset_path", "tool_format", *(f.name for f in flags.FORMAT_SENSITIVITY.flags)},
 }

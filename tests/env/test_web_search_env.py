@@ -231,7 +231,7 @@ def test_generate_then_evaluate_plays_and_scores_the_file(bfcl_dir, snapshot, tm
     questions = data / "BFCL_v4_web_search.json"
     refused = fcenv("generate", "--endpoint", "http://127.0.0.1:9/v1", "--model_name_or_path", "m",
                     "--dataset_path", str(questions), "--out", str(tmp_path / "out"))
-    assert refused.returncode == 2 and "4 web-search entries, whose tools need --web_search" in refused.stderr
+    assert refused.returncode == 2 and "holds 4 web-search entries (first: web_search_base_0), whose tools need --web_search" in refused.stderr
     server = ThreadingHTTPServer(("127.0.0.1", 0), Endpoint)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
