@@ -3,9 +3,9 @@ GRPOTrainer, side by side on CPU.
 
 Same model, same prompts (the training split, rendered by the env), same reward (the env's),
 same batch (completions per optimizer round), same group size, same LoRA adapter, learning
-rate, temperature, completion length and KL coefficient. They run in alternating rounds in one
-process, with the same torch thread count, so machine load affects both alike. A sample is one
-completion generated, scored and trained on. TRL is a benchmark-only dependency
+rate, temperature, completion length and KL coefficient. They take turns, each side's round in
+a fresh process of its own (so its peak memory is its own), with the same torch thread count, so
+machine load affects both alike. A sample is one completion generated, scored and trained on. TRL is a benchmark-only dependency
 (``pip install trl``); it generates with ``transformers`` (its vLLM modes need vLLM importable
 in the trainer's own environment, which the CPU build's separate venv is not).
 
@@ -27,7 +27,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -89,8 +91,9 @@ def our_configs(group: int) -> dict[str, list[str]]:
     }
 
 
-def ours_round(setup: Setup, steps: int, seed: int, flags: list[str]) -> float:
-    """Samples per second of our trainer over ``steps`` iterations (after one warm-up)."""
+def ours_round(setup: Setup, steps: int, seed: int, flags: list[str]) -> dict[str, float]:
+    """Samples per second of our trainer over ``steps`` iterations (after one warm-up), and the
+    mean seconds of an iteration's rollout and of its scoring plus update."""
     from fcenv.algos.config import parse_config
     from fcenv.algos.training.loop import Runner
 
@@ -105,14 +108,17 @@ def ours_round(setup: Setup, steps: int, seed: int, flags: list[str]) -> float:
         try:
             runner.train_iteration()  # warm-up
             started = time.perf_counter()
-            for _ in range(steps):
-                runner.train_iteration()
-            return steps * setup.batch / (time.perf_counter() - started)
+            phases = [runner.train_iteration() for _ in range(steps)]
+            seconds = time.perf_counter() - started
         finally:
             runner.engine.close()
+    # Where an iteration's time goes: sampling (and env steps), then scoring plus the update.
+    return {"samples_per_second": steps * setup.batch / seconds,
+            "rollout_seconds": statistics.mean(m["perf/rollout_seconds"] for m in phases),
+            "update_seconds": statistics.mean(m["perf/iteration_seconds"] - m["perf/rollout_seconds"] for m in phases)}
 
 
-def trl_round(setup: Setup, steps: int, seed: int) -> float:
+def trl_round(setup: Setup, steps: int, seed: int) -> dict[str, float]:
     """Samples per second of TRL's GRPOTrainer over ``steps`` steps (after one warm-up)."""
     from transformers import TrainerCallback
     from trl import GRPOConfig, GRPOTrainer
@@ -154,7 +160,17 @@ def trl_round(setup: Setup, steps: int, seed: int) -> float:
         trainer = GRPOTrainer(model=model, reward_funcs=env_reward, args=config, train_dataset=dataset,
                               processing_class=tokenizer, peft_config=lora, callbacks=[clock])
         trainer.train()
-    return steps * setup.batch / (clock.times[-1] - clock.times[0])
+    return {"samples_per_second": steps * setup.batch / (clock.times[-1] - clock.times[0])}
+
+
+def run_side(model: str, side: str, flags: list[str] | None, steps: int, seed: int, threads: int) -> dict[str, float]:
+    """One side's round in a process of its own (``--side``): each side starts from a clean
+    process, and its peak resident memory is its own (the trainer's process; a vLLM engine's
+    worker process is not counted)."""
+    torch.set_num_threads(threads)
+    setup = SETUPS[model]
+    figures = trl_round(setup, steps, seed) if flags is None else ours_round(setup, steps, seed, flags)
+    return {**figures, "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -168,6 +184,8 @@ def main(argv: list[str] | None = None) -> int:
                                                        f"(default: all of {', '.join(our_configs(4))})")
     parser.add_argument("--with_vllm", action="store_true", help="also the default TPPO and our GRPO with "
                                                                  "--rollout_engine vllm")
+    parser.add_argument("--side", default="", help=argparse.SUPPRESS)  # one side's round, in its own process
+    parser.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     setup = SETUPS[args.model]
     if args.model == "qwen" and not (QWEN / "config.json").is_file():
@@ -180,27 +198,46 @@ def main(argv: list[str] | None = None) -> int:
     # --with_vllm: the default TPPO and our GRPO again, sampling with the vllm rollout engine (make vllm).
     with_vllm = {f"{name}, vllm engine": [*configs[name], "--rollout_engine", "vllm"] for name in ("TPPO", "GRPO")}
     ours = {name: configs[name] for name in chosen} | (with_vllm if args.with_vllm else {})
+    if args.side:
+        figures = run_side(args.model, args.side, ours.get(args.side), args.steps, args.seed, args.threads)
+        print(json.dumps(figures))
+        return 0
     out = Path(args.out or ROOT / "bench" / "results" / ("grpo.json" if args.model == "tiny" else "grpo_qwen.json"))
-    torch.set_num_threads(args.threads)
-    rates: dict[str, list[float]] = {name: [] for name in [*ours, "TRL GRPO"]}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    sides = [*ours, "TRL GRPO"]
+    rounds: dict[str, list[dict[str, float]]] = {name: [] for name in sides}
     for round_index in range(args.rounds):
-        for name, flags in ours.items():
-            rates[name].append(ours_round(setup, args.steps, seed=round_index, flags=flags))
-        rates["TRL GRPO"].append(trl_round(setup, args.steps, seed=round_index))
-        print(f"round {round_index + 1}: " + ", ".join(f"{name} {values[-1]:.1f}" for name, values in rates.items())
-              + " samples/s", flush=True)
-    trl = statistics.median(rates["TRL GRPO"])
+        for name in sides:
+            done = subprocess.run([sys.executable, "-m", "bench.bench_grpo", *(argv if argv is not None else sys.argv[1:]),
+                                   "--side", name, "--seed", str(round_index)], cwd=ROOT, capture_output=True, text=True)
+            if done.returncode != 0:
+                raise SystemExit(f"{name}, round {round_index + 1}: exit status {done.returncode}\n{done.stderr[-3000:]}")
+            rounds[name].append(json.loads(done.stdout.strip().splitlines()[-1]))
+            print(f"round {round_index + 1}, {name}: " + ", ".join(f"{k} {v:.2f}" for k, v in rounds[name][-1].items()),
+                  flush=True)
+            write_report(out, args, setup, ours, rounds)  # what is measured so far survives a later failure
+    report = write_report(out, args, setup, ours, rounds)
+    print("median samples/s: " + ", ".join(f"{name} {report['median'][name]:.2f} (x{report['against_trl'][name]:.2f})"
+                                           for name in sides))
+    return 0
+
+
+def write_report(out: Path, args: argparse.Namespace, setup: Setup, ours: dict[str, list[str]],
+                 rounds: dict[str, list[dict[str, float]]]) -> dict:
+    rates = {name: [r["samples_per_second"] for r in measured] for name, measured in rounds.items() if measured}
+    trl = statistics.median(rates["TRL GRPO"]) if "TRL GRPO" in rates else None
     report = {"samples_per_second": rates,
               "median": {name: statistics.median(values) for name, values in rates.items()},
-              "against_trl": {name: statistics.median(values) / trl for name, values in rates.items()},
+              "against_trl": {name: statistics.median(values) / trl for name, values in rates.items()} if trl else {},
+              "peak_rss_mb": {name: max(r["peak_rss_mb"] for r in measured) for name, measured in rounds.items() if measured},
+              "phase_seconds": {name: {phase: statistics.median(r[phase] for r in measured)
+                                       for phase in ("rollout_seconds", "update_seconds") if phase in measured[0]}
+                                for name, measured in rounds.items() if measured},
               "flags": ours, "model": args.model, "batch": setup.batch, "group": setup.group,
               "max_new_tokens": setup.max_new_tokens, "steps_per_round": args.steps, "threads": args.threads,
               "trl_version": __import__("trl").__version__}
-    out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2) + "\n")
-    print("median samples/s: " + ", ".join(f"{name} {report['median'][name]:.1f} (x{report['against_trl'][name]:.2f})"
-                                           for name in rates))
-    return 0
+    return report
 
 
 if __name__ == "__main__":

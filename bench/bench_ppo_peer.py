@@ -124,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     generating = []
     for round_index in range(args.rounds):
         for name, flags in ours.items():
-            rates[name].append(ours_round(TINY, args.steps, seed=round_index, flags=flags))
+            rates[name].append(ours_round(TINY, args.steps, seed=round_index, flags=flags)["samples_per_second"])
         rate, share = agilerl_round(args.steps, seed=round_index)
         rates["AgileRL LLMPPO"].append(rate)
         generating.append(share)

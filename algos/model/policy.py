@@ -60,6 +60,48 @@ def _token_layers(model: torch.nn.Module) -> list[str]:
     return layers
 
 
+def _rows_over_base(layer, original, x: torch.Tensor, active_adapters, *args, **kwargs) -> torch.Tensor:
+    """PEFT's trainable-token layer's output, computed without its cost. PEFT builds a copy of
+    the whole matrix with the trained rows in place at every forward (151,936 x 896 floats,
+    545 MB, for Qwen2.5's embedding and again for its output layer), and its backward is then a
+    gradient of the whole matrix (the output layer's a matmul as large as its forward). Here the
+    frozen base layer runs as it is and only the trained tokens' outputs are replaced: the same
+    values (the embedding's exactly, the output layer's up to the matmul's rounding), with a
+    gradient that reaches the trained rows alone."""
+    base = layer.base_layer
+    if layer.disable_adapters or not active_adapters or layer.merged or not isinstance(
+            base, torch.nn.Embedding | torch.nn.Linear):
+        return original(x, active_adapters, *args, **kwargs)
+    layer._check_overlapping_tokens(active_adapters)
+    if isinstance(base, torch.nn.Linear):  # an output layer: the trained tokens' logits replaced
+        out = torch.nn.functional.linear(x, base.weight)  # as PEFT's path: no bias
+        for adapter in active_adapters:
+            index = torch.tensor(layer.token_indices[adapter], device=out.device)
+            rows = layer.trainable_tokens_delta[adapter].to(out.dtype)
+            out = out.index_copy(out.dim() - 1, index, torch.nn.functional.linear(x, rows))
+        return out
+    out = base(x, *args, **kwargs)  # an embedding: the trained tokens' vectors replaced
+    scale = layer._get_embed_scale()
+    for adapter in active_adapters:
+        index = torch.tensor(layer.token_indices[adapter], device=x.device)
+        rows = layer.trainable_tokens_delta[adapter].to(out.dtype)
+        if scale is not None:
+            rows = rows * scale.to(out.dtype)
+        hit = x.unsqueeze(-1) == index  # each position matches at most one trained token
+        picked = hit.to(out.dtype) @ rows  # that token's row, exactly (a one-hot sum)
+        out = torch.where(hit.any(-1, keepdim=True), picked, out)
+    return out
+
+
+def _fast_token_rows(model: torch.nn.Module) -> None:
+    """Every trainable-token layer of ``model`` computes its output with ``_rows_over_base``."""
+    from peft.tuners.trainable_tokens.layer import TrainableTokensLayer
+
+    for module in model.modules():
+        if isinstance(module, TrainableTokensLayer):
+            module.forward_adapters = functools.partial(_rows_over_base, module, module.forward_adapters)
+
+
 def _switch_off_dropout(model: torch.nn.Module) -> None:
     # PPO's first ratio must be exactly the sampling distribution's; dropout would make the
     # scoring pass random, and it also lets us keep the model in train mode (which gradient
@@ -127,6 +169,8 @@ class Policy(torch.nn.Module):
             # variance of the rewards, and its noise would swamp the first advantages.
             torch.nn.init.zeros_(self.value_head.weight)
             torch.nn.init.zeros_(self.value_head.bias)
+        if actor_lora.trainable_tokens:
+            _fast_token_rows(self.model)
         self.pad_id = int(pad_id)
         self.stop_ids = sorted({int(i) for i in stop_ids})
         if not self.stop_ids:

@@ -435,3 +435,41 @@ def test_trainable_token_rows_train_with_the_actor_and_sample_as_they_score(tied
         scored = policy.token_logprobs(pack(ctx, actions, PAD))[0]
     for row, (action, lp) in enumerate(zip(actions, sample_logps)):
         torch.testing.assert_close(scored[row, :len(action)], torch.tensor(lp), atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize("tied", [False, True])
+def test_trainable_token_rows_score_and_train_as_peft_does(tied):
+    """The trained rows' fast path (``_rows_over_base``: the base layers run as they are, the
+    trained tokens' outputs replaced) gives PEFT's own layer's log-probs and row gradients."""
+    from peft.tuners.trainable_tokens.layer import TrainableTokensLayer
+
+    base = tiny_base()
+    if not tied:
+        base.config.tie_word_embeddings = False
+        base.lm_head.weight = torch.nn.Parameter(base.lm_head.weight.detach().clone())
+    torch.manual_seed(1)
+    policy = Policy(base, pad_id=PAD, stop_ids=[STOP], actor_lora=LoraSettings(r=4, alpha=8, target_modules=["q_proj"],
+                                                                                 trainable_tokens=(5, 9)))
+    with torch.no_grad():
+        for p in policy.actor_parameters():
+            p.add_(0.5 * torch.randn_like(p))
+    batch = pack(contexts(22, rows=4), [[5, 9, 6, 5]] * 4, PAD)  # the rows as inputs and as outputs
+    deltas = [p for name, p in policy.model.named_parameters() if "trainable_tokens_delta.actor" in name]
+
+    def scored() -> tuple[torch.Tensor, list[torch.Tensor]]:
+        logps = policy.token_logprobs(batch)[0]
+        logps.sum().backward()
+        grads = [p.grad.clone() for p in deltas]
+        policy.model.zero_grad(set_to_none=True)
+        return logps.detach(), grads
+
+    fast, fast_grads = scored()
+    layers = [m for m in policy.model.modules() if isinstance(m, TrainableTokensLayer)]
+    assert layers and all("forward_adapters" in vars(m) for m in layers)
+    for module in layers:
+        del module.forward_adapters  # PEFT's own forward again
+    peft, peft_grads = scored()
+    torch.testing.assert_close(fast, peft, atol=1e-6, rtol=1e-5)
+    for ours, theirs in zip(fast_grads, peft_grads):
+        assert theirs.abs().sum() > 0
+        torch.testing.assert_close(ours, theirs, atol=1e-6, rtol=1e-5)
