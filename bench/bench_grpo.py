@@ -56,6 +56,7 @@ class Setup:
     temperature: float = 1.0
     model_flags: list[str] = field(default_factory=list)  # our trainer's model and format flags
     tool_format: str | None = None  # FC mode
+    micro_batches: int = 1  # forward and backward passes per optimizer round (ours: --gradient_cp_steps)
 
 
 SETUPS = {
@@ -65,7 +66,7 @@ SETUPS = {
     # wrapper does not have, so it cannot train them (its first step fails). Their cost is
     # 2 x 2 x 896 parameters against the adapter's, so samples/s compare alike without them.
     "qwen": Setup(batch=16, group=8, lr=5e-5, kl=0.0, max_new_tokens=128, reward="bfcl", dataset="varied_train",
-                  temperature=0.7, tool_format="hermes",
+                  temperature=0.7, tool_format="hermes", micro_batches=2,
                   model_flags=["--model_name_or_path", str(QWEN), "--tool_format", "hermes", "--gradient_cp_steps", "2"]),
 }
 
@@ -152,7 +153,10 @@ def trl_round(setup: Setup, steps: int, seed: int) -> dict[str, float]:
     clock = StepClock()
     with tempfile.TemporaryDirectory() as out:
         config = GRPOConfig(
-            output_dir=out, use_cpu=True, bf16=False, per_device_train_batch_size=setup.batch,
+            # One optimizer step per batch, in the same micro-batches as ours: 16 completions of
+            # 128 tokens in one pass of this model take more than a 24 GB machine has.
+            output_dir=out, use_cpu=True, bf16=False, per_device_train_batch_size=setup.batch // setup.micro_batches,
+            gradient_accumulation_steps=setup.micro_batches,
             num_generations=setup.group, max_completion_length=setup.max_new_tokens, temperature=setup.temperature,
             top_k=0, top_p=1.0, learning_rate=setup.lr, beta=setup.kl, num_iterations=1, max_steps=steps + 1,
             logging_steps=1, report_to="none", save_strategy="no", gradient_checkpointing=False, disable_dropout=True,
