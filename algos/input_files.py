@@ -12,6 +12,7 @@ command alike.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -180,12 +181,19 @@ def check_training_files(config: Any) -> tuple[Any, list[tuple[list[dict], float
     from fcenv.flags import web_search_problems
 
     files = resolve_data(config)  # both question files' problems at once, each under its flag
-    # the search source of the web-search entries, opened once the data reads
-    wrong = web_search_problems(config.web_search, [str(files.train)], "--dataset_path")
+    # The search source of the web-search entries, opened once the data reads (for the run too).
+    wrong = [] if config.web_search else web_search_problems("", [str(files.train)], "--dataset_path")
     if not config.web_search and files.eval:
         wrong += web_search_problems("", [str(files.eval)], "--eval_dataset_path")
     if wrong:
         raise ConfigError("\n".join(wrong))
+    if config.web_search:
+        from fcenv.search import SearchSourceError, open_search_source
+
+        try:
+            files = replace(files, web_search=open_search_source(config.web_search))
+        except SearchSourceError as exc:
+            raise ConfigError(f"--web_search: {exc}") from None
     check_model_folder("--model_name_or_path", config.model_name_or_path)
     if config.adapter and not config.resume:  # a resumed run's actor is its checkpoint's
         check_start_adapter(config)

@@ -80,7 +80,7 @@ class Runner:
         # The data and the envs; every task's first context must fit the window.
         for warning in test_set_warnings(c.dataset_path):
             self.log(f"warning: {warning}")
-        self.search_source = setup.search_source(c)  # one for all the envs
+        self.search_source = files.web_search  # one for all the envs, opened with the data
         self.envs = [self.make_env(files.train) for _ in range(c.n_rollout_threads)]
         self.data = setup.choose_data(c, files, lambda path: len(self.make_env(path).unwrapped.tasks))
         self.eval_envs: list = []

@@ -13,6 +13,7 @@ import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -38,6 +39,7 @@ class DataFiles:
 
     train: Path
     held_out: Path | None  # --eval_dataset_path's, a bundled split's own, or None: a share of train
+    web_search: Any = None  # --web_search's source, opened once, for the web-search entries' tools
 
     @property
     def eval(self) -> Path:
@@ -79,16 +81,6 @@ def run_chat_mode(config: TrainConfig, loaded: LoadedModel) -> ChatMode:
     """The run's chat mode: the model's (the flags' mode with its renderer), under
     --prompt_variation when one is given (the variation writes the system prompt)."""
     return loaded.chat_mode.varied(config.prompt_variation)
-
-
-def search_source(config: TrainConfig):
-    """--web_search opened once (a snapshot read, a corpus indexed), for every env of the run to
-    share (a source is read-only), or None."""
-    if not config.web_search:
-        return None
-    from fcenv.search import open_search_source
-
-    return open_search_source(config.web_search)
 
 
 def make_env(config: TrainConfig, loaded: LoadedModel, path: Path, web_search=None) -> gym.Env:
