@@ -178,22 +178,23 @@ def check_training_files(config: Any) -> tuple[Any, list[tuple[list[dict], float
     per run) and what ``--critic_init_values`` holds (empty without it), read here once, so that
     the run uses exactly what was checked and reads no file after the model loads."""
     from fcenv.algos.training.setup import resolve_data
-    from fcenv.flags import web_search_problems
+    from fcenv.arguments import UsageError
+    from fcenv.flags import open_web_search, web_search_problems
 
     files = resolve_data(config)  # both question files' problems at once, each under its flag
-    # The search source of the web-search entries, opened once the data reads (for the run too).
-    wrong = [] if config.web_search else web_search_problems("", [str(files.train)], "--dataset_path")
-    if not config.web_search and files.eval:
-        wrong += web_search_problems("", [str(files.eval)], "--eval_dataset_path")
-    if wrong:
-        raise ConfigError("\n".join(wrong))
+    # The search source of the web-search entries, opened once the data reads (for the run too);
+    # without one, data holding such entries is refused, each file under its flag.
     if config.web_search:
-        from fcenv.search import SearchSourceError, open_search_source
-
         try:
-            files = replace(files, web_search=open_search_source(config.web_search))
-        except SearchSourceError as exc:
-            raise ConfigError(f"--web_search: {exc}") from None
+            files = replace(files, web_search=open_web_search(config.web_search, [str(files.train)]))
+        except UsageError as exc:
+            raise ConfigError(str(exc)) from None
+    else:
+        wrong = web_search_problems([str(files.train)], "--dataset_path")
+        if files.eval:
+            wrong += web_search_problems([str(files.eval)], "--eval_dataset_path")
+        if wrong:
+            raise ConfigError("\n".join(wrong))
     check_model_folder("--model_name_or_path", config.model_name_or_path)
     if config.adapter and not config.resume:  # a resumed run's actor is its checkpoint's
         check_start_adapter(config)

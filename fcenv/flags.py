@@ -324,17 +324,9 @@ FORMAT_SENSITIVITY = Group("format sensitivity", (
 
 # ---------------------------------------------------------------------------- web search
 
-def web_search_problems(web_search: str, specs: Collection[str], flag: str = "--dataset_path") -> list[str]:
-    """``--web_search`` opened (a snapshot read, a corpus indexed) and checked; when it is not
-    given, a line for each dataset spec that holds web-search entries, whose tools need it."""
-    from fcenv.search import SearchSourceError, open_search_source
-
-    if web_search:
-        try:
-            open_search_source(web_search)
-        except SearchSourceError as exc:
-            return [f"--web_search: {exc}"]
-        return []
+def web_search_problems(specs: Collection[str], flag: str = "--dataset_path") -> list[str]:
+    """Without ``--web_search``: a line for each dataset spec that holds web-search entries, whose
+    tools need it."""
     from fcenv.agentic.loading import WEB_SEARCH_CLASS
     from fcenv.env import dataset_tasks
     from fcenv.problems import DatasetError
@@ -354,8 +346,8 @@ def web_search_problems(web_search: str, specs: Collection[str], flag: str = "--
 
 def open_web_search(web_search: str, specs: Collection[str], flag: str = "--dataset_path"):
     """A command's search source, opened once before anything heavy: the source ``--web_search``
-    names, or None without it. ``UsageError`` for a source that does not open, and for data that
-    holds web-search entries when none is given (their tools need one)."""
+    names (a snapshot read, a corpus indexed), or None without it. ``UsageError`` for a source
+    that does not open, and for data that holds web-search entries when none is given."""
     from fcenv.search import SearchSourceError, open_search_source
 
     if web_search:
@@ -363,22 +355,23 @@ def open_web_search(web_search: str, specs: Collection[str], flag: str = "--data
             return open_search_source(web_search)
         except SearchSourceError as exc:
             raise UsageError(f"--web_search: {exc}") from None
-    problems = web_search_problems("", specs, flag)
+    problems = web_search_problems(specs, flag)
     if problems:
         raise UsageError("; ".join(problems))
     return None
 
 
-def _web_search_problems(args: Any) -> list[str]:
-    specs = args.dataset_path if isinstance(getattr(args, "dataset_path", None), list) else [getattr(args, "dataset_path", "")]
-    return web_search_problems(getattr(args, "web_search", "") or "", [s for s in specs if s])
+def _no_problems(args: Any) -> list[str]:
+    # --web_search is checked where each command opens it, once (open_web_search): a check here
+    # would open the source (read a snapshot, index a corpus) a second time.
+    return []
 
 
 WEB_SEARCH = Group("web search", (
     Flag("web_search", "where the web-search entries' tools get their answers: a snapshot file recorded with "
                        "`fcenv web-snapshot`, a folder of documents (searched with BM25), or KIND:PATH for a "
                        "registered kind (fcenv has no live search)", metavar="SOURCE"),
-), _web_search_problems)
+), _no_problems)
 
 SHARED = (MODEL, DATA, SAMPLING, ENGINE, TOOL_FORMAT, FORMAT_SENSITIVITY, WEB_SEARCH)
 
