@@ -191,8 +191,8 @@ def check_training_files(config: Any) -> tuple[Any, list[tuple[list[dict], float
             raise ConfigError(str(exc)) from None
     else:
         wrong = web_search_problems([str(files.train)], "--dataset_path")
-        if files.eval:
-            wrong += web_search_problems([str(files.eval)], "--eval_dataset_path")
+        if files.held_out:  # else the held-out tasks are the training file's, named above
+            wrong += web_search_problems([str(files.held_out)], "--eval_dataset_path")
         if wrong:
             raise ConfigError("\n".join(wrong))
     check_model_folder("--model_name_or_path", config.model_name_or_path)

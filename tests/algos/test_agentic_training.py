@@ -86,6 +86,7 @@ def test_web_search_data_without_a_source_is_refused_before_training(tiny_model,
     result = train(tiny_model, tmp_path, "--dataset_path", str(slices["web_search"]))
     assert result.returncode == 2
     assert "--dataset_path" in result.stderr and "4 web-search entries" in result.stderr
+    assert "--eval_dataset_path" not in result.stderr  # its held-out share is the same file, named once
     assert "--web_search" in result.stderr and "Traceback" not in result.stderr
     result = train(tiny_model, tmp_path, "--dataset_path", str(slices["web_search"]),
                    "--web_search", str(tmp_path / "no-such-corpus"))
