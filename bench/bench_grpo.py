@@ -5,9 +5,10 @@ Same model, same prompts (the training split, rendered by the env), same reward 
 same batch (completions per optimizer round), same group size, same LoRA adapter, learning
 rate, temperature, completion length and KL coefficient. They take turns, each side's round in
 a fresh process of its own (so its peak memory is its own), with the same torch thread count, so
-machine load affects both alike. A sample is one completion generated, scored and trained on. TRL is a benchmark-only dependency
-(``pip install trl``); it generates with ``transformers`` (its vLLM modes need vLLM importable
-in the trainer's own environment, which the CPU build's separate venv is not).
+machine load affects both alike. A sample is one completion generated, scored and trained on.
+TRL is a benchmark-only dependency (``pip install trl``); it generates with ``transformers``
+(its vLLM modes need vLLM importable in the trainer's own environment, which the CPU build's
+separate venv is not).
 
 Two models (``--model``):
 
@@ -219,8 +220,7 @@ def main(argv: list[str] | None = None) -> int:
             rounds[name].append(json.loads(done.stdout.strip().splitlines()[-1]))
             print(f"round {round_index + 1}, {name}: " + ", ".join(f"{k} {v:.2f}" for k, v in rounds[name][-1].items()),
                   flush=True)
-            write_report(out, args, setup, ours, rounds)  # what is measured so far survives a later failure
-    report = write_report(out, args, setup, ours, rounds)
+            report = write_report(out, args, setup, ours, rounds)  # what is measured survives a later failure
     print("median samples/s: " + ", ".join(f"{name} {report['median'][name]:.2f} (x{report['against_trl'][name]:.2f})"
                                            for name in sides))
     return 0
