@@ -196,6 +196,9 @@ class TrainConfig:
     critic_init_steps: int = _flag(100, "steps of that regression")
     warmup_steps: int = _flag(0, "supervised steps on ground truth for the actor adapter before RL")
     warmup_lr: float = _flag(1e-3, "learning rate of the supervised warm-up")
+    sft_coef: float = _flag(0.0, "weight of a supervised loss on the training tasks' ground truth, a micro-batch "
+                                 "of it added to every actor step (PPO-ptx): RL keeps what the warm-up taught, "
+                                 "such as answering without a call when no function fits (0: none)")
     # --- logging, evaluation, checkpoints ---------------------------------------------
     log_interval: int = _flag(1, "iterations between TensorBoard writes")
     eval_interval: int = _flag(25, "iterations between evaluations on the held-out split (0: never)")
@@ -318,7 +321,7 @@ def validate(config: TrainConfig) -> list[str]:
     # Numbers that parse but cannot be meant: nan and inf pass argparse's float().
     above_zero = ["lr", "critic_lr", "warmup_lr", "clip_param", "huber_delta", "lora_alpha", "lora_r"]
     at_least_zero = ["efficiency_sigma", "branch_beta", "branch_threshold", "value_clip", "entropy_coef", "kl_coef", "value_loss_coef", "max_grad_norm", "target_kl",
-                     "critic_warmup_iters", "critic_init_steps", "warmup_steps", "eval_interval", "eval_episodes", "torch_threads",
+                     "critic_warmup_iters", "critic_init_steps", "warmup_steps", "sft_coef", "eval_interval", "eval_episodes", "torch_threads",
                      "micro_batch_tokens"]
     for name in above_zero + at_least_zero:
         value = getattr(config, name)

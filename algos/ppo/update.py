@@ -14,8 +14,9 @@ processes (``reduce_mean``) before clipping, so the replicas stay identical.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -58,6 +59,7 @@ class PPOSettings:
     value_clip: float
     entropy_coef: float
     kl_coef: float
+    sft_coef: float  # weight of the demonstrations' answer-token NLL in each actor step
     value_loss_coef: float
     huber_delta: float | None  # None: squared error
     max_grad_norm: float
@@ -97,8 +99,11 @@ class PPOTrainer:
         actor_optimizer: torch.optim.Optimizer,
         critic_optimizer: torch.optim.Optimizer,
         reduce_mean: ReduceFn = _local,
+        demonstrations: Sequence[tuple[list[int], list[int]]] = (),
     ):
         self.policy = policy
+        # (context tokens, answer tokens) of the training tasks' ground truth, for --sft_coef.
+        self.demonstrations = demonstrations
         self.settings = settings
         self.actor_optimizer = actor_optimizer
         self.critic_optimizer = critic_optimizer
@@ -156,7 +161,7 @@ class PPOTrainer:
             for minibatch in self._minibatches(units, rng):
                 stats = self._critic_step(buffer, minibatch) if with_critic else {}
                 if train_actor:
-                    stats.update(self._actor_step(buffer, advantages, units, minibatch, record_old and epoch == 0))
+                    stats.update(self._actor_step(buffer, advantages, units, minibatch, rng, record_old and epoch == 0))
                     epoch_kl += stats["approx_kl"] * stats["_tokens"]
                     epoch_count += stats["_tokens"]
                 for key, value in stats.items():
@@ -221,7 +226,7 @@ class PPOTrainer:
         return {"value_loss": loss_total, "critic_grad_norm": grad_norm}
 
     def _actor_step(self, buffer: Buffer, advantages: torch.Tensor, units: torch.Tensor,
-                    minibatch: np.ndarray, record_old: bool = False) -> dict[str, float]:
+                    minibatch: np.ndarray, rng: np.random.Generator, record_old: bool = False) -> dict[str, float]:
         s = self.settings
         params = self.policy.actor_parameters()
         self.actor_optimizer.zero_grad(set_to_none=True)
@@ -266,9 +271,13 @@ class PPOTrainer:
             sums["entropy"] += float(entropy_mean.detach()) * tokens
             sums["kl_ref"] += float(kl_ref.detach()) * tokens
             sums["approx_kl"] += float(masked_sum(approx_kl(logp.detach(), old), mask))
+        demonstrated = {}
+        if s.sft_coef != 0 and self.demonstrations:
+            demonstrated["sft_loss"] = self._demonstration_step(rng, len(minibatch))
         grad_norm = self._sync_and_clip(params)
         self.actor_optimizer.step()
         return {
+            **demonstrated,
             "policy_loss": sums["policy_loss"],
             "actor_grad_norm": grad_norm,
             "entropy": sums["entropy"] / tokens,
@@ -277,6 +286,22 @@ class PPOTrainer:
             "clip_fraction": sums["clip_fraction"] / tokens,
             "_tokens": tokens,
         }
+
+
+    def _demonstration_step(self, rng: np.random.Generator, rows: int) -> float:
+        """PPO-ptx: the mean answer-token NLL of one micro-batch of demonstrations (as many as
+        a micro-batch of the minibatch's rows), its gradient, weighted by --sft_coef, added to the
+        actor step's. Drawn with the run's generator, so a resumed run draws what an unbroken
+        one would. Returns the NLL."""
+        s = self.settings
+        size = min(len(self.demonstrations), max(1, math.ceil(rows / s.gradient_cp_steps)))
+        chosen = rng.choice(len(self.demonstrations), size=size, replace=False)
+        batch = pack([self.demonstrations[i][0] for i in chosen], [self.demonstrations[i][1] for i in chosen],
+                     self.policy.pad_id, self.policy.device)
+        logp = self.policy.token_logprobs(batch)[0]
+        nll = -(logp.sum() / batch.action_mask.sum().clamp(min=1.0))
+        (s.sft_coef * nll).backward()
+        return float(nll.detach())
 
 
 def _unit_heads(units: torch.Tensor) -> torch.Tensor:

@@ -91,8 +91,13 @@ class Runner:
 
         # The update.
         self.actor_optimizer, self.critic_optimizer = make_optimizers(self.policy, c.lr, c.critic_lr)
+        # The ground truth's demonstrations, for a new run's warm-up and for --sft_coef.
+        wanted = c.sft_coef != 0 or (c.warmup_steps > 0 and not c.resume)
+        self.demonstrations = (setup.actor_demonstrations(c, self.loaded, self.codec, self.data, self.search_source)
+                               if wanted else [])
         self.trainer = PPOTrainer(self.policy, PPOSettings.from_config(c, self.algorithm), self.actor_optimizer,
-                                  self.critic_optimizer, reduce_mean=self.processes.reduce_mean)
+                                  self.critic_optimizer, reduce_mean=self.processes.reduce_mean,
+                                  demonstrations=self.demonstrations if c.sft_coef != 0 else ())
 
         # Per-process randomness of the run: task draws and minibatch order, and sampling.
         self.rng = np.random.default_rng([c.seed, self.rank])
@@ -127,8 +132,7 @@ class Runner:
                 if self.is_main else None))
             shown = self.is_main and c.progress
             setup.warm_up_critic(c, self.policy, critic_examples, self.log, progress=shown)
-            setup.warm_up_actor(c, self.loaded, self.policy, self.codec, self.data, self.log, progress=shown,
-                                web_search=self.search_source)
+            setup.warm_up_actor(c, self.policy, self.demonstrations, self.log, progress=shown)
 
     def _start_engine(self):
         """The rollout engine, sampling with the actor (an engine of its own process folds the

@@ -199,16 +199,22 @@ def start_actor_from(adapter: str, policy: Policy, tokenizer, trainable_tokens: 
     load_adapter_weights(Path(adapter), policy)
 
 
-def warm_up_actor(config: TrainConfig, loaded: LoadedModel, policy: Policy, codec: TextCodec, data: Data,
-                  log: Callable[[str], None], progress: bool = False, web_search=None) -> None:
-    """--warmup_steps supervised steps of the actor adapter on the training tasks' ground truth
-    (``web_search``: the run's search source, which a file of web-search entries needs to load)."""
-    if config.warmup_steps <= 0:
-        return
+def actor_demonstrations(config: TrainConfig, loaded: LoadedModel, codec: TextCodec, data: Data,
+                         web_search=None) -> list[tuple[list[int], list[int]]]:
+    """(context, answer) tokens of the training tasks' ground truth, which the warm-up and
+    --sft_coef learn (``web_search``: the run's search source, which a file of web-search
+    entries needs to load)."""
     # The ground truth is Python calls, which BFCL's default prompt asks for: no variation here.
     shown = replace(run_chat_mode(config, loaded), prompt_variation=None)
-    examples = ground_truth_examples(data.train_path, loaded.tokenizer, shown, codec.context_limit,
-                                     data.train_indices, web_search=web_search)
+    return ground_truth_examples(data.train_path, loaded.tokenizer, shown, codec.context_limit,
+                                 data.train_indices, web_search=web_search)
+
+
+def warm_up_actor(config: TrainConfig, policy: Policy, examples: list[tuple[list[int], list[int]]],
+                  log: Callable[[str], None], progress: bool = False) -> None:
+    """--warmup_steps supervised steps of the actor adapter on ``examples`` (``actor_demonstrations``)."""
+    if config.warmup_steps <= 0:
+        return
     batch = max(1, math.ceil(config.n_rollout_threads / config.gradient_cp_steps))
     losses = supervised_steps(lambda b: policy.token_logprobs(b)[0], policy.actor_parameters(), examples,
                               steps=config.warmup_steps, batch_size=batch, lr=config.warmup_lr, pad_id=policy.pad_id,

@@ -167,3 +167,40 @@ def test_step_rewards_train_a_full_iteration(tiny_model, tmp_path):
         assert (total == pytest.approx(1.0)) if valid else (0.0 <= total < 1.0)
     metrics = runner.train_iteration()
     assert math.isfinite(metrics["train/policy_loss"]) and math.isfinite(metrics["train/value_loss"])
+
+
+def _demonstration_nll(runner) -> float:
+    from fcenv.algos.model.batching import pack
+
+    demos = runner.demonstrations[:16]
+    batch = pack([c for c, _ in demos], [a for _, a in demos], runner.policy.pad_id, runner.policy.device)
+    with torch.no_grad():
+        logp = runner.policy.token_logprobs(batch)[0]
+    return float(-(logp.sum() / batch.action_mask.sum()))
+
+
+@pytest.mark.parametrize("sft_coef", ["0", "1"])
+def test_sft_coef_teaches_the_ground_truth_in_every_actor_step(tiny_model, tmp_path, sft_coef):
+    """--sft_coef (PPO-ptx): an actor step whose advantages are all zero (every group earned
+    the same) still moves the actor toward the training tasks' ground truth, which is how RL
+    keeps what the warm-up taught; without it such a step leaves the actor where it was."""
+    from fcenv.algos.ppo.buffer import score_rollout
+    from fcenv.algos.rollout.play import play
+
+    runner = make_runner(tiny_model, tmp_path, "--algorithm_name", "GRPO", "--group_size", "2",
+                         "--num_mini_batch", "1", "--kl_coef", "0", "--sft_coef", sft_coef)
+    assert (len(runner.demonstrations) > 0) == (sft_coef != "0")  # built only when something learns them
+    if sft_coef == "0":
+        runner.demonstrations = make_runner(tiny_model, tmp_path / "with", "--sft_coef", "1").demonstrations
+    rollout = play(runner.envs, runner.engine, runner.codec, runner._task_source(), max_new_tokens=24,
+                   actions_per_env=1, generator=runner.sampling)
+    buffer = score_rollout(runner.policy, rollout, token_budget=2048, with_reference=False)
+    buffer.advantages = torch.zeros_like(buffer.action_mask)  # every group earned the same
+    before = _demonstration_nll(runner)
+    weights = [p.detach().clone() for p in runner.policy.actor_parameters()]
+    stats = runner.trainer.update(buffer, np.random.default_rng(0))
+    moved = any(not torch.equal(w, p.detach()) for w, p in zip(weights, runner.policy.actor_parameters()))
+    if sft_coef == "0":
+        assert not moved and "sft_loss" not in stats
+    else:
+        assert stats["sft_loss"] > 0 and _demonstration_nll(runner) < before
