@@ -141,3 +141,26 @@ def test_every_bench_result_is_named_where_its_figure_is_written():
         if not any(fnmatch.fnmatchcase(c, pattern) for c in candidates | folders for pattern in patterns):
             unnamed.append(relative)
     assert not unnamed, f"bench/results files no page names: {unnamed}"
+
+
+def _cells(row: str) -> int:
+    """The cells of a Markdown table row: its pipes, less those in code spans or escaped."""
+    return re.sub(r"`[^`\n]*`|\\\|", "", row).strip().strip("|").count("|") + 1
+
+
+def test_every_table_row_has_its_header_s_columns():
+    """A row with more cells than its header shows its extra figures nowhere (the site drops
+    them): a figure pasted into the wrong table."""
+    wrong = []
+    for doc in DOCUMENTS:
+        lines = doc.read_text().split("\n")
+        for i in range(1, len(lines)):
+            if not re.fullmatch(r"\|[-:| ]+\|", lines[i].strip()) or not lines[i - 1].startswith("|"):
+                continue
+            width = _cells(lines[i - 1])
+            row = i + 1
+            while row < len(lines) and lines[row].startswith("|"):
+                if _cells(lines[row]) != width:
+                    wrong.append(f"{doc.relative_to(ROOT)}:{row + 1}: {_cells(lines[row])} cells, the header {width}")
+                row += 1
+    assert not wrong, "\n".join(wrong)
