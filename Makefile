@@ -60,7 +60,7 @@ REAL_SEED ?= 1
 REAL_FLAGS = --model_name_or_path $(REAL_MODEL) --tool_format hermes --dataset_path varied_train \
 	--trainable_tokens "<tool_call>" "</tool_call>" \
 	--algorithm_name GRPO --group_size 8 --n_rollout_threads 8 --gradient_cp_steps 2 --dynamic_sampling \
-	--warmup_steps 64 --warmup_lr 4e-4 --temperature 0.7 --lr 5e-5 --kl_coef 0 --ppo_epoch 1 --reward bfcl \
+	--warmup_steps 64 --warmup_lr 4e-4 --sft_coef 1 --temperature 0.7 --lr 5e-5 --kl_coef 0 --ppo_epoch 1 --reward bfcl \
 	--num_env_steps 168 --max_new_tokens 128 --rollout_engine vllm --torch_threads 2 \
 	--eval_interval 0 --save_interval 20 --seed $(REAL_SEED)
 train-real: $(VENV)/.installed $(VLLM)/.installed models
