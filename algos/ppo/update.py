@@ -287,7 +287,6 @@ class PPOTrainer:
             "_tokens": tokens,
         }
 
-
     def _demonstration_step(self, rng: np.random.Generator, rows: int) -> float:
         """PPO-ptx: the mean answer-token NLL of one micro-batch of demonstrations (as many as
         a micro-batch of the minibatch's rows), its gradient, weighted by --sft_coef, added to the

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from fcenv.algos.config import TrainConfig
+from fcenv.algos.config import ConfigError, TrainConfig
 from fcenv.algos.input_files import check_training_files
 from fcenv.algos.model.loading import load_model, token_ids
 from fcenv.algos.model.policy import LoraSettings, Policy
@@ -95,6 +95,9 @@ class Runner:
         wanted = c.sft_coef != 0 or (c.warmup_steps > 0 and not c.resume)
         self.demonstrations = (setup.actor_demonstrations(c, self.loaded, self.codec, self.data, self.search_source)
                                if wanted else [])
+        if c.sft_coef != 0 and not self.demonstrations:
+            raise ConfigError(f"--sft_coef {c.sft_coef}: {files.train} holds no task with a ground truth to learn "
+                              "(agentic entries have none): give a file that does, or --sft_coef 0")
         self.trainer = PPOTrainer(self.policy, PPOSettings.from_config(c, self.algorithm), self.actor_optimizer,
                                   self.critic_optimizer, reduce_mean=self.processes.reduce_mean,
                                   demonstrations=self.demonstrations if c.sft_coef != 0 else ())

@@ -94,6 +94,15 @@ def test_web_search_data_without_a_source_is_refused_before_training(tiny_model,
     assert not list(tmp_path.rglob("args.json"))  # no run folder left behind
 
 
+def test_sft_coef_on_data_without_a_ground_truth_is_refused_before_the_run_folder(tiny_model, slices, tmp_path):
+    """Agentic entries have no ground-truth answer to learn: --sft_coef would teach nothing."""
+    result = train(tiny_model, tmp_path, "--dataset_path", str(slices["web_search"]),
+                   "--web_search", str(slices["corpus"]), "--sft_coef", "1")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "--sft_coef" in result.stderr and str(slices["web_search"]) in result.stderr
+    assert not list(tmp_path.rglob("args.json"))
+
+
 def test_process_rewards_samples_web_search_entries_on_the_source_training_uses(tiny_model, slices, tmp_path):
     command = [sys.executable, "-m", "fcenv", "process-rewards", "--model_name_or_path", str(tiny_model),
                "--system_prompt", TINY_SYSTEM_PROMPT, "--dataset_path", str(slices["web_search"]), "--tasks", "1",
