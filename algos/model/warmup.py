@@ -73,6 +73,14 @@ def shared_context_logprobs(model: torch.nn.Module, batch: TokenBatch) -> torch.
     return logp * batch.action_mask
 
 
+def answer_nll(logprob_fn: LogprobFn, examples: Sequence[Example], pad_id: int,
+               device: torch.device | str) -> torch.Tensor:
+    """The mean negative log-likelihood of ``examples``' answer tokens (one packed batch): the
+    loss of the warm-up and of ``--sft_coef``'s demonstration step."""
+    batch = pack([context for context, _ in examples], [answer for _, answer in examples], pad_id, device)
+    return -(logprob_fn(batch).sum() / batch.action_mask.sum().clamp(min=1.0))
+
+
 def supervised_steps(
     logprob_fn: LogprobFn,
     params: Sequence[torch.nn.Parameter],
@@ -123,9 +131,7 @@ def supervised_steps(
             pool += fresh
         drawn, pool = pool[:batch_size], pool[batch_size:]
         chosen = [i for unit in drawn for i in units[unit]]
-        batch = pack([examples[i][0] for i in chosen], [examples[i][1] for i in chosen], pad_id, device)
-        logp = logprob_fn(batch)
-        loss = -(logp.sum() / batch.action_mask.sum().clamp(min=1.0))
+        loss = answer_nll(logprob_fn, [examples[i] for i in chosen], pad_id, device)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(params, max_grad_norm)

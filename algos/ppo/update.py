@@ -24,6 +24,7 @@ import torch
 
 from fcenv.algos.model.batching import length_sorted_chunks, pack
 from fcenv.algos.model.policy import Policy
+from fcenv.algos.model.warmup import answer_nll
 from fcenv.algos.ppo.algorithms import Algorithm
 from fcenv.algos.ppo.buffer import Buffer
 from fcenv.algos.ppo.estimators import get_estimator
@@ -295,10 +296,8 @@ class PPOTrainer:
         s = self.settings
         size = min(len(self.demonstrations), max(1, math.ceil(rows / s.gradient_cp_steps)))
         chosen = rng.choice(len(self.demonstrations), size=size, replace=False)
-        batch = pack([self.demonstrations[i][0] for i in chosen], [self.demonstrations[i][1] for i in chosen],
-                     self.policy.pad_id, self.policy.device)
-        logp = self.policy.token_logprobs(batch)[0]
-        nll = -(logp.sum() / batch.action_mask.sum().clamp(min=1.0))
+        nll = answer_nll(lambda batch: self.policy.token_logprobs(batch)[0], [self.demonstrations[i] for i in chosen],
+                         self.policy.pad_id, self.policy.device)
         (s.sft_coef * nll).backward()
         return float(nll.detach())
 
