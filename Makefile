@@ -67,7 +67,7 @@ train-real: $(VENV)/.installed $(VLLM)/.installed models
 	$(BIN)/python train_fctncalling.py $(REAL_FLAGS)
 
 test: lint docs $(VENV)/.installed $(ORACLE)/.installed $(ORACLE)/.memory $(ORACLE)/.web $(VERL)/.installed $(VLLM)/.installed $(BFCL_DATA)/long_context.json models
-	$(BIN)/python -m pytest -n 2 --require-oracle --oracle-python=$(ORACLE)/bin/python \
+	$(BIN)/python -m pytest -n 2 -rs --require-oracle --oracle-python=$(ORACLE)/bin/python \
 		--require-verl --verl-python=$(VERL)/bin/python --require-vllm --models-dir=$(MODELS_DIR) $(PYTEST_ARGS)
 
 # Pinned, so a newer ruff's rules or defaults never turn a passing tree red.
