@@ -6,7 +6,10 @@ wall time of each.
 Each mode is one ``fcenv generate`` (the model loaded once, entries answered in batches by the
 ``hf`` engine, or by vLLM with ``--rollout_engine vllm``, whose prefix cache serves the start of
 a multi-turn step's chat again) and one ``fcenv evaluate``. The sample is ``bench/bfcl_sample.py``'s: ``k``
-entries spread evenly over each category's file. Results accumulate in ``--report`` (one key
+entries spread evenly over each category's file (for ``memory``, BFCL's memory file: ``k``
+questions of each scenario, each played in the three memory categories after its scenario's
+prerequisite conversations). BFCL's summary groups and overall are estimated from the sample
+with fcenv's score card; web search needs the live web and is not measured. Results accumulate in ``--report`` (one key
 per mode and category, so single- and multi-turn runs can be made apart); the answers are kept
 in ``--answers`` (model text only), where ``tests/real_models`` checks fcenv's verdicts on every
 one of them against BFCL's own handler and checker.
@@ -31,8 +34,12 @@ from pathlib import Path
 from bench.bfcl_sample import MULTI_TURN, SINGLE_TURN, write_sample
 from fcenv.bfcl_data import DEFAULT_DIR as BFCL_DIR
 from fcenv.pretrained import DEFAULT_DIR as MODELS_DIR
+from fcenv.score_card import CATEGORY_SIZES, card_from_accuracies
 
 ROOT = Path(__file__).resolve().parents[1]
+MEMORY_CATEGORIES = ("memory_kv", "memory_vector", "memory_rec_sum")
+ORDER = SINGLE_TURN + MULTI_TURN + MEMORY_CATEGORIES
+GROUPS = ("non_live", "live", "irrelevance", "multi_turn", "memory", "agentic", "overall")
 MODES = {"fc": ["--tool_format", "hermes"], "prompting": []}
 SCORING = {"fc": ["--tool_format", "hermes"], "prompting": ["--compat", "bfcl"]}
 
@@ -76,30 +83,26 @@ def category_figures(verdicts: Path) -> dict[str, dict]:
             for c, n in sorted(counts[0].items())}
 
 
-def file_sizes(bfcl_dir: Path, categories) -> dict[str, int]:
-    """Entries in each category's whole file: BFCL weighs its live categories by them."""
-    return {c: sum(1 for line in (bfcl_dir / f"BFCL_v4_{c}.json").read_text(encoding="utf-8").splitlines() if line.strip())
-            for c in categories if (bfcl_dir / f"BFCL_v4_{c}.json").exists()}
-
-
-def summaries(categories: dict, sizes: dict[str, int]) -> dict[str, float]:
-    """BFCL's leaderboard groups, estimated from the sample's per-category accuracies: non-live is
-    the plain mean of simple (itself the mean of Python, Java and JavaScript), multiple, parallel
-    and parallel multiple; live weighs its four AST categories by their files' sizes; irrelevance
-    is the mean of irrelevance and live irrelevance. A group is left out unless every one of its
-    categories was measured."""
-    acc = {c: v["accuracy"] for c, v in categories.items()}
-    groups = {}
-    simple = ("simple_python", "simple_java", "simple_javascript")
-    non_live = ("multiple", "parallel", "parallel_multiple")
-    if all(c in acc for c in simple + non_live):
-        groups["non_live"] = (sum(acc[c] for c in simple) / 3 + sum(acc[c] for c in non_live)) / 4
-    live = ("live_simple", "live_multiple", "live_parallel", "live_parallel_multiple")
-    if all(c in acc and c in sizes for c in live):
-        groups["live"] = sum(acc[c] * sizes[c] for c in live) / sum(sizes[c] for c in live)
-    if "irrelevance" in acc and "live_irrelevance" in acc:
-        groups["irrelevance"] = (acc["irrelevance"] + acc["live_irrelevance"]) / 2
-    return {g: round(v, 4) for g, v in groups.items()}
+def summaries(categories: dict) -> dict[str, float]:
+    """BFCL's summary groups, estimated from the sample's per-category accuracies by fcenv's score
+    card (``fcenv.score_card``, BFCL's averaging rules), each category weighing as BFCL's whole
+    category does. A group is given once every category in it was measured. Web search needs
+    the live web (no machine here reaches it), so ``agentic`` and ``overall`` are given once
+    everything else was measured, with web search counted 0 as BFCL counts a category not run:
+    a lower bound."""
+    card = card_from_accuracies({c: (v["accuracy"], CATEGORY_SIZES[c]) for c, v in categories.items()})
+    measured = set(categories)
+    groups = {"non_live": (card.non_live, ("simple_python", "simple_java", "simple_javascript", "multiple",
+                                           "parallel", "parallel_multiple")),
+              "live": (card.live, ("live_simple", "live_multiple", "live_parallel", "live_parallel_multiple")),
+              "irrelevance": (card.irrelevance, ("irrelevance", "live_irrelevance")),
+              "multi_turn": (card.multi_turn, MULTI_TURN),
+              "memory": (card.memory, MEMORY_CATEGORIES)}
+    out = {name: round(score.accuracy, 4) for name, (score, parts) in groups.items() if measured >= set(parts)}
+    if set(out) == set(groups):
+        out["agentic"] = round(card.agentic.accuracy, 4)
+        out["overall"] = round(card.overall.accuracy, 4)
+    return out
 
 
 def table(report: dict) -> str:
@@ -114,14 +117,14 @@ def table(report: dict) -> str:
     rows = ["| category | entries | " + " | ".join(name for name, _, _ in columns) + " |",
             "|---|---|" + "---|" * len(columns)]
     categories = sorted({c for m in modes for c in report["modes"][m]["categories"]},
-                        key=lambda c: (SINGLE_TURN + MULTI_TURN).index(c) if c in SINGLE_TURN + MULTI_TURN else 99)
+                        key=lambda c: ORDER.index(c) if c in ORDER else len(ORDER))
     for category in categories:
         cells = [figures.get(category) for _, figures, _ in columns]
         entries = next(c["entries"] for c in cells if c)
         rows.append(f"| {category} | {entries} | "
                     + " | ".join(f"{c['accuracy']:.3f} ({c['valid']})" if c else "" for c in cells) + " |")
     groups = [summaries for _, _, summaries in columns]
-    for group in ("non_live", "live", "irrelevance"):
+    for group in GROUPS:
         if any(group in g for g in groups):
             rows.append(f"| **{group}** (BFCL's group) | | " + " | ".join(f"**{g[group]:.3f}**" if group in g else ""
                                                                          for g in groups) + " |")
@@ -153,9 +156,11 @@ def main() -> None:
             measured = card_mode(args, mode, files, Path(tmp))
             entry = report["modes"].setdefault(mode, {"categories": {}, "runs": []})
             entry["categories"].update(measured.pop("categories"))
-            entry["summaries"] = summaries(entry["categories"], file_sizes(Path(args.bfcl_dir), entry["categories"]))
             entry["runs"].append({**measured, "categories": args.categories, "per_category": args.per_category,
                                   "batch": args.batch})
+            for figures in [*report["modes"].values(), report.get("fc_any_format", {})]:
+                if figures:
+                    figures["summaries"] = summaries(figures["categories"])
             report_path.write_text(json.dumps(report, indent=2) + "\n")
     print(table(report))
 

@@ -2,8 +2,11 @@
 answers in ``possible_answer/``), so that every command that takes a question file takes it.
 
 The sample of a category is ``k`` entries spread evenly over its file: positions
-``i * n // k`` for ``i < k`` (all ``n`` entries when ``n <= k``). It depends on nothing but the
-files, so the same command names the same entries on every machine.
+``i * n // k`` for ``i < k`` (all ``n`` entries when ``n <= k``). BFCL's memory file is sampled
+per scenario instead (``k`` questions spread over each scenario's), so that every scenario and
+its prerequisite conversations are in it; each question makes an entry of each of the three
+memory categories. A sample depends on nothing but the files, so the same command names the
+same entries on every machine.
 """
 
 from __future__ import annotations
@@ -15,7 +18,8 @@ from pathlib import Path
 SINGLE_TURN = ("simple_python", "simple_java", "simple_javascript", "multiple", "parallel", "parallel_multiple",
                "irrelevance", "live_simple", "live_multiple", "live_parallel", "live_parallel_multiple",
                "live_irrelevance", "live_relevance")
-MULTI_TURN = ("multi_turn_base",)
+MULTI_TURN = ("multi_turn_base", "multi_turn_miss_func", "multi_turn_miss_param", "multi_turn_long_context")
+MEMORY = "memory"  # BFCL's memory file: its questions make the entries of memory_kv, memory_vector, memory_rec_sum
 # The fixed held-out sample of issue 35 (RL on a real model): BFCL's Python single-turn
 # categories, HELDOUT_K entries of each (all of the smaller live ones): 304 entries.
 HELDOUT = ("simple_python", "multiple", "parallel", "parallel_multiple", "irrelevance", "live_simple", "live_multiple",
@@ -33,13 +37,25 @@ def sampled_lines(bfcl_dir: Path, category: str, k: int) -> tuple[list[str], lis
     where the category has no answer file)."""
     name = f"BFCL_v4_{category}.json"
     lines = [line for line in (Path(bfcl_dir) / name).read_text(encoding="utf-8").splitlines() if line.strip()]
-    keep = [lines[i] for i in spread(len(lines), k)]
+    if category == MEMORY:
+        keep = [line for scenario in _by_scenario(lines).values() for line in (scenario[i] for i in spread(len(scenario), k))]
+    else:
+        keep = [lines[i] for i in spread(len(lines), k)]
     answer_file = Path(bfcl_dir) / "possible_answer" / name
     if not answer_file.exists():
         return keep, None
     wanted = {_id(line) for line in keep}
     return keep, [line for line in answer_file.read_text(encoding="utf-8").splitlines()
                   if line.strip() and _id(line) in wanted]
+
+
+def _by_scenario(lines: list[str]) -> dict[str, list[str]]:
+    import json
+
+    groups: dict[str, list[str]] = {}
+    for line in lines:
+        groups.setdefault(json.loads(line)["scenario"], []).append(line)
+    return groups
 
 
 def _write_lines(path: Path, lines: list[str]) -> None:

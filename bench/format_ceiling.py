@@ -25,7 +25,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench.bench_real_card import category_figures, file_sizes, summaries
+from bench.bench_real_card import category_figures, summaries
 from bench.bfcl_sample import write_sample
 from fcenv.bfcl_data import DEFAULT_DIR as BFCL_DIR
 from fcenv.tool_formats import get_tool_format
@@ -99,7 +99,7 @@ def main() -> None:
         report["fc_any_format"] = {"how": "bench/format_ceiling.py: fenced or bare JSON calls rewritten as "
                                           "<tool_call> blocks, scored with --tool_format hermes",
                                    "categories": table,
-                                   "summaries": summaries(table, file_sizes(Path(args.bfcl_dir), table))}
+                                   "summaries": summaries(table)}
         path.write_text(json.dumps(report, indent=2) + "\n")
 
 

@@ -27,9 +27,10 @@ Requests (``op``):
   web_search {show_snippet, serpapi_backend, calls: [{name, arguments}]}
                                                   -> {results: [value | {raised}]}   (BFCL's WebSearchAPI, its
                                                      SerpAPI client sent to serpapi_backend)
-  agentic_scores {category, results: [{id, result}], answers: [ground truth]}
+  agentic_scores {category, results: [{id, result}], answers: [ground truth], family?}
                                                   -> {accuracy, total_count}   (eval_runner.agentic_runner, a
-                                                     prompting model's decoder, over one category's result lines)
+                                                     prompting model's decoder, or the FC family's handler,
+                                                     over one category's result lines)
   memory_entries {category}                       -> BFCL's entries of a memory category, prerequisites first
   memory_episode {class, scenario, functions, conversations: [{test_id, question, turns: [[step text]]}],
                   possible_answers, embeddings?}  -> per conversation {opening, results, memory}, and the verdict
@@ -866,7 +867,9 @@ def _stand_in(name, **attributes):
 
 def op_agentic_scores(req):
     """BFCL's ``agentic_runner`` on one category's result lines, as its evaluation runs it for a
-    prompting model (the last step its decoder reads no call from is the final answer)."""
+    prompting model (the last step its decoder reads no call from is the final answer); with
+    ``family``, for that family's open FC model: each step text first becomes what its handler
+    records at inference, then its handler decodes it."""
     import tempfile as _tempfile
     from pathlib import Path
 
@@ -877,12 +880,19 @@ def op_agentic_scores(req):
     from bfcl_eval.eval_checker.eval_runner import agentic_runner
     from bfcl_eval.model_handler.utils import default_decode_execute_prompting
 
-    handler = types.SimpleNamespace(decode_execute=lambda text, has_tool_call_tag=False:
-                                    default_decode_execute_prompting(text, has_tool_call_tag))
+    results = req["results"]
+    if req.get("family"):
+        handler = fc_handler(req["family"])
+        results = [{**line, "result": [[fc_recorded(handler, req["family"], text) for text in turn]
+                                       for turn in line["result"]]} if isinstance(line["result"], list) else line
+                   for line in results]
+    else:
+        handler = types.SimpleNamespace(decode_execute=lambda text, has_tool_call_tag=False:
+                                        default_decode_execute_prompting(text, has_tool_call_tag))
     prompts = [{"id": line["id"], "question": []} for line in req["results"]]
     answers = [{"id": line["id"], "ground_truth": truth} for line, truth in zip(req["results"], req["answers"])]
     with _tempfile.TemporaryDirectory() as out:
-        accuracy, total = agentic_runner(handler, req["results"], prompts, answers, "oracle", req["category"], Path(out))
+        accuracy, total = agentic_runner(handler, results, prompts, answers, "oracle", req["category"], Path(out))
     return {"accuracy": accuracy, "total_count": total}
 
 

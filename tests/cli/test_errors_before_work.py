@@ -18,9 +18,9 @@ from packaging.requirements import Requirement
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def run(*args: str, python: str = sys.executable) -> subprocess.CompletedProcess:
-    return subprocess.run([python, *args], cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+def run(*args: str, python: str = sys.executable, root: Path = ROOT) -> subprocess.CompletedProcess:
+    return subprocess.run([python, *args], cwd=root, capture_output=True, text=True, timeout=300, check=False,
+                          env={**os.environ, "PYTHONPATH": str(root)})
 
 
 def assert_one_line(done: subprocess.CompletedProcess, *expected: str) -> None:
@@ -144,19 +144,21 @@ def test_a_trainable_token_that_is_not_one_token_is_named(tiny_model, tmp_path):
 
 def test_the_vllm_engine_without_vllm_is_named_before_the_model_loads(tiny_model, tmp_path):
     """--rollout_engine vllm where its interpreter has no vLLM: one line naming the engine and
-    `make vllm`, before the model loads (no loading output) and before any run folder."""
-    from fcenv.algos.rollout.vllm import default_python, vllm_missing
-
-    if vllm_missing(default_python()) is None:
-        import pytest
-
-        pytest.skip("vLLM is installed for the engine here (.vllm-venv): nothing is missing")
+    `make vllm`, before the model loads (no loading output) and before any run folder. The
+    package runs as installed without `make vllm`: copied where no `.vllm-venv` lies beside it,
+    so the engine's interpreter is this venv's, which has no vLLM (vLLM's pins live apart)."""
+    from fcenv.algos.rollout.vllm import vllm_missing
     from fcenv.algos.tiny.build import TINY_SYSTEM_PROMPT
 
+    assert vllm_missing(sys.executable) is not None, "the trainer's venv has vLLM: nothing would be missing"
+    installed = tmp_path / "installed"
+    shutil.copytree(ROOT / "fcenv", installed / "fcenv", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "train_fctncalling.py", installed)
     done = run("train_fctncalling.py", "--model_name_or_path", str(tiny_model), "--system_prompt", TINY_SYSTEM_PROMPT,
-               "--hide_function_docs", "--results_dir", str(tmp_path / "runs"), "--rollout_engine", "vllm")
+               "--hide_function_docs", "--results_dir", str(tmp_path / "runs"), "--rollout_engine", "vllm",
+               root=installed)
     assert_one_line(done, "error: --rollout_engine vllm: vLLM is not installed for ", "`make vllm`")
     assert not (tmp_path / "runs").exists()
     done = run("-m", "fcenv", "generate", "--model_name_or_path", str(tiny_model), "--dataset_path", "tiny_eval",
-               "--out", str(tmp_path / "out"), "--rollout_engine", "vllm")
+               "--out", str(tmp_path / "out"), "--rollout_engine", "vllm", root=installed)
     assert_one_line(done, "--rollout_engine vllm: vLLM is not installed for ", "`make vllm`")

@@ -57,6 +57,20 @@ def test_the_memory_file_makes_bfcl_s_three_categories(memory_tasks):
     assert {f["name"] for f in memory_tasks[155].functions} >= {"core_memory_add", "archival_memory_retrieve"}
 
 
+def test_a_sample_of_the_memory_file_holds_every_scenario_with_its_prerequisites(bfcl_dir, tmp_path):
+    """bench/bfcl_sample.py samples the memory file per scenario (the real model's card plays it)."""
+    from bench.bfcl_sample import write_sample
+
+    sample = write_sample(bfcl_dir, "memory", 2, tmp_path)
+    tasks = load_tasks(sample)
+    scenarios = {t.initial_config[t.involved_classes[0]]["scenario"] for t in tasks}
+    assert scenarios == {"customer", "healthcare", "finance", "student", "notetaker"}
+    assert len(tasks) == 3 * 2 * 5 and [t.category for t in tasks] == [c for c in CATEGORIES for _ in range(10)]
+    whole = {t.id: t for t in load_tasks(bfcl_dir / "BFCL_v4_memory.json")}
+    for task in tasks:
+        assert task.ground_truth == whole[task.id].ground_truth and task.prerequisites == whole[task.id].prerequisites
+
+
 @pytest.mark.oracle
 @pytest.mark.parametrize("category", CATEGORIES)
 def test_tasks_equal_bfcl_s_entries(oracle, memory_tasks, category):

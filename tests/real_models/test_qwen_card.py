@@ -1,12 +1,13 @@
 """Every answer of Qwen2.5-Coder-0.5B-Instruct's BFCL card (bench/results/real_card, BENCHMARKS.md)
 gets the same verdict from ``fcenv evaluate`` as from BFCL's own code: in FC mode BFCL's Qwen FC
 handler and checker, in prompting mode BFCL's prompting decoder and checker, on multi-turn
-entries BFCL's inference loop replayed on the same texts and its multi-turn checker; and those
-verdicts add up to the card's figures."""
+entries BFCL's inference loop replayed on the same texts and its multi-turn checker, on memory
+entries BFCL's agentic runner; and those verdicts add up to the card's figures."""
 
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -28,7 +29,7 @@ def card_files(mode: str, bfcl_dir: Path, tmp_path: Path) -> tuple[list[Path], l
     data, results = [], []
     for result in sorted((CARD / mode).glob("BFCL_v4_*_result.json")):
         name = result.name.replace("_result.json", ".json")
-        ids = {json.loads(line)["id"] for line in result.read_text().splitlines()}
+        ids = {file_id(json.loads(line)["id"]) for line in result.read_text().splitlines()}
         folder = tmp_path / mode
         (folder / "possible_answer").mkdir(parents=True, exist_ok=True)
         for source, target in ((bfcl_dir / name, folder / name),
@@ -42,11 +43,21 @@ def card_files(mode: str, bfcl_dir: Path, tmp_path: Path) -> tuple[list[Path], l
     return data, results
 
 
+def file_id(entry_id: str) -> str:
+    """The id in BFCL's file of an answered entry: a memory entry's names its category
+    (``memory_kv_0-customer-0``), the file's the question (``memory_0-customer-0``)."""
+    return re.sub(r"^memory_(kv|vector|rec_sum)_", "memory_", entry_id)
+
+
+def is_single_turn(data: Path) -> bool:
+    return "multi_turn" not in data.name and "memory" not in data.name
+
+
 @pytest.mark.parametrize("mode", sorted(REPORT["modes"]))
 def test_every_answer_on_the_card_gets_bfcls_verdict(bfcl_dir, oracle, tmp_path, mode):
     report = REPORT["modes"][mode]["categories"]
     data, results = card_files(mode, bfcl_dir, tmp_path)
-    single = [(d, r) for d, r in zip(data, results) if "multi_turn" not in d.name]
+    single = [(d, r) for d, r in zip(data, results) if is_single_turn(d)]
     assert len(single) >= 13
     ours = our_verdicts(mode, [d for d, _ in single], [r for _, r in single], tmp_path / f"{mode}.jsonl")
     tasks, texts = [], []
@@ -58,7 +69,7 @@ def test_every_answer_on_the_card_gets_bfcls_verdict(bfcl_dir, oracle, tmp_path,
     bfcl = bfcl_verdicts(oracle, mode, tasks, texts)
     mismatches = [(t.id, text[:200], b, (v["valid"], v["error_type"])) for t, text, b, v in zip(tasks, texts, bfcl, ours)
                   if b != (v["valid"], v["error_type"])]
-    assert len(tasks) == sum(c["entries"] for c in report.values() if c["entries"]) - multi_turn_entries(report)
+    assert len(tasks) == sum(c["entries"] for name, c in report.items() if not name.startswith(("multi_turn", "memory")))
     assert not mismatches, f"{len(mismatches)} of {len(tasks)} disagree, e.g. {mismatches[:3]}"
     # The card's figures are these verdicts.
     valid = Counter(t.category for t, (ok, _) in zip(tasks, bfcl) if ok)
@@ -88,15 +99,26 @@ def test_every_answer_on_the_card_gets_bfcls_verdict(bfcl_dir, oracle, tmp_path,
         assert report[category]["valid"] == sum(a["valid"] for a in answers)
 
 
-def multi_turn_entries(report: dict) -> int:
-    return sum(c["entries"] for name, c in report.items() if name.startswith("multi_turn"))
+    # Memory answers, where the card has them: BFCL's agentic runner on the same texts, entry by entry.
+    for d, r in [(d, r) for d, r in zip(data, results) if "memory" in d.name]:
+        verdicts = our_verdicts(mode, [d], [r], tmp_path / f"{mode}_{d.stem}.jsonl")
+        answers = {json.loads(line)["id"]: json.loads(line)["ground_truth"]
+                   for line in (d.parent / "possible_answer" / d.name).read_text().splitlines()}
+        lines = [json.loads(line) for line in r.read_text().splitlines()]
+        family = {"family": "hermes"} if mode == "fc" else {}
+        scores = oracle.run([{"op": "agentic_scores", "category": line["id"].rsplit("_", 1)[0], "results": [line],
+                              "answers": [answers[file_id(line["id"])]], **family} for line in lines])
+        assert [v["valid"] for v in verdicts] == [s["accuracy"] == 1 for s in scores]
+        for category in {line["id"].rsplit("_", 1)[0] for line in lines}:
+            kept = [s["accuracy"] == 1 for line, s in zip(lines, scores) if line["id"].startswith(category + "_")]
+            assert (report[category]["entries"], report[category]["valid"]) == (len(kept), sum(kept)), category
 
 
 def test_the_card_holds_both_modes_and_the_any_format_ceiling():
     assert sorted(REPORT["modes"]) == ["fc", "prompting"]
     ceiling = REPORT["fc_any_format"]["categories"]
     fc = REPORT["modes"]["fc"]["categories"]
-    assert set(ceiling) == {c for c in fc if not c.startswith("multi_turn")}
+    assert set(ceiling) == {c for c in fc if not c.startswith(("multi_turn", "memory"))}
     assert all(ceiling[c]["entries"] == fc[c]["entries"] for c in ceiling)
 
 
@@ -107,7 +129,7 @@ def test_fenced_json_calls_rewritten_as_tool_call_blocks_read_back_as_the_same_c
 
     rewritten = 0
     for path in sorted((CARD / "fc").glob("BFCL_v4_*_result.json")):
-        if "multi_turn" in path.name:
+        if "multi_turn" in path.name or "memory" in path.name:
             continue
         for line in map(json.loads, path.read_text().splitlines()):
             text = line["result"]
