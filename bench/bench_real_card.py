@@ -31,10 +31,10 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from bench.bfcl_sample import MULTI_TURN, SINGLE_TURN, write_sample
+from bench.bfcl_sample import MULTI_TURN, SENSITIVITY_FILE, SINGLE_TURN, write_sample, write_sensitivity_sample
 from fcenv.bfcl_data import DEFAULT_DIR as BFCL_DIR
 from fcenv.pretrained import DEFAULT_DIR as MODELS_DIR
-from fcenv.score_card import CATEGORY_SIZES, card_from_accuracies
+from fcenv.score_card import CATEGORY_SIZES, ScoreCard, card_from_accuracies, render
 
 ROOT = Path(__file__).resolve().parents[1]
 MEMORY_CATEGORIES = ("memory_kv", "memory_vector", "memory_rec_sum")
@@ -72,6 +72,35 @@ def card_mode(args: argparse.Namespace, mode: str, files: list[Path], work: Path
             "categories": categories}
 
 
+def sensitivity_card(args: argparse.Namespace, work: Path) -> dict:
+    """Format sensitivity, which BFCL scores for prompting models: ``args.format_sensitivity``
+    entries of BFCL's set (``write_sensitivity_sample``) asked under each of its 26 prompt
+    variations. The answers are kept under the whole set's ids (a sample numbers its entries
+    anew), so ``fcenv evaluate --partial`` and BFCL's runner score them against the whole set."""
+    from fcenv.format_sensitivity import load_set, sensitivity, split_id
+
+    sample = write_sensitivity_sample(Path(args.bfcl_dir), args.format_sensitivity, work / "sensitivity")
+    out = work / "sensitivity_out"
+    generate = [sys.executable, "-m", "fcenv", "generate", "--model_name_or_path", str(args.model), "--greedy",
+                "--max_new_tokens", str(args.max_new_tokens), "--n_rollout_threads", str(args.batch),
+                "--rollout_engine", args.rollout_engine, "--no-progress", "--out", str(out), "--dataset_path", str(sample)]
+    seconds = run(generate)
+    whole_set = Path(args.bfcl_dir) / SENSITIVITY_FILE
+    set_ids = {(entry.config, entry.task.id): entry.id for entry in load_set(whole_set)}
+    lines = [json.loads(line) for line in (out / SENSITIVITY_FILE.replace(".json", "_result.json")).read_text().splitlines()]
+    kept = Path(args.answers) / "format_sensitivity" / SENSITIVITY_FILE.replace(".json", "_result.json")
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    kept.write_text("".join(json.dumps({**line, "id": set_ids[split_id(line["id"])]}) + "\n" for line in lines))
+    verdicts = work / "sensitivity_verdicts.jsonl"
+    run([sys.executable, "-m", "fcenv", "evaluate", "--dataset_path", str(whole_set), "--results", str(kept), "--partial",
+         "--out", str(verdicts)])
+    figures = sensitivity((v["config"], v["valid"]) for v in map(json.loads, verdicts.read_text().splitlines()))
+    return {"entries": args.format_sensitivity, "answers": len(lines), "generate_seconds": round(seconds, 1),
+            "engine": args.rollout_engine, "accuracy": round(figures.accuracy, 4), "max_delta": figures.max_delta,
+            "std": figures.std, "by_config": {c: list(counts) for c, counts in figures.by_config.items()},
+            "generate_command": " ".join(generate[1:]).replace(str(work), "SAMPLE")}
+
+
 def category_figures(verdicts: Path) -> dict[str, dict]:
     """Entries, valid ones and accuracy per category of an ``fcenv evaluate`` verdict file."""
     counts = Counter(), Counter()
@@ -83,6 +112,11 @@ def category_figures(verdicts: Path) -> dict[str, dict]:
             for c, n in sorted(counts[0].items())}
 
 
+def estimated_card(categories: dict) -> ScoreCard:
+    """BFCL's card with each measured category's sample accuracy standing for the whole category."""
+    return card_from_accuracies({c: (v["accuracy"], CATEGORY_SIZES[c]) for c, v in categories.items()})
+
+
 def summaries(categories: dict) -> dict[str, float]:
     """BFCL's summary groups, estimated from the sample's per-category accuracies by fcenv's score
     card (``fcenv.score_card``, BFCL's averaging rules), each category weighing as BFCL's whole
@@ -90,7 +124,7 @@ def summaries(categories: dict) -> dict[str, float]:
     the live web (no machine here reaches it), so ``agentic`` and ``overall`` are given once
     everything else was measured, with web search counted 0 as BFCL counts a category not run:
     a lower bound."""
-    card = card_from_accuracies({c: (v["accuracy"], CATEGORY_SIZES[c]) for c, v in categories.items()})
+    card = estimated_card(categories)
     measured = set(categories)
     groups = {"non_live": (card.non_live, ("simple_python", "simple_java", "simple_javascript", "multiple",
                                            "parallel", "parallel_multiple")),
@@ -142,6 +176,9 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=16)
     parser.add_argument("--rollout_engine", default="hf", help="hf, or vllm (prefix caching: multi-turn steps "
                                                                "share their chat's start)")
+    parser.add_argument("--format_sensitivity", type=int, default=0, metavar="K",
+                        help="instead of categories: K entries of BFCL's format-sensitivity set, each under its 26 "
+                             "prompt variations, in prompting mode")
     parser.add_argument("--report", default=str(ROOT / "bench/results/real_card_qwen2.5_coder_0.5b.json"))
     parser.add_argument("--answers", default=str(ROOT / "bench/results/real_card"))
     args = parser.parse_args()
@@ -150,6 +187,12 @@ def main() -> None:
     report = json.loads(report_path.read_text()) if report_path.exists() else {"modes": {}}
     report.update(model=Path(args.model).name, greedy=True, max_new_tokens=args.max_new_tokens, machine=f"{platform.machine()}, {os.cpu_count()} cores",
                   sample="bench/bfcl_sample.py: k entries spread evenly over each category's file")
+    if args.format_sensitivity:
+        with tempfile.TemporaryDirectory() as tmp:
+            report["format_sensitivity"] = sensitivity_card(args, Path(tmp))
+        report_path.write_text(json.dumps(report, indent=2) + "\n")
+        print({k: v for k, v in report["format_sensitivity"].items() if k != "by_config"})
+        return
     with tempfile.TemporaryDirectory() as tmp:
         files = [write_sample(Path(args.bfcl_dir), c, args.per_category, Path(tmp)) for c in args.categories]
         for mode in args.modes:
@@ -163,6 +206,9 @@ def main() -> None:
                     figures["summaries"] = summaries(figures["categories"])
             report_path.write_text(json.dumps(report, indent=2) + "\n")
     print(table(report))
+    for mode, figures in report["modes"].items():
+        print("\n" + render(estimated_card(figures["categories"]), f"{report['model']} ({mode} mode, each category "
+                                                                   "estimated from its sample)"))
 
 
 if __name__ == "__main__":

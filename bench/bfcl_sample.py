@@ -5,7 +5,8 @@ The sample of a category is ``k`` entries spread evenly over its file: positions
 ``i * n // k`` for ``i < k`` (all ``n`` entries when ``n <= k``). BFCL's memory file is sampled
 per scenario instead (``k`` questions spread over each scenario's), so that every scenario and
 its prerequisite conversations are in it; each question makes an entry of each of the three
-memory categories. A sample depends on nothing but the files, so the same command names the
+memory categories. The format-sensitivity set is a list of ids; its sample is ``k`` of them spread
+over the list. A sample depends on nothing but the files, so the same command names the
 same entries on every machine.
 """
 
@@ -20,6 +21,7 @@ SINGLE_TURN = ("simple_python", "simple_java", "simple_javascript", "multiple", 
                "live_irrelevance", "live_relevance")
 MULTI_TURN = ("multi_turn_base", "multi_turn_miss_func", "multi_turn_miss_param", "multi_turn_long_context")
 MEMORY = "memory"  # BFCL's memory file: its questions make the entries of memory_kv, memory_vector, memory_rec_sum
+SENSITIVITY_FILE = "BFCL_v4_format_sensitivity.json"  # BFCL's format-sensitivity set: category -> entry ids
 # The fixed held-out sample of issue 35 (RL on a real model): BFCL's Python single-turn
 # categories, HELDOUT_K entries of each (all of the smaller live ones): 304 entries.
 HELDOUT = ("simple_python", "multiple", "parallel", "parallel_multiple", "irrelevance", "live_simple", "live_multiple",
@@ -73,6 +75,25 @@ def write_sample(bfcl_dir: Path, category: str, k: int, out: Path) -> Path:
         (out / "possible_answer").mkdir(exist_ok=True)
         _write_lines(out / "possible_answer" / name, answers)
     return out / name
+
+
+def write_sensitivity_sample(bfcl_dir: Path, k: int, out: Path) -> Path:
+    """``k`` entries of BFCL's format-sensitivity set, spread evenly over its id list (which goes
+    category by category), as ``out/BFCL_v4_format_sensitivity.json`` in the set's format, with
+    links to the category files and their answers beside it, where the set's loader looks."""
+    import json
+
+    listed = json.loads((Path(bfcl_dir) / SENSITIVITY_FILE).read_text(encoding="utf-8"))
+    flat = [(category, entry) for category, ids in listed.items() for entry in ids]
+    kept: dict[str, list[str]] = {category: [] for category in listed}
+    for i in spread(len(flat), k):
+        kept[flat[i][0]].append(flat[i][1])
+    out.mkdir(parents=True, exist_ok=True)
+    for name in [f"BFCL_v4_{category}.json" for category, ids in kept.items() if ids] + ["possible_answer"]:
+        if not (out / name).exists():
+            (out / name).symlink_to((Path(bfcl_dir) / name).resolve())
+    (out / SENSITIVITY_FILE).write_text(json.dumps(kept, indent=4) + "\n", encoding="utf-8")
+    return out / SENSITIVITY_FILE
 
 
 def write_mixed_sample(bfcl_dir: Path, categories: tuple[str, ...], k: int, out_file: Path) -> Path:

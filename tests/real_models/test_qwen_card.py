@@ -15,7 +15,7 @@ import pytest
 
 from fcenv.data import load_tasks
 from fcenv.prompts import hinted_functions
-from tests.real_models.test_qwen_bfcl import bfcl_verdicts, our_verdicts
+from tests.real_models.test_qwen_bfcl import bfcl_verdicts, fcenv, our_verdicts
 
 pytestmark = pytest.mark.oracle
 
@@ -141,3 +141,22 @@ def test_fenced_json_calls_rewritten_as_tool_call_blocks_read_back_as_the_same_c
             assert "<tool_call>" not in text
             assert decode(as_tool_calls(text), "hermes") == calls
     assert rewritten > 800  # of 1,006 answers, 887 in ```json fences
+
+
+def test_format_sensitivity_answers_on_the_card_get_bfcls_verdicts(bfcl_dir, oracle, tmp_path):
+    """The card's format-sensitivity sample (prompting mode, each entry under BFCL's 26 prompt
+    variations, kept under the whole set's ids): ``fcenv evaluate --partial`` and BFCL's runner
+    with its missing entries allowed fail the same answers, and the card's figures are theirs."""
+    figures = REPORT["format_sensitivity"]
+    results = CARD / "format_sensitivity" / "BFCL_v4_format_sensitivity_result.json"
+    verdicts = tmp_path / "verdicts.jsonl"
+    fcenv("evaluate", "--dataset_path", str(bfcl_dir / "BFCL_v4_format_sensitivity.json"), "--results", str(results),
+          "--partial", "--out", str(verdicts))
+    our_verdicts_of = [json.loads(line) for line in verdicts.read_text().splitlines()]
+    [theirs] = oracle.run([{"op": "format_sensitivity", "results": str(results), "model": "card", "partial": True}])
+    assert len(our_verdicts_of) == theirs["header"]["total_count"] == figures["answers"] == 26 * figures["entries"]
+    assert {v["id"]: v["error_type"] for v in our_verdicts_of if not v["valid"]} == theirs["failed"]
+    header = theirs["header"]
+    assert (round(header["accuracy"], 4), header["accuracy_max_delta"], header["accuracy_std"]) == (
+        figures["accuracy"], figures["max_delta"], figures["std"])
+    assert {c: [header[c]["correct_count"], header[c]["total_count"]] for c in figures["by_config"]} == figures["by_config"]
