@@ -160,7 +160,8 @@ def table(report: dict) -> str:
     groups = [summaries for _, _, summaries in columns]
     for group in GROUPS:
         if any(group in g for g in groups):
-            rows.append(f"| **{group}** (BFCL's group) | | " + " | ".join(f"**{g[group]:.3f}**" if group in g else ""
+            label = "web search not run, counted 0 as BFCL counts it" if group in ("agentic", "overall") else "BFCL's group"
+            rows.append(f"| **{group}** ({label}) | | " + " | ".join(f"**{g[group]:.3f}**" if group in g else ""
                                                                          for g in groups) + " |")
     return "\n".join(rows)
 
