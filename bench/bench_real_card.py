@@ -87,8 +87,9 @@ def sensitivity_card(args: argparse.Namespace, work: Path) -> dict:
     seconds = run(generate)
     whole_set = Path(args.bfcl_dir) / SENSITIVITY_FILE
     set_ids = {(entry.config, entry.task.id): entry.id for entry in load_set(whole_set)}
-    lines = [json.loads(line) for line in (out / SENSITIVITY_FILE.replace(".json", "_result.json")).read_text().splitlines()]
-    kept = Path(args.answers) / "format_sensitivity" / SENSITIVITY_FILE.replace(".json", "_result.json")
+    result_name = SENSITIVITY_FILE.replace(".json", "_result.json")
+    lines = [json.loads(line) for line in (out / result_name).read_text().splitlines()]
+    kept = Path(args.answers) / "format_sensitivity" / result_name
     kept.parent.mkdir(parents=True, exist_ok=True)
     kept.write_text("".join(json.dumps({**line, "id": set_ids[split_id(line["id"])]}) + "\n" for line in lines))
     verdicts = work / "sensitivity_verdicts.jsonl"

@@ -13,6 +13,7 @@ same entries on every machine.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -52,8 +53,6 @@ def sampled_lines(bfcl_dir: Path, category: str, k: int) -> tuple[list[str], lis
 
 
 def _by_scenario(lines: list[str]) -> dict[str, list[str]]:
-    import json
-
     groups: dict[str, list[str]] = {}
     for line in lines:
         groups.setdefault(json.loads(line)["scenario"], []).append(line)
@@ -81,8 +80,6 @@ def write_sensitivity_sample(bfcl_dir: Path, k: int, out: Path) -> Path:
     """``k`` entries of BFCL's format-sensitivity set, spread evenly over its id list (which goes
     category by category), as ``out/BFCL_v4_format_sensitivity.json`` in the set's format, with
     links to the category files and their answers beside it, where the set's loader looks."""
-    import json
-
     listed = json.loads((Path(bfcl_dir) / SENSITIVITY_FILE).read_text(encoding="utf-8"))
     flat = [(category, entry) for category, ids in listed.items() for entry in ids]
     kept: dict[str, list[str]] = {category: [] for category in listed}
@@ -113,8 +110,6 @@ def write_mixed_sample(bfcl_dir: Path, categories: tuple[str, ...], k: int, out_
 
 
 def _id(line: str) -> str:
-    import json
-
     return json.loads(line)["id"]
 
 
