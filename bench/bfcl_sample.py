@@ -80,17 +80,42 @@ def write_sensitivity_sample(bfcl_dir: Path, k: int, out: Path) -> Path:
     """``k`` entries of BFCL's format-sensitivity set, spread evenly over its id list (which goes
     category by category), as ``out/BFCL_v4_format_sensitivity.json`` in the set's format, with
     links to the category files and their answers beside it, where the set's loader looks."""
-    listed = json.loads((Path(bfcl_dir) / SENSITIVITY_FILE).read_text(encoding="utf-8"))
-    flat = [(category, entry) for category, ids in listed.items() for entry in ids]
-    kept: dict[str, list[str]] = {category: [] for category in listed}
-    for i in spread(len(flat), k):
-        kept[flat[i][0]].append(flat[i][1])
+    kept = sensitivity_ids(bfcl_dir, k)
     out.mkdir(parents=True, exist_ok=True)
     for name in [f"BFCL_v4_{category}.json" for category, ids in kept.items() if ids] + ["possible_answer"]:
         if not (out / name).exists():
             (out / name).symlink_to((Path(bfcl_dir) / name).resolve())
     (out / SENSITIVITY_FILE).write_text(json.dumps(kept, indent=4) + "\n", encoding="utf-8")
     return out / SENSITIVITY_FILE
+
+
+def sensitivity_ids(bfcl_dir: Path, k: int) -> dict[str, list[str]]:
+    """The sample of the format-sensitivity set: ``k`` of its ids spread evenly over its list,
+    by category (every category of the set, empty where none is kept)."""
+    listed = json.loads((Path(bfcl_dir) / SENSITIVITY_FILE).read_text(encoding="utf-8"))
+    flat = [(category, entry) for category, ids in listed.items() for entry in ids]
+    kept: dict[str, list[str]] = {category: [] for category in listed}
+    for i in spread(len(flat), k):
+        kept[flat[i][0]].append(flat[i][1])
+    return kept
+
+
+def write_sensitivity_entries(bfcl_dir: Path, k: int, out_file: Path) -> Path:
+    """The entries of the format-sensitivity sample (``write_sensitivity_sample``'s) as one plain
+    question file, their answers in ``possible_answer/`` beside it: what a client that asks
+    each prompt variation itself (``bench/heldout.py --prompt_variations``) plays."""
+    questions, answers = [], []
+    for category, ids in sensitivity_ids(bfcl_dir, k).items():
+        wanted = set(ids)
+        name = f"BFCL_v4_{category}.json"
+        for folder, kept in ((Path(bfcl_dir), questions), (Path(bfcl_dir) / "possible_answer", answers)):
+            kept += [line for line in (folder / name).read_text(encoding="utf-8").splitlines()
+                     if line.strip() and _id(line) in wanted]
+    out_file = Path(out_file)
+    (out_file.parent / "possible_answer").mkdir(parents=True, exist_ok=True)
+    _write_lines(out_file, questions)
+    _write_lines(out_file.parent / "possible_answer" / out_file.name, answers)
+    return out_file
 
 
 def write_mixed_sample(bfcl_dir: Path, categories: tuple[str, ...], k: int, out_file: Path) -> Path:
@@ -117,8 +142,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(allow_abbrev=False, description="Write the fixed held-out BFCL sample (one file).")
     parser.add_argument("out_file", type=Path, help="question file to write (answers in possible_answer/ beside it)")
     parser.add_argument("--bfcl_dir", type=Path, default=Path.home() / ".cache" / "fcenv" / "bfcl")
+    parser.add_argument("--sensitivity", type=int, default=0, metavar="K",
+                        help="instead: the K entries of the format-sensitivity sample (bench.bench_real_card "
+                             "--format_sensitivity K asks the same ones)")
     args = parser.parse_args(argv)
-    out = write_mixed_sample(args.bfcl_dir, HELDOUT, HELDOUT_K, args.out_file)
+    out = write_sensitivity_entries(args.bfcl_dir, args.sensitivity, args.out_file) if args.sensitivity else \
+        write_mixed_sample(args.bfcl_dir, HELDOUT, HELDOUT_K, args.out_file)
     print(f"{out}: {sum(1 for _ in out.open(encoding='utf-8'))} entries")
     return 0
 

@@ -23,7 +23,15 @@ batch per step. It cannot measure a run that trained token rows whole (``--train
 vLLM's LoRA loader refuses them, so the client says so before any work. In float32 its greedy answers are ``generate``'s; sampled ones draw other
 random numbers.
 
-Run: ``python -m bench.heldout RUN_DIR [--data EVAL_FILE] [--samples 4] [--engine hf|vllm] [--out report.json]``.
+``--prompt_variations`` asks every entry under each of BFCL's 26 prompt variations instead
+(prompting mode, the format-sensitivity configurations: each writes the system prompt, and the
+answers are read in its format), and gives their spread as BFCL scores its format-sensitivity
+set: the largest difference between two configurations' accuracies and their standard
+deviation, in points (``python -m bench.bfcl_sample FILE --sensitivity K`` writes the entries of
+the set's sample).
+
+Run: ``python -m bench.heldout RUN_DIR [--data EVAL_FILE] [--samples 4] [--engine hf|vllm] [--prompt_variations]
+[--out report.json]``.
 """
 
 from __future__ import annotations
@@ -206,11 +214,13 @@ def vllm_responder(client: VLLMClient, checkpoint: Path, greedy: bool, args):
 
 
 def measure(run_dir: Path, checkpoint: Path | None, data: Path, indices: list[int], args, system_prompt: str,
-            reward: str, tool_format: str | None = None, client: VLLMClient | None = None) -> dict:
+            reward: str, tool_format: str | None = None, client: VLLMClient | None = None,
+            variation: str | None = None) -> dict:
     """Greedy and sampled accuracy and reward of a checkpoint's actor (the base alone for
-    ``None``), overall and per BFCL category."""
+    ``None``), overall and per BFCL category; under one of BFCL's prompt variations where
+    ``variation`` names one (it writes the system prompt, and the answers are read in its format)."""
     # FC mode: the env only judges; the tools reach the model through the tokenizer's own template.
-    chat_mode = ChatMode.from_flags(tool_format, system_prompt, fc_renderer=lambda messages, tools: "")
+    chat_mode = ChatMode.from_flags(tool_format, system_prompt, fc_renderer=lambda messages, tools: "").varied(variation)
 
     def make_env():
         return gym.make(fcenv.ENV_ID, dataset_path=str(data), reward=reward, **chat_mode.env_options())
@@ -222,7 +232,7 @@ def measure(run_dir: Path, checkpoint: Path | None, data: Path, indices: list[in
     count = len(indices)
     torch.manual_seed(args.seed)  # after loading: PEFT draws a fresh adapter's weights before reading the saved ones
     report = {"checkpoint": "base" if checkpoint is None else checkpoint.name, "tasks": count,
-              "temperature": args.temperature}
+              "temperature": args.temperature, **({"prompt_variation": variation} if variation else {})}
     for mode, greedy, repeats in (("greedy", True, 1), ("sampled", False, args.samples)):
         if repeats == 0:  # --samples 0: greedy only
             continue
@@ -236,6 +246,7 @@ def measure(run_dir: Path, checkpoint: Path | None, data: Path, indices: list[in
             with args.answers.open("a", encoding="utf-8") as out:
                 for index, (ok, _, text), any_ok in zip(jobs, outcomes, ceiling):
                     out.write(json.dumps({"checkpoint": report["checkpoint"], "mode": mode, "id": ids[index],
+                                          **({"prompt_variation": variation} if variation else {}),
                                           "valid": ok, "any_format_valid": any_ok, "answer": text}) + "\n")
         report[f"{mode}_accuracy"] = sum(ok for ok, _, _ in outcomes) / len(jobs)
         report[f"{mode}_reward"] = sum(total for _, total, _ in outcomes) / len(jobs)
@@ -246,6 +257,31 @@ def measure(run_dir: Path, checkpoint: Path | None, data: Path, indices: list[in
         single = [any_ok for any_ok in ceiling if any_ok is not None]
         if single:
             report[f"{mode}_any_format_accuracy"] = sum(single) / len(single)
+    return report
+
+
+def measure_variations(run_dir: Path, checkpoint: Path | None, data: Path, indices: list[int], args,
+                       reward: str, client: VLLMClient | None = None) -> dict:
+    """A checkpoint's accuracy under each of BFCL's 26 prompt variations (prompting mode), and
+    their spread as BFCL's format-sensitivity score gives it: the largest difference between
+    two configurations' accuracies and their standard deviation, in points."""
+    from fcenv.format_sensitivity import sensitivity_from_counts
+    from fcenv.prompt_variations import format_sensitivity_configs
+
+    started = time.perf_counter()
+    by_config = {config: measure(run_dir, checkpoint, data, indices, args, "", reward, client=client, variation=config)
+                 for config in format_sensitivity_configs()}
+    report = {"checkpoint": "base" if checkpoint is None else checkpoint.name, "tasks": len(indices),
+              "temperature": args.temperature}
+    for mode in ("greedy", "sampled") if args.samples else ("greedy",):
+        repeats = 1 if mode == "greedy" else args.samples
+        figures = sensitivity_from_counts({config: (round(r[f"{mode}_accuracy"] * r["tasks"] * repeats),
+                                                    r["tasks"] * repeats) for config, r in by_config.items()})
+        report[f"{mode}_accuracy"] = figures.accuracy
+        report[f"{mode}_max_delta"] = figures.max_delta
+        report[f"{mode}_std"] = figures.std
+    report["by_config"] = by_config
+    report["seconds"] = round(time.perf_counter() - started, 1)
     return report
 
 
@@ -286,6 +322,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--checkpoints", choices=["first_last", "first", "last"], default="first_last",
                         help="which of the run's checkpoints to measure")
     parser.add_argument("--threads", type=int, default=1, help="CPU threads of the client (and of vLLM's)")
+    parser.add_argument("--prompt_variations", action="store_true",
+                        help="prompting mode: measure each of BFCL's 26 prompt variations (the format-sensitivity "
+                             "configurations) on --data's entries, and their spread (max delta, standard deviation)")
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--answers", type=Path, default=None,
                         help="also write every answer (checkpoint, mode, id, verdicts, text; the first step's "
@@ -327,8 +366,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for checkpoint in ([None] if args.base else []) + chosen:
             started = time.perf_counter()
-            report = measure(args.run_dir, checkpoint, data, indices, args, resolved["system_prompt"], saved["reward"],
-                             resolved.get("tool_format"), client)
+            if args.prompt_variations:
+                report = measure_variations(args.run_dir, checkpoint, data, indices, args, saved["reward"], client)
+            else:
+                report = measure(args.run_dir, checkpoint, data, indices, args, resolved["system_prompt"],
+                                 saved["reward"], resolved.get("tool_format"), client)
             report["seconds"] = round(time.perf_counter() - started, 1)
             reports.append(report)
             print(json.dumps(report), flush=True)
@@ -338,6 +380,10 @@ def main(argv: list[str] | None = None) -> int:
     start, end = reports[0], reports[-1]
     for mode in ("greedy", "sampled") if args.samples else ("greedy",):
         print(f"held-out {mode} accuracy {start[f'{mode}_accuracy']:.3f} -> {end[f'{mode}_accuracy']:.3f}")
+        if args.prompt_variations:
+            print(f"  max delta {start[f'{mode}_max_delta']} -> {end[f'{mode}_max_delta']} points, standard deviation "
+                  f"{start[f'{mode}_std']} -> {end[f'{mode}_std']} points, across BFCL's 26 prompt variations")
+            continue
         for name, figures in end[f"{mode}_categories"].items():
             ceiling = f"  (any format {figures['any_format_accuracy']:.3f})" if "any_format_accuracy" in figures else ""
             print(f"  {name:<24} {start[f'{mode}_categories'][name]['accuracy']:.3f} -> {figures['accuracy']:.3f}"
