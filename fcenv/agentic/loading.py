@@ -61,6 +61,16 @@ def expand_memory_entry(entry_id: str, value: dict[str, Any]) -> list[tuple[str,
     return out
 
 
+def memory_file_id(entry_id: str) -> str:
+    """The id in BFCL's memory file of a memory category's entry, ``expand_memory_entry``'s
+    renaming undone (``memory_kv_0-customer-0`` -> ``memory_0-customer-0``); any other id as it is."""
+    for backend in MEMORY_BACKENDS:
+        category = f"memory_{backend}"
+        if entry_id.startswith(category + "_"):
+            return MEMORY_FILE_CATEGORY + entry_id[len(category):]
+    return entry_id
+
+
 def with_answer_format(question: list[list[dict[str, Any]]]) -> list[list[dict[str, Any]]]:
     """BFCL's answer-format prompt as the first message of the question's first turn."""
     question = [list(turn) for turn in question]

@@ -11,11 +11,13 @@ shape (chats, rewards, snapshots, FC mode) and its refusals.
 
 from __future__ import annotations
 
+import json
 import random
 
 import numpy as np
 import pytest
 
+from fcenv.agentic.loading import memory_file_id
 from fcenv.agentic.recorded import check_recorded_agentic
 from fcenv.backends import memory_vector
 from fcenv.data import load_tasks
@@ -55,6 +57,12 @@ def test_the_memory_file_makes_bfcl_s_three_categories(memory_tasks):
     assert [p["id"] for p in task.prerequisites][:2] == ["memory_kv_prereq_0-customer-0", "memory_kv_prereq_1-customer-1"]
     assert task.question[0][0]["role"] == "system" and task.question[0][1]["content"] == "What is my first name?"
     assert {f["name"] for f in memory_tasks[155].functions} >= {"core_memory_add", "archival_memory_retrieve"}
+
+
+def test_each_category_s_entry_names_its_question_in_bfcl_s_file(memory_tasks, bfcl_dir):
+    file_ids = [json.loads(line)["id"] for line in (bfcl_dir / "BFCL_v4_memory.json").read_text().splitlines()]
+    assert [memory_file_id(t.id) for t in memory_tasks] == file_ids * 3
+    assert memory_file_id("simple_python_0") == "simple_python_0"
 
 
 def test_a_sample_of_the_memory_file_holds_every_scenario_with_its_prerequisites(bfcl_dir, tmp_path):

@@ -7,12 +7,12 @@ entries BFCL's agentic runner; and those verdicts add up to the card's figures."
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
+from fcenv.agentic.loading import memory_file_id
 from fcenv.data import load_tasks
 from fcenv.prompts import hinted_functions
 from tests.real_models.test_qwen_bfcl import bfcl_verdicts, fcenv, our_verdicts
@@ -29,7 +29,7 @@ def card_files(mode: str, bfcl_dir: Path, tmp_path: Path) -> tuple[list[Path], l
     data, results = [], []
     for result in sorted((CARD / mode).glob("BFCL_v4_*_result.json")):
         name = result.name.replace("_result.json", ".json")
-        ids = {file_id(json.loads(line)["id"]) for line in result.read_text().splitlines()}
+        ids = {memory_file_id(json.loads(line)["id"]) for line in result.read_text().splitlines()}
         folder = tmp_path / mode
         (folder / "possible_answer").mkdir(parents=True, exist_ok=True)
         for source, target in ((bfcl_dir / name, folder / name),
@@ -41,12 +41,6 @@ def card_files(mode: str, bfcl_dir: Path, tmp_path: Path) -> tuple[list[Path], l
         data.append(folder / name)
         results.append(result)
     return data, results
-
-
-def file_id(entry_id: str) -> str:
-    """The id in BFCL's file of an answered entry: a memory entry's names its category
-    (``memory_kv_0-customer-0``), the file's the question (``memory_0-customer-0``)."""
-    return re.sub(r"^memory_(kv|vector|rec_sum)_", "memory_", entry_id)
 
 
 def is_single_turn(data: Path) -> bool:
@@ -107,7 +101,7 @@ def test_every_answer_on_the_card_gets_bfcls_verdict(bfcl_dir, oracle, tmp_path,
         lines = [json.loads(line) for line in r.read_text().splitlines()]
         family = {"family": "hermes"} if mode == "fc" else {}
         scores = oracle.run([{"op": "agentic_scores", "category": line["id"].rsplit("_", 1)[0], "results": [line],
-                              "answers": [answers[file_id(line["id"])]], **family} for line in lines])
+                              "answers": [answers[memory_file_id(line["id"])]], **family} for line in lines])
         assert [v["valid"] for v in verdicts] == [s["accuracy"] == 1 for s in scores]
         for category in {line["id"].rsplit("_", 1)[0] for line in lines}:
             kept = [s["accuracy"] == 1 for line, s in zip(lines, scores) if line["id"].startswith(category + "_")]
