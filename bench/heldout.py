@@ -50,6 +50,7 @@ import torch
 import fcenv  # registers the env id
 from bench.format_ceiling import as_tool_calls
 from fcenv.chat_mode import ChatMode
+from fcenv.prompt_variations import format_sensitivity_configs
 
 ROOT = Path(__file__).resolve().parents[1]
 VLLM_CLIENT = Path(__file__).resolve().with_name("heldout_vllm.py")
@@ -160,29 +161,30 @@ class VLLMClient:
         self.process.wait()
 
 
-def play_lockstep(make_env, jobs: list[int], respond) -> list[tuple[bool, float, str | None]]:
-    """One episode per job (a task index), up to ``LOCKSTEP`` at once: each step asks
-    ``respond`` for every live episode's next answer in one batch. Per job, in order: (BFCL
-    verdict, summed reward, the answer if the episode took one step, else None)."""
-    envs = [make_env() for _ in range(min(LOCKSTEP, len(jobs)))]
+def play_lockstep(make_env, jobs: list[tuple[str | None, int]], respond) -> list[tuple[bool, float, str | None]]:
+    """One episode per job, a (prompt variation, task index) pair played on an env of
+    ``make_env(variation)``, up to ``LOCKSTEP`` at once: each step asks ``respond`` for every
+    live episode's next answer in one batch. Per job, in order: (BFCL verdict, summed reward,
+    the answer if the episode took one step, else None)."""
+    idle: dict[str | None, list] = {}  # envs between episodes, by variation
     pending = list(enumerate(jobs))[::-1]
-    live: dict[int, tuple[int, dict, float, int]] = {}  # env slot -> (job number, latest info, reward so far, steps)
+    live: dict[int, tuple[str | None, object, dict, float, int]] = {}  # job number -> (variation, env, info, reward so far, steps)
     results: dict[int, tuple[bool, float, str | None]] = {}
     while pending or live:
-        for slot, env in enumerate(envs):
-            if slot not in live and pending:
-                number, index = pending.pop()
-                live[slot] = (number, env.reset(options={"index": index})[1], 0.0, 0)
-        slots = sorted(live)
-        texts = respond([live[slot][1] for slot in slots])
-        for slot, text in zip(slots, texts):
-            number, _, total, steps = live[slot]
-            _, reward, terminated, truncated, info = envs[slot].step(text)
+        while pending and len(live) < LOCKSTEP:
+            number, (variation, index) = pending.pop()
+            env = idle[variation].pop() if idle.get(variation) else make_env(variation)
+            live[number] = (variation, env, env.reset(options={"index": index})[1], 0.0, 0)
+        numbers = sorted(live)
+        texts = respond([live[number][2] for number in numbers])
+        for number, text in zip(numbers, texts):
+            variation, env, _, total, steps = live[number]
+            _, reward, terminated, truncated, info = env.step(text)
             if terminated or truncated:
                 results[number] = (bool(info["valid"]), total + reward, text if steps == 0 else None)
-                del live[slot]
+                idle.setdefault(variation, []).append(live.pop(number)[1])
             else:
-                live[slot] = (number, info, total + reward, steps + 1)
+                live[number] = (variation, env, info, total + reward, steps + 1)
     return [results[number] for number in range(len(jobs))]
 
 
@@ -215,73 +217,54 @@ def vllm_responder(client: VLLMClient, checkpoint: Path, greedy: bool, args):
 
 def measure(run_dir: Path, checkpoint: Path | None, data: Path, indices: list[int], args, system_prompt: str,
             reward: str, tool_format: str | None = None, client: VLLMClient | None = None,
-            variation: str | None = None) -> dict:
+            variations: list[str] | None = None) -> dict:
     """Greedy and sampled accuracy and reward of a checkpoint's actor (the base alone for
-    ``None``), overall and per BFCL category; under one of BFCL's prompt variations where
-    ``variation`` names one (it writes the system prompt, and the answers are read in its format)."""
-    # FC mode: the env only judges; the tools reach the model through the tokenizer's own template.
-    chat_mode = ChatMode.from_flags(tool_format, system_prompt, fc_renderer=lambda messages, tools: "").varied(variation)
+    ``None``), overall and per BFCL category. With ``variations`` (BFCL's prompt variations,
+    prompting mode), every entry is asked under each, all in one lockstep, and each
+    configuration's accuracy and their spread are given too."""
+    from fcenv.format_sensitivity import sensitivity
 
-    def make_env():
-        return gym.make(fcenv.ENV_ID, dataset_path=str(data), reward=reward, **chat_mode.env_options())
+    def make_env(variation: str | None):
+        # FC mode: the env only judges; the tools reach the model through the tokenizer's own template.
+        chat_mode = ChatMode.from_flags(tool_format, system_prompt, fc_renderer=lambda messages, tools: "")
+        return gym.make(fcenv.ENV_ID, dataset_path=str(data), reward=reward, **chat_mode.varied(variation).env_options())
 
-    tasks = make_env().unwrapped.tasks
+    tasks = make_env(None).unwrapped.tasks
     categories, ids = [task.category for task in tasks], [task.id for task in tasks]
     if client is None:
         tokenizer, model = load_actor(run_dir, checkpoint)
-    count = len(indices)
     torch.manual_seed(args.seed)  # after loading: PEFT draws a fresh adapter's weights before reading the saved ones
-    report = {"checkpoint": "base" if checkpoint is None else checkpoint.name, "tasks": count,
-              "temperature": args.temperature, **({"prompt_variation": variation} if variation else {})}
+    report = {"checkpoint": "base" if checkpoint is None else checkpoint.name, "tasks": len(indices),
+              "temperature": args.temperature}
     for mode, greedy, repeats in (("greedy", True, 1), ("sampled", False, args.samples)):
         if repeats == 0:  # --samples 0: greedy only
             continue
         respond = hf_responder(model, tokenizer, greedy, args) if client is None else \
             vllm_responder(client, checkpoint, greedy, args)
-        jobs = [index for index in indices for _ in range(repeats)]
+        jobs = [(variation, index) for variation in variations or [None] for index in indices for _ in range(repeats)]
         outcomes = play_lockstep(make_env, jobs, respond)
         answers = [text for _, _, text in outcomes]
-        ceiling = any_format_verdicts(make_env, tool_format, jobs, answers) if tool_format else [None] * len(jobs)
+        ceiling = any_format_verdicts(lambda: make_env(None), tool_format, [index for _, index in jobs], answers) \
+            if tool_format else [None] * len(jobs)
         if args.answers:  # one line per answer: what it was judged on, for reading or comparing clients
             with args.answers.open("a", encoding="utf-8") as out:
-                for index, (ok, _, text), any_ok in zip(jobs, outcomes, ceiling):
+                for (variation, index), (ok, _, text), any_ok in zip(jobs, outcomes, ceiling):
                     out.write(json.dumps({"checkpoint": report["checkpoint"], "mode": mode, "id": ids[index],
                                           **({"prompt_variation": variation} if variation else {}),
                                           "valid": ok, "any_format_valid": any_ok, "answer": text}) + "\n")
         report[f"{mode}_accuracy"] = sum(ok for ok, _, _ in outcomes) / len(jobs)
         report[f"{mode}_reward"] = sum(total for _, total, _ in outcomes) / len(jobs)
         per_category: dict[str, list[tuple[bool, bool | None]]] = {}
-        for index, (ok, _, _), any_ok in zip(jobs, outcomes, ceiling):
+        for (_, index), (ok, _, _), any_ok in zip(jobs, outcomes, ceiling):
             per_category.setdefault(categories[index], []).append((ok, any_ok))
         report[f"{mode}_categories"] = {name: _figures(pairs) for name, pairs in sorted(per_category.items())}
         single = [any_ok for any_ok in ceiling if any_ok is not None]
         if single:
             report[f"{mode}_any_format_accuracy"] = sum(single) / len(single)
-    return report
-
-
-def measure_variations(run_dir: Path, checkpoint: Path | None, data: Path, indices: list[int], args,
-                       reward: str, client: VLLMClient | None = None) -> dict:
-    """A checkpoint's accuracy under each of BFCL's 26 prompt variations (prompting mode), and
-    their spread as BFCL's format-sensitivity score gives it: the largest difference between
-    two configurations' accuracies and their standard deviation, in points."""
-    from fcenv.format_sensitivity import sensitivity_from_counts
-    from fcenv.prompt_variations import format_sensitivity_configs
-
-    started = time.perf_counter()
-    by_config = {config: measure(run_dir, checkpoint, data, indices, args, "", reward, client=client, variation=config)
-                 for config in format_sensitivity_configs()}
-    report = {"checkpoint": "base" if checkpoint is None else checkpoint.name, "tasks": len(indices),
-              "temperature": args.temperature}
-    for mode in ("greedy", "sampled") if args.samples else ("greedy",):
-        repeats = 1 if mode == "greedy" else args.samples
-        figures = sensitivity_from_counts({config: (round(r[f"{mode}_accuracy"] * r["tasks"] * repeats),
-                                                    r["tasks"] * repeats) for config, r in by_config.items()})
-        report[f"{mode}_accuracy"] = figures.accuracy
-        report[f"{mode}_max_delta"] = figures.max_delta
-        report[f"{mode}_std"] = figures.std
-    report["by_config"] = by_config
-    report["seconds"] = round(time.perf_counter() - started, 1)
+        if variations:  # the spread across configurations, as BFCL scores its format-sensitivity set
+            figures = sensitivity((variation, ok) for (variation, _), (ok, _, _) in zip(jobs, outcomes))
+            report[f"{mode}_max_delta"], report[f"{mode}_std"] = figures.max_delta, figures.std
+            report[f"{mode}_by_config"] = {config: list(counts) for config, counts in figures.by_config.items()}
     return report
 
 
@@ -367,7 +350,8 @@ def main(argv: list[str] | None = None) -> int:
         for checkpoint in ([None] if args.base else []) + chosen:
             started = time.perf_counter()
             if args.prompt_variations:
-                report = measure_variations(args.run_dir, checkpoint, data, indices, args, saved["reward"], client)
+                report = measure(args.run_dir, checkpoint, data, indices, args, "", saved["reward"], client=client,
+                                 variations=format_sensitivity_configs())
             else:
                 report = measure(args.run_dir, checkpoint, data, indices, args, resolved["system_prompt"],
                                  saved["reward"], resolved.get("tool_format"), client)

@@ -56,8 +56,8 @@ def test_the_client_scores_each_variation_as_the_format_sensitivity_set(tiny_mod
                  "--answers", str(tmp_path / "answers.jsonl"))
     assert client.returncode == 0, client.stderr[-3000:]
     report = json.loads((tmp_path / "report.json").read_text())["reports"][-1]
-    assert list(report["by_config"]) == format_sensitivity_configs()
-    assert all(r["tasks"] == 2 and r["prompt_variation"] == c for c, r in report["by_config"].items())
+    assert list(report["greedy_by_config"]) == format_sensitivity_configs()
+    assert all(total == 2 for _, total in report["greedy_by_config"].values())
     answers = [json.loads(line) for line in (tmp_path / "answers.jsonl").read_text().splitlines()]
     assert len(answers) == 26 * 2 and {a["prompt_variation"] for a in answers} == set(format_sensitivity_configs())
 
@@ -75,3 +75,4 @@ def test_the_client_scores_each_variation_as_the_format_sensitivity_set(tiny_mod
     figures = sensitivity((v["config"], v["valid"]) for v in verdicts.values())
     assert (report["greedy_accuracy"], report["greedy_max_delta"], report["greedy_std"]) == \
         (figures.accuracy, figures.max_delta, figures.std)
+    assert report["greedy_by_config"] == {config: list(counts) for config, counts in figures.by_config.items()}
