@@ -81,8 +81,8 @@ def sensitivity_card(args: argparse.Namespace, work: Path) -> dict:
 
     sample = write_sensitivity_sample(Path(args.bfcl_dir), args.format_sensitivity, work / "sensitivity")
     out = work / "sensitivity_out"
-    generate = [sys.executable, "-m", "fcenv", "generate", "--model_name_or_path", str(args.model), "--greedy",
-                "--max_new_tokens", str(args.max_new_tokens), "--n_rollout_threads", str(args.batch),
+    model = ["--run", args.run] if args.run else ["--model_name_or_path", str(args.model)]
+    generate = [sys.executable, "-m", "fcenv", "generate", *model, "--greedy", "--max_new_tokens", str(args.max_new_tokens), "--n_rollout_threads", str(args.batch),
                 "--rollout_engine", args.rollout_engine, "--no-progress", "--out", str(out), "--dataset_path", str(sample)]
     seconds = run(generate)
     whole_set = Path(args.bfcl_dir) / SENSITIVITY_FILE
@@ -181,13 +181,15 @@ def main() -> None:
     parser.add_argument("--format_sensitivity", type=int, default=0, metavar="K",
                         help="instead of categories: K entries of BFCL's format-sensitivity set, each under its 26 "
                              "prompt variations, in prompting mode")
+    parser.add_argument("--run", default="", help="with --format_sensitivity: a training run's latest actor (its "
+                                                   "base and adapter) instead of --model")
     parser.add_argument("--report", default=str(ROOT / "bench/results/real_card_qwen2.5_coder_0.5b.json"))
     parser.add_argument("--answers", default=str(ROOT / "bench/results/real_card"))
     args = parser.parse_args()
 
     report_path = Path(args.report)
     report = json.loads(report_path.read_text()) if report_path.exists() else {"modes": {}}
-    report.update(model=Path(args.model).name, greedy=True, max_new_tokens=args.max_new_tokens, machine=f"{platform.machine()}, {os.cpu_count()} cores",
+    report.update(model=Path(args.model).name, **({"run": args.run} if args.run else {}), greedy=True, max_new_tokens=args.max_new_tokens, machine=f"{platform.machine()}, {os.cpu_count()} cores",
                   sample="bench/bfcl_sample.py: k entries spread evenly over each category's file")
     if args.format_sensitivity:
         with tempfile.TemporaryDirectory() as tmp:
