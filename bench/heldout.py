@@ -42,6 +42,7 @@ import os
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import gymnasium as gym
@@ -50,7 +51,7 @@ import torch
 import fcenv  # registers the env id
 from bench.format_ceiling import as_tool_calls
 from fcenv.chat_mode import ChatMode
-from fcenv.prompt_variations import format_sensitivity_configs
+from fcenv.prompt_variations import PromptVariation, format_sensitivity_configs
 
 ROOT = Path(__file__).resolve().parents[1]
 VLLM_CLIENT = Path(__file__).resolve().with_name("heldout_vllm.py")
@@ -161,30 +162,31 @@ class VLLMClient:
         self.process.wait()
 
 
-def play_lockstep(make_env, jobs: list[tuple[str | None, int]], respond) -> list[tuple[bool, float, str | None]]:
-    """One episode per job, a (prompt variation, task index) pair played on an env of
-    ``make_env(variation)``, up to ``LOCKSTEP`` at once: each step asks ``respond`` for every
-    live episode's next answer in one batch. Per job, in order: (BFCL verdict, summed reward,
-    the answer if the episode took one step, else None)."""
-    idle: dict[str | None, list] = {}  # envs between episodes, by variation
+def play_lockstep(env_pool, jobs: list[tuple[str | None, int]], respond) -> list[tuple[bool, float, str | None]]:
+    """One episode per job, a (prompt variation or None, task index) pair, on envs of
+    ``env_pool()``, up to ``LOCKSTEP`` at once: each step asks ``respond`` for every live
+    episode's next answer in one batch. Per job, in order: (BFCL verdict, summed reward, the
+    answer if the episode took one step, else None)."""
+    idle = []  # envs between episodes
     pending = list(enumerate(jobs))[::-1]
-    live: dict[int, tuple[str | None, object, dict, float, int]] = {}  # job number -> (variation, env, info, reward so far, steps)
+    live: dict[int, tuple[object, dict, float, int]] = {}  # job number -> (env, info, reward so far, steps)
     results: dict[int, tuple[bool, float, str | None]] = {}
     while pending or live:
         while pending and len(live) < LOCKSTEP:
             number, (variation, index) = pending.pop()
-            env = idle[variation].pop() if idle.get(variation) else make_env(variation)
-            live[number] = (variation, env, env.reset(options={"index": index})[1], 0.0, 0)
+            env = idle.pop() if idle else env_pool()
+            options = {"index": index, **({"prompt_variation": variation} if variation else {})}
+            live[number] = (env, env.reset(options=options)[1], 0.0, 0)
         numbers = sorted(live)
-        texts = respond([live[number][2] for number in numbers])
+        texts = respond([live[number][1] for number in numbers])
         for number, text in zip(numbers, texts):
-            variation, env, _, total, steps = live[number]
+            env, _, total, steps = live[number]
             _, reward, terminated, truncated, info = env.step(text)
             if terminated or truncated:
                 results[number] = (bool(info["valid"]), total + reward, text if steps == 0 else None)
-                idle.setdefault(variation, []).append(live.pop(number)[1])
+                idle.append(live.pop(number)[0])
             else:
-                live[number] = (variation, env, info, total + reward, steps + 1)
+                live[number] = (env, info, total + reward, steps + 1)
     return [results[number] for number in range(len(jobs))]
 
 
@@ -224,12 +226,15 @@ def measure(run_dir: Path, checkpoint: Path | None, data: Path, indices: list[in
     configuration's accuracy and their spread are given too."""
     from fcenv.format_sensitivity import sensitivity
 
-    def make_env(variation: str | None):
-        # FC mode: the env only judges; the tools reach the model through the tokenizer's own template.
-        chat_mode = ChatMode.from_flags(tool_format, system_prompt, fc_renderer=lambda messages, tools: "")
-        return gym.make(fcenv.ENV_ID, dataset_path=str(data), reward=reward, **chat_mode.varied(variation).env_options())
+    # FC mode: the env only judges; the tools reach the model through the tokenizer's own template.
+    chat_mode = ChatMode.from_flags(tool_format, system_prompt, fc_renderer=lambda messages, tools: "")
+    if variations:  # prompting mode with a prompt variation; each episode's is a reset option
+        chat_mode = chat_mode.varied(variations[0])
 
-    tasks = make_env(None).unwrapped.tasks
+    def make_env():
+        return gym.make(fcenv.ENV_ID, dataset_path=str(data), reward=reward, **chat_mode.env_options())
+
+    tasks = make_env().unwrapped.tasks
     categories, ids = [task.category for task in tasks], [task.id for task in tasks]
     if client is None:
         tokenizer, model = load_actor(run_dir, checkpoint)
@@ -244,7 +249,7 @@ def measure(run_dir: Path, checkpoint: Path | None, data: Path, indices: list[in
         jobs = [(variation, index) for variation in variations or [None] for index in indices for _ in range(repeats)]
         outcomes = play_lockstep(make_env, jobs, respond)
         answers = [text for _, _, text in outcomes]
-        ceiling = any_format_verdicts(lambda: make_env(None), tool_format, [index for _, index in jobs], answers) \
+        ceiling = any_format_verdicts(make_env, tool_format, [index for _, index in jobs], answers) \
             if tool_format else [None] * len(jobs)
         if args.answers:  # one line per answer: what it was judged on, for reading or comparing clients
             with args.answers.open("a", encoding="utf-8") as out:
@@ -266,6 +271,14 @@ def measure(run_dir: Path, checkpoint: Path | None, data: Path, indices: list[in
             report[f"{mode}_max_delta"], report[f"{mode}_std"] = figures.max_delta, figures.std
             report[f"{mode}_by_config"] = {config: list(counts) for config, counts in figures.by_config.items()}
     return report
+
+
+def unvaried_entry(data: Path, indices: list[int]):
+    """The first of the tasks that a prompt variation leaves as they are (the env varies
+    single-turn Python entries only), or None."""
+    env = gym.make(fcenv.ENV_ID, dataset_path=str(data)).unwrapped
+    varied = replace(env.settings, prompt_variation=PromptVariation.parse(format_sensitivity_configs()[0]))
+    return next((env.tasks[i] for i in indices if not varied.varies(env.tasks[i])), None)
 
 
 def _figures(pairs: list[tuple[bool, bool | None]]) -> dict:
@@ -304,7 +317,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="also measure the base model alone (no adapter), before the run's checkpoints")
     parser.add_argument("--checkpoints", choices=["first_last", "first", "last"], default="first_last",
                         help="which of the run's checkpoints to measure")
-    parser.add_argument("--threads", type=int, default=1, help="CPU threads of the client (and of vLLM's)")
+    parser.add_argument("--threads", type=int, default=0,
+                        help="CPU threads of the client and of vLLM's (0: torch's default, the machine's cores)")
     parser.add_argument("--prompt_variations", action="store_true",
                         help="prompting mode: measure each of BFCL's 26 prompt variations (the format-sensitivity "
                              "configurations) on --data's entries, and their spread (max delta, standard deviation)")
@@ -322,11 +336,17 @@ def main(argv: list[str] | None = None) -> int:
         indices = resolved["eval_indices"]
     if args.limit > 0:
         indices = indices[: args.limit]
+    if args.prompt_variations and (unvaried := unvaried_entry(data, indices)):
+        print(f"--prompt_variations: {data}: entry {unvaried.id} ({unvaried.category}) is not varied: BFCL varies the "
+              "prompt of single-turn Python entries only, so it would be asked under BFCL's default prompt in every "
+              "configuration; give --data the single-turn Python entries alone", file=sys.stderr)
+        return 2
     args.max_new_tokens = int(saved["max_new_tokens"])
     args.temperature = float(saved.get("temperature", 1.0))
     # What --context_window resolved to (0 meant the model's maximum).
     args.context_window = int(resolved.get("context_window") or saved["context_window"] or _max_positions(resolved))
-    torch.set_num_threads(args.threads)
+    if args.threads > 0:
+        torch.set_num_threads(args.threads)
     if args.answers:
         args.answers.parent.mkdir(parents=True, exist_ok=True)
         args.answers.write_text("")

@@ -44,11 +44,16 @@ def run(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
 
 
-def test_the_client_scores_each_variation_as_the_format_sensitivity_set(tiny_model, tmp_path):
-    trained = run(str(SCRIPT), *tiny_flags(tiny_model, tmp_path / "runs"), "--experiment_name", "v",
-                  "--eval_interval", "0")
+@pytest.fixture(scope="module")
+def run_dir(tiny_model, tmp_path_factory) -> Path:
+    """A short run of the tiny model: its actor is what the client asks."""
+    runs = tmp_path_factory.mktemp("runs")
+    trained = run(str(SCRIPT), *tiny_flags(tiny_model, runs), "--experiment_name", "v", "--eval_interval", "0")
     assert trained.returncode == 0, trained.stderr[-3000:]
-    run_dir = next((tmp_path / "runs" / "v").glob("*/*/*/run1"))
+    return next((runs / "v").glob("*/*/*/run1"))
+
+
+def test_the_client_scores_each_variation_as_the_format_sensitivity_set(run_dir, tmp_path):
     data, id_file = write_set(tmp_path / "bfcl")
 
     client = run("-m", "bench.heldout", str(run_dir), "--data", str(data), "--prompt_variations", "--samples", "0",
@@ -76,3 +81,21 @@ def test_the_client_scores_each_variation_as_the_format_sensitivity_set(tiny_mod
     assert (report["greedy_accuracy"], report["greedy_max_delta"], report["greedy_std"]) == \
         (figures.accuracy, figures.max_delta, figures.std)
     assert report["greedy_by_config"] == {config: list(counts) for config, counts in figures.by_config.items()}
+
+
+def test_entries_no_variation_reaches_are_refused_before_work(run_dir, tmp_path):
+    # BFCL varies the prompt of single-turn Python entries only: a Java entry would be asked under
+    # the default prompt in all 26 configurations, and its verdicts would flatten the spread.
+    data, _ = write_set(tmp_path / "bfcl")
+    java = {"id": "simple_java_0", "question": [[{"role": "user", "content": "Weather in Lyon?"}]],
+            "function": [WEATHER]}
+    with data.open("a") as out:
+        out.write(json.dumps(java) + "\n")
+    with (data.parent / "possible_answer" / data.name).open("a") as out:
+        out.write(json.dumps({"id": "simple_java_0", "ground_truth": [{"get_weather": {"city": ["Lyon"]}}]}) + "\n")
+
+    client = run("-m", "bench.heldout", str(run_dir), "--data", str(data), "--prompt_variations", "--samples", "0",
+                 "--checkpoints", "last", "--out", str(tmp_path / "report.json"))
+    assert client.returncode == 2
+    assert str(data) in client.stderr and "simple_java_0" in client.stderr and "--prompt_variations" in client.stderr
+    assert not (tmp_path / "report.json").exists()
