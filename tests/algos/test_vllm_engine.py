@@ -406,7 +406,7 @@ def test_process_rewards_samples_with_vllm(trained_run, tmp_path):
 
 
 def test_the_held_out_client_scores_greedy_answers_from_vllm_as_from_generate(trained_run, tmp_path):
-    """bench/heldout.py --engine vllm (vLLM's LLM with the checkpoint's actor as a LoRARequest)
+    """bench/heldout.py --engine vllm (vLLM's LLM on the checkpoint's actor, its adapter merged by PEFT)
     against plain transformers generate: the same greedy verdicts and rewards, start and end,
     single-turn and multi-turn (played step by step)."""
     for data, limit in ((TINY_EVAL, "30"), (MULTI_TURN_EVAL, "8")):
