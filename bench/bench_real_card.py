@@ -82,7 +82,8 @@ def sensitivity_card(args: argparse.Namespace, work: Path) -> dict:
     sample = write_sensitivity_sample(Path(args.bfcl_dir), args.format_sensitivity, work / "sensitivity")
     out = work / "sensitivity_out"
     model = ["--run", args.run] if args.run else ["--model_name_or_path", str(args.model)]
-    generate = [sys.executable, "-m", "fcenv", "generate", *model, "--greedy", "--max_new_tokens", str(args.max_new_tokens), "--n_rollout_threads", str(args.batch),
+    generate = [sys.executable, "-m", "fcenv", "generate", *model, "--greedy", "--max_new_tokens", str(args.max_new_tokens),
+                "--n_rollout_threads", str(args.batch),
                 "--rollout_engine", args.rollout_engine, "--no-progress", "--out", str(out), "--dataset_path", str(sample)]
     seconds = run(generate)
     whole_set = Path(args.bfcl_dir) / SENSITIVITY_FILE

@@ -141,19 +141,20 @@ class VLLMClient:
     def __init__(self, run_dir: Path, python: str, seed: int, context_window: int):
         from transformers import AutoTokenizer
 
+        self.run_dir = run_dir
         self.base = json.loads((run_dir / "args.json").read_text())["resolved"]["base_model"]
         self.tokenizer = AutoTokenizer.from_pretrained(self.base)
         self.python, self.seed, self.context_window = python, seed, context_window
         self.process: subprocess.Popen | None = None
-        self.adapter: Path | None = None
+        self.checkpoint: Path | None = None
         self.merged = tempfile.TemporaryDirectory(prefix="heldout-merged-")
 
-    def _serve(self, adapter: Path | None) -> None:
-        """Start vLLM on the weights of ``adapter`` (None: the base), unless it already serves them."""
-        if self.process is not None and adapter == self.adapter:
+    def _serve(self, checkpoint: Path | None) -> None:
+        """Start vLLM on the actor of ``checkpoint`` (None: the base), unless it already serves it."""
+        if self.process is not None and checkpoint == self.checkpoint:
             return
         self._stop()
-        model = self.base if adapter is None else self._merge(adapter)
+        model = self.base if checkpoint is None else self._merge(checkpoint)
         settings = {"model": str(model), "max_model_len": self.context_window, "seed": self.seed,
                     "stop_ids": [self.tokenizer.eos_token_id]}
         # vLLM in this one process, eager, on as many threads as the hf client, from local files only.
@@ -162,23 +163,21 @@ class VLLMClient:
         env.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
         self.process = subprocess.Popen([self.python, str(VLLM_CLIENT), json.dumps(settings)], stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, text=True, env=env)
-        self.adapter = adapter
+        self.checkpoint = checkpoint
 
-    def _merge(self, adapter: Path) -> Path:
-        """The base with ``adapter`` merged into its weights, as PEFT merges it, saved in float32."""
-        from peft import PeftModel
-        from transformers import AutoModelForCausalLM
-
+    def _merge(self, checkpoint: Path) -> Path:
+        """The actor of ``checkpoint`` as ``load_actor`` loads it, its adapter merged into the
+        base's weights by PEFT, saved in float32."""
         folder = Path(self.merged.name) / "actor"
         shutil.rmtree(folder, ignore_errors=True)
-        base = AutoModelForCausalLM.from_pretrained(self.base, dtype=torch.float32)
-        PeftModel.from_pretrained(base, adapter).merge_and_unload().save_pretrained(folder)
-        self.tokenizer.save_pretrained(folder)
+        tokenizer, model = load_actor(self.run_dir, checkpoint)
+        model.merge_and_unload().save_pretrained(folder)
+        tokenizer.save_pretrained(folder)
         return folder
 
-    def generate(self, adapter: Path | None, prompts: list[list[int]], *, greedy: bool, max_new_tokens: int,
+    def generate(self, checkpoint: Path | None, prompts: list[list[int]], *, greedy: bool, max_new_tokens: int,
                  temperature: float = 1.0) -> list[str]:
-        self._serve(adapter)
+        self._serve(checkpoint)
         request = {"prompts": prompts, "greedy": greedy, "temperature": temperature, "max_new_tokens": max_new_tokens}
         self.process.stdin.write(json.dumps(request) + "\n")
         self.process.stdin.flush()
@@ -247,8 +246,7 @@ def vllm_responder(client: VLLMClient, checkpoint: Path, greedy: bool, args):
     def respond(infos: list[dict]) -> list[str]:
         prompts = [prompt_ids(client.tokenizer, info["messages"], info.get("tools"), max_new_tokens=args.max_new_tokens,
                               context_window=args.context_window) for info in infos]
-        adapter = None if checkpoint is None else checkpoint / "actor"
-        return client.generate(adapter, prompts, greedy=greedy, max_new_tokens=args.max_new_tokens,
+        return client.generate(checkpoint, prompts, greedy=greedy, max_new_tokens=args.max_new_tokens,
                                temperature=args.temperature)
 
     return respond
