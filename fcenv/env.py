@@ -283,8 +283,9 @@ class FunctionCallingEnv(gym.Env[str, str]):
             episode.process_paid += credit
             return turn_share * PROCESS_SHARE * credit
         paid, episode.process_paid = episode.process_paid, 0.0
-        if not outcome.reward_scale:  # cut off by the step limit: the turn earns no verdict
-            return 0.0
+        if not outcome.reward_scale:
+            # Cut off by the step limit: the turn earns nothing, what its steps were paid is taken back.
+            return -turn_share * PROCESS_SHARE * paid
         verdict = float(self.reward_fn(outcome.reward_result or outcome.result))
         return turn_share * max(0.0, verdict - PROCESS_SHARE * paid)
 

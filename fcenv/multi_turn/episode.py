@@ -10,7 +10,8 @@ the last turn).
 
 Rewards: with turn rewards, each turn's end is rewarded with ``reward_fn(turn verdict) /
 turns`` (so a perfect episode earns 1); without, only the last step is rewarded, with the
-episode's BFCL verdict. In FC mode an answer that BFCL's inference itself would fail on
+episode's BFCL verdict. A turn the step limit cut off earns nothing, also in the last turn,
+where BFCL's verdict may still be valid (its evaluator only flags an entry that stopped early). In FC mode an answer that BFCL's inference itself would fail on
 (``fcenv.handlers.native.InferenceCrash``) ends the episode as an inference error. Every step's
 ``info`` carries facets: a step with calls its step facets, a turn's end the turn verdict's
 (also as ``turn_facets``, which the episode's last step needs, its ``facets`` being the
@@ -125,10 +126,15 @@ class MultiTurnEpisode:
         self.done = True
         final = self.trajectory.verdict(force_terminated=truncated and self.trajectory.turn < self.trajectory.turns)
         info = {**info, "turn_verdicts": [v.valid for v in self.trajectory.turn_verdicts]}
+        # A turn cut off by the step limit is never paid, even in the last turn, where BFCL still
+        # judges it (and may find it valid): a reward for looping until the limit would teach looping.
+        if truncated:
+            scale = 0.0
         if self.settings.turn_rewards:
             return StepOutcome(result=final, calls=calls, terminated=not truncated, truncated=truncated,
                                reward_result=turn_verdict, reward_scale=scale, info=info)
-        return StepOutcome(result=final, calls=calls, terminated=not truncated, truncated=truncated, info=info)
+        return StepOutcome(result=final, calls=calls, terminated=not truncated, truncated=truncated, info=info,
+                           reward_scale=0.0 if truncated else 1.0)
 
     def _next_turn(self) -> None:
         turn = self.trajectory.turn

@@ -146,3 +146,27 @@ def test_state_bfcl_shares_between_model_and_truth_is_shared(bfcl_dir):
     model, truth = trajectory.model.instances["TwitterAPI"], trajectory.truth.instances["TwitterAPI"]
     assert model._default_mentions is truth._default_mentions
     assert Trajectory(twitter).model.instances["TwitterAPI"]._default_mentions is not model._default_mentions
+
+
+@pytest.mark.parametrize("reward", ["bfcl", "shaped", "steps"])
+def test_a_last_turn_cut_off_by_the_step_limit_is_never_paid(reward):
+    """BFCL still judges a last turn its step limit cut off (its evaluator flags only an entry
+    that stopped early), and here the looped calls leave the right state and results, so the
+    verdict is valid; the reward pays nothing, or looping to the limit would be taught."""
+    from fcenv.tasks import Task
+
+    task = Task(id="multi_turn_loop_0", question=[[{"role": "user", "content": "Add 1 and 2."}]], functions=[],
+                ground_truth=[["add(a=1, b=2)"]], involved_classes=["MathAPI"], declared_kind="multi_turn")
+    env = FunctionCallingEnv(tasks=[task], max_steps_per_turn=2, reward=reward)
+    env.reset()
+    total = 0.0
+    for _ in range(3):
+        _, paid, terminated, truncated, info = env.step("[add(a=1, b=2)]")
+        total += paid
+    assert truncated and not terminated
+    assert info["valid"]  # BFCL's verdict, unchanged
+    assert total == 0.0
+    # The same calls, then a reply that ends the turn, earn the whole reward.
+    env.reset()
+    total = sum(env.step(text)[1] for text in ["[add(a=1, b=2)]", "The sum is 3."])
+    assert total == pytest.approx(1.0)
