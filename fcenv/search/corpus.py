@@ -15,11 +15,20 @@ the standard library); ``markdown`` a Markdown or text file as it is, an HTML pa
 ``truncate`` (not html2text's conversion: fcenv needs no extra package for a corpus).
 
 A search that finds nothing answers as BFCL's tool does when the engine has no results.
+
+A corpus serves what is inside its folder and nothing else: a file that is a link to something
+outside it is left out (and named, as a ``DatasetWarning``). What one document may cost is
+bounded: a file over ``MAX_DOCUMENT_BYTES``, or an HTML page whose parsing takes more than
+``MAX_PARSE_SECONDS`` of CPU time (``html.parser`` is quadratic on some broken markup, such as
+thousands of unclosed ``<a``), is named and left out; the rest of the corpus opens.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import time
+import warnings
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
@@ -27,6 +36,7 @@ from urllib.parse import quote, unquote
 
 from fcenv.backends.bm25 import BM25Plus
 from fcenv.backends.web_search import SEARCH_FAILED
+from fcenv.problems import DatasetWarning
 from fcenv.search import SEARCH_SOURCES, Failure, SearchSourceError, Unavailable
 
 SUFFIXES = (".txt", ".md", ".markdown", ".html", ".htm")
@@ -34,17 +44,35 @@ DEFAULT_BASE_URL = "https://corpus.local/"
 SNIPPET_CHARS = 300
 MAX_RESULTS = 50  # the engine's page of results; the tool's max_results cuts it further
 _WORD = re.compile(r"\w+")
+MAX_DOCUMENT_BYTES = 20 * 1024 * 1024
+# A real page of a megabyte parses in a tenth of a second; broken markup that makes html.parser
+# rescan the rest of the page at every '<' would take minutes. CPU time of this thread, so that
+# a loaded machine does not leave out a page another machine keeps.
+MAX_PARSE_SECONDS = 5.0
+_FEED_CHARS = 64 * 1024
+
+
+class DocumentTooCostly(Exception):
+    """A document past the bounds on what one document may cost (its size, its parsing time)."""
 
 
 class _TextOfHtml(HTMLParser):
-    def __init__(self):
+    def __init__(self, deadline: float = float("inf")):
         super().__init__(convert_charrefs=True)
         self.strings: list[str] = []
         self.title = ""
         self._skipping = 0
         self._in_title = False
+        self._deadline = deadline
+
+    def _check_time(self) -> None:
+        # html.parser calls back between its scans, also in the quadratic case (each unclosed
+        # '<' handed over as data): a check here bounds the whole parse.
+        if time.thread_time() > self._deadline:
+            raise DocumentTooCostly(f"its HTML takes more than {MAX_PARSE_SECONDS:g} s of CPU time to parse")
 
     def handle_starttag(self, tag, attrs):
+        self._check_time()
         if tag in ("script", "style"):
             self._skipping += 1
         self._in_title = self._in_title or tag == "title"
@@ -56,6 +84,7 @@ class _TextOfHtml(HTMLParser):
             self._in_title = False
 
     def handle_data(self, data):
+        self._check_time()
         if self._in_title and not self.title:
             self.title = data.strip()
         if not self._skipping and data.strip():
@@ -75,10 +104,16 @@ class Document:
 
 
 def read_document(path: Path, url: str) -> Document:
+    """The document at ``path``; ``DocumentTooCostly`` past the bounds on size and parsing time."""
+    size = path.stat().st_size
+    if size > MAX_DOCUMENT_BYTES:
+        raise DocumentTooCostly(f"{size:,} bytes, over the bound of {MAX_DOCUMENT_BYTES:,} bytes a document")
     raw = path.read_text(encoding="utf-8", errors="replace")
     if path.suffix.lower() in (".html", ".htm"):
-        parser = _TextOfHtml()
-        parser.feed(raw)
+        parser = _TextOfHtml(time.thread_time() + MAX_PARSE_SECONDS)
+        for start in range(0, len(raw), _FEED_CHARS):  # in pieces: the time is checked between them too
+            parser.feed(raw[start:start + _FEED_CHARS])
+            parser._check_time()
         parser.close()
         text = "\n".join(parser.strings)
         return Document(url, parser.title or path.stem, raw, text, True)
@@ -93,9 +128,11 @@ class Corpus:
         base = base_url if base_url.endswith("/") else base_url + "/"
         files = sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in SUFFIXES
                        and not any(part.startswith(".") for part in p.relative_to(folder).parts))
-        if not files:
+        files = [p for p in files if _inside(p, folder)]
+        self.documents = [d for d in (_document(p, base + quote(p.relative_to(folder).as_posix())) for p in files)
+                          if d is not None]
+        if not self.documents:
             raise SearchSourceError(f"web_search: {folder} holds no documents to search ({', '.join(SUFFIXES)} files)")
-        self.documents = [read_document(p, base + quote(p.relative_to(folder).as_posix())) for p in files]
         self.by_url = {unquote(d.url): d for d in self.documents}
         self.index = BM25Plus([_tokens(d.title + "\n" + d.text) for d in self.documents])
         self.token_sets = [set(_tokens(d.title + "\n" + d.text)) for d in self.documents]
@@ -119,6 +156,25 @@ class Corpus:
         if document is None:
             return Unavailable(f"no document at {url} in the local corpus")
         return document.modes()
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    """Whether ``path`` is the folder's own: ``is_file`` follows a link, and a link to a file
+    outside the folder would show that file to the model. Left out, and named."""
+    real = Path(os.path.realpath(path))
+    if real.is_relative_to(Path(os.path.realpath(folder))):
+        return True
+    warnings.warn(f"web_search: {path}: left out of the corpus: a link to {real}, outside {folder}", DatasetWarning,
+                  stacklevel=2)
+    return False
+
+
+def _document(path: Path, url: str) -> Document | None:
+    try:
+        return read_document(path, url)
+    except DocumentTooCostly as exc:
+        warnings.warn(f"web_search: {path}: left out of the corpus: {exc}", DatasetWarning, stacklevel=2)
+        return None
 
 
 def _tokens(text: str) -> list[str]:

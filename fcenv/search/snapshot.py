@@ -79,6 +79,9 @@ def load_snapshot(path: str | Path) -> Snapshot:
         raise SearchSourceError(f"{path}: cannot read the snapshot: {exc}") from None
     except json.JSONDecodeError as exc:
         raise SearchSourceError(f"{path}, line {exc.lineno}: invalid JSON: {exc.msg} (column {exc.colno})") from None
+    except RecursionError:  # json nests by recursion: a hostile file would otherwise end in a traceback
+        raise SearchSourceError(f"{path}: not a web snapshot: its JSON is nested deeper than Python's parser goes "
+                                f"(a snapshot nests five levels)") from None
     problems: list[Problem] = []
     file = str(path)
     if not isinstance(data, dict) or data.get("format") != FORMAT:

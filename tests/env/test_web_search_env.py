@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from fcenv.data import load_tasks
+from fcenv.data import DatasetWarning, load_tasks
 from fcenv.env import FunctionCallingEnv
 from fcenv.search import SearchSourceError
 from fcenv.search.snapshot import FORMAT, load_snapshot
@@ -285,3 +285,51 @@ def test_a_corpus_folder_is_searched_with_bm25_and_serves_its_documents(tasks, c
 def test_an_empty_corpus_is_refused(tasks, tmp_path):
     with pytest.raises(SearchSourceError, match="holds no documents to search"):
         FunctionCallingEnv(tasks=tasks, web_search=str(tmp_path))
+
+
+def test_a_link_out_of_the_corpus_is_named_and_never_shown(tasks, corpus, tmp_path):
+    """Issue 54, item 1: a corpus serves what is inside its folder; ``is_file`` follows a link,
+    which would show the file it points at (anywhere on the machine) to the model."""
+    outside = tmp_path / "secret.txt"
+    outside.write_text("Zeppelin secret: the password is hunter2\n")
+    (corpus / "notes" / "leak.txt").symlink_to(outside)
+    (corpus / "tea-again.md").symlink_to(corpus / "notes" / "tea.md")  # a link inside the folder is its own
+    calls = ('[search_engine_query(keywords="zeppelin password"), '
+             'fetch_url_content(url="https://corpus.local/notes/leak.txt", mode="raw"), '
+             'fetch_url_content(url="https://corpus.local/tea-again.md", mode="raw")]')
+    with pytest.warns(DatasetWarning, match=f"{corpus / 'notes' / 'leak.txt'}: left out of the corpus: a link to "
+                                            f".*secret.txt, outside"):
+        observation, _, _, _, info = play(tasks, corpus, 0, [calls])[0]
+    results = info["results"]
+    assert "hunter2" not in json.dumps(results) and "hunter2" not in json.dumps(observation, default=str)
+    assert json.loads(results[0]) == {"error": "Failed to retrieve the search results from server. Please try again "
+                                               "later."}
+    assert "no document at https://corpus.local/notes/leak.txt" in json.loads(results[1])["error"]
+    assert json.loads(results[2])["content"].startswith("# Da Hong Pao")
+
+
+def test_a_document_past_the_cost_bound_is_named_and_left_out(tasks, corpus):
+    """Issue 54, item 11: 60 KB of unclosed ``<a`` makes html.parser rescan the rest of the page
+    at every '<' (minutes); the corpus opens within its bound per document, without that page."""
+    from fcenv.search.corpus import open_corpus
+
+    (corpus / "broken.html").write_text("<a " * 20_000)
+    start = time.perf_counter()
+    with pytest.warns(DatasetWarning, match=f"{corpus / 'broken.html'}: left out of the corpus: its HTML takes more "
+                                            f"than .* s of CPU time"):
+        opened = open_corpus(corpus)
+    assert time.perf_counter() - start < 20  # the bound is 5 s of CPU time; today's parser takes a minute
+    assert sorted(d.url.rsplit("/", 1)[1] for d in opened.documents) == ["billionaires.html", "cars.txt", "tea.md"]
+
+
+def test_a_snapshot_nested_past_the_parser_is_refused_naming_the_flag_and_file(tasks, tmp_path):
+    """Issue 54, item 12: JSON nested 100,000 deep ended in Python's RecursionError."""
+    from fcenv.arguments import UsageError
+    from fcenv.flags import open_web_search
+
+    path = tmp_path / "deep.json"
+    path.write_text(f'{{"format": "{FORMAT}", "searches": {"[" * 100_000}{"]" * 100_000}}}')
+    with pytest.raises(UsageError, match=f"^--web_search: {path}: not a web snapshot: its JSON is nested deeper"):
+        open_web_search(str(path), [])
+    with pytest.raises(SearchSourceError, match=f"^{path}: not a web snapshot"):
+        FunctionCallingEnv(tasks=tasks, web_search=str(path))
