@@ -1,12 +1,14 @@
 """The datasets that ship with the package (BFCL's file format, ``possible_answer/`` beside
 them): the tiny single-turn and multi-turn splits, written by ``datasets/tiny/make_*.py``, and
 the varied single-turn splits for pretrained models (BFCL's five AST categories, irrelevance
-included), written by ``datasets/varied/make_varied.py``.
+included), written by ``datasets/varied/make_varied.py``, and the varied multi-turn splits for
+pretrained models (BFCL's four multi-turn kinds on its classes, one or two per task, with the
+shorter docs of ``multi_turn_func_doc/``), written by ``datasets/multi_turn/make_multi_turn_varied.py``.
 
 Anywhere a question file is taken (the env's ``dataset_path``, ``--dataset_path``, ``--data``),
 a bundled split can be named instead of a path: ``tiny_train``, ``tiny_eval``,
-``multi_turn_train``, ``multi_turn_eval``, ``varied_train``, ``varied_eval``. An existing file
-of that name wins.
+``multi_turn_train``, ``multi_turn_eval``, ``varied_train``, ``varied_eval``,
+``multi_turn_varied_train``, ``multi_turn_varied_eval``. An existing file of that name wins.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from pathlib import Path
 
 FOLDER = Path(__file__).resolve().parent
 BUNDLED = {name: FOLDER / f"{name}.json" for name in ("tiny_train", "tiny_eval", "multi_turn_train", "multi_turn_eval",
-                                                      "varied_train", "varied_eval")}
+                                                      "varied_train", "varied_eval", "multi_turn_varied_train",
+                                                      "multi_turn_varied_eval")}
 
 
 def resolve(path_or_name: str | Path) -> Path:

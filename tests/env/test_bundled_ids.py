@@ -14,8 +14,11 @@ from fcenv.bundled import BUNDLED, split_holding
 from fcenv.data import load_tasks
 
 ROOT = Path(__file__).resolve().parents[2]
-PAIRS = [("tiny_train", "tiny_eval"), ("multi_turn_train", "multi_turn_eval"), ("varied_train", "varied_eval")]
-GENERATORS = ["tiny/make_tiny.py", "tiny/make_multi_turn.py", "varied/make_varied.py"]
+PAIRS = [("tiny_train", "tiny_eval"), ("multi_turn_train", "multi_turn_eval"), ("varied_train", "varied_eval"),
+         ("multi_turn_varied_train", "multi_turn_varied_eval")]
+GENERATORS = ["tiny/make_tiny.py", "tiny/make_multi_turn.py", "varied/make_varied.py", "multi_turn/make_multi_turn_varied.py"]
+# What the generators import from their own folders, copied beside them.
+HELPERS = ["multi_turn/world.py", "multi_turn/skills.py", "multi_turn/func_docs.py", "multi_turn/check_split.py"]
 
 
 def ids(name: str) -> list[str]:
@@ -30,14 +33,18 @@ def test_splits_have_distinct_ids_in_their_categories(train, held_out):
     # The ids stay BFCL's "<category>_<n>": the category decides the checker.
     categories = {i.rsplit("_", 1)[0] for i in train_ids + held_out_ids}
     assert categories <= {"simple_python", "multiple", "parallel", "parallel_multiple", "irrelevance",
-                          "multi_turn_tiny"}
+                          "multi_turn_tiny", "multi_turn_varied_base", "multi_turn_varied_miss_param",
+                          "multi_turn_varied_miss_func", "multi_turn_varied_long"}
     assert split_holding(train_ids[:5]) == train and split_holding(held_out_ids[-5:]) == held_out
 
 
 def test_the_generators_write_the_bundled_files(tmp_path):
-    """datasets/tiny/make_*.py and datasets/varied/make_varied.py are the source of the bundled
-    files: run into a copy, they write the same bytes."""
+    """datasets/tiny/make_*.py, datasets/varied/make_varied.py and
+    datasets/multi_turn/make_multi_turn_varied.py are the source of the bundled files (the
+    multi-turn docs included): run into a copy, they write the same bytes."""
     out = f"Path({str(tmp_path / 'out')!r})"
+    for script in HELPERS:
+        (tmp_path / Path(script).name).write_text((ROOT / "datasets" / script).read_text())
     for script in GENERATORS:  # make_multi_turn.py writes through make_tiny.py
         source = (ROOT / "datasets" / script).read_text()
         (tmp_path / Path(script).name).write_text(
@@ -48,6 +55,9 @@ def test_the_generators_write_the_bundled_files(tmp_path):
         assert (tmp_path / "out" / path.name).read_bytes() == path.read_bytes(), name
         assert (tmp_path / "out" / "possible_answer" / path.name).read_bytes() == \
             (path.parent / "possible_answer" / path.name).read_bytes(), name
+    docs = sorted((BUNDLED["multi_turn_varied_train"].parent / "multi_turn_func_doc").iterdir())
+    assert [(d.name, d.read_bytes()) for d in docs] == \
+        [(d.name, d.read_bytes()) for d in sorted((tmp_path / "out" / "multi_turn_func_doc").iterdir())]
 
 
 @pytest.mark.parametrize("train, held_out", PAIRS)
