@@ -5,6 +5,12 @@ to a common length ``C`` so that action token ``j`` of every row sits at column 
 the logits and the critic's hidden state at column ``C - 1 + j`` then belong to the state
 before action token ``j``. Which positions are real is carried by masks, never by token
 ids, so a pad id that is also a real token (or id 0) changes nothing.
+
+A multi-step episode is one growing token sequence: each step's context is the previous step's
+context, action and the observation after it. ``pack(..., chain=True)`` runs such rows as one
+sequence (``Carriers``): a row whose context and action are the start of another row's is read
+off that row's pass, so an episode of n steps costs one pass over its last step instead of n
+passes over ever longer contexts.
 """
 
 from __future__ import annotations
@@ -17,6 +23,22 @@ import torch
 
 
 @dataclass
+class Carriers:
+    """The sequences a chained batch runs (each the context and action of its longest row,
+    left-padded to a common length ``L``), and where each row's states are in them."""
+
+    input_ids: torch.Tensor  # (P, L)
+    attention_mask: torch.Tensor  # (P, L)
+    position_ids: torch.Tensor  # (P, L)
+    index: torch.Tensor  # (B, K + 1) flat index into (P * L): the state before each action token of each row, then after
+
+    def gather(self, states: torch.Tensor) -> torch.Tensor:
+        """(P, L, ...) states of the carriers -> (B, K + 1, ...) states of the rows."""
+        flat = states.reshape(-1, *states.shape[2:])
+        return flat[self.index.reshape(-1)].reshape(*self.index.shape, *states.shape[2:])
+
+
+@dataclass
 class TokenBatch:
     input_ids: torch.Tensor  # (B, C + K)
     attention_mask: torch.Tensor  # (B, C + K), 1 on real tokens
@@ -24,6 +46,9 @@ class TokenBatch:
     action_ids: torch.Tensor  # (B, K)
     action_mask: torch.Tensor  # (B, K) float, 1 on real action tokens
     context_length: int  # C
+    # Rows run as the starts of longer ones (``pack(..., chain=True)``); the row layout above is
+    # then not built (its tensors are the carriers', ``context_length`` 0).
+    carriers: Carriers | None = None
 
     @property
     def action_width(self) -> int:
@@ -40,8 +65,10 @@ def pack(
     actions: Sequence[Sequence[int]] | None,
     pad_id: int,
     device: torch.device | str = "cpu",
+    chain: bool = False,
 ) -> TokenBatch:
-    """Build a ``TokenBatch``; ``actions=None`` (or empty actions) gives ``K = 0``."""
+    """Build a ``TokenBatch``; ``actions=None`` (or empty actions) gives ``K = 0``. With
+    ``chain``, rows that are the start of another row run inside it (``Carriers``), when any are."""
     if not contexts:
         raise ValueError("empty batch")
     if any(len(c) == 0 for c in contexts):
@@ -49,6 +76,10 @@ def pack(
     actions = actions if actions is not None else [[] for _ in contexts]
     if len(actions) != len(contexts):
         raise ValueError(f"{len(contexts)} contexts but {len(actions)} actions")
+    if chain:
+        chained = _chained(contexts, actions, pad_id, device)
+        if chained is not None:
+            return chained
     width_c = max(len(c) for c in contexts)
     width_k = max((len(a) for a in actions), default=0)
     rows = len(contexts)
@@ -76,6 +107,52 @@ def pack(
     )
 
 
+def chain_carriers(sequences: Sequence[Sequence[int]]) -> list[int]:
+    """For each sequence, the index of the longest sequence it is the start of (itself when none
+    is longer): the carriers a chained batch runs."""
+    order = sorted(range(len(sequences)), key=lambda i: -len(sequences[i]))
+    carrier = [0] * len(sequences)
+    heads: list[int] = []
+    for i in order:
+        tokens = sequences[i]
+        carrier[i] = next((h for h in heads if list(sequences[h][:len(tokens)]) == list(tokens)), i)
+        if carrier[i] == i:
+            heads.append(i)
+    return carrier
+
+
+def _chained(contexts, actions, pad_id: int, device) -> TokenBatch | None:
+    sequences = [list(c) + list(a) for c, a in zip(contexts, actions)]
+    carrier = chain_carriers(sequences)
+    heads = sorted(set(carrier))
+    if len(heads) == len(sequences):
+        return None
+    width = max(len(sequences[h]) for h in heads)
+    slot = {h: p for p, h in enumerate(heads)}
+    input_ids = torch.full((len(heads), width), pad_id, dtype=torch.long)
+    attention = torch.zeros((len(heads), width), dtype=torch.long)
+    for p, h in enumerate(heads):
+        input_ids[p, width - len(sequences[h]):] = torch.as_tensor(sequences[h], dtype=torch.long)
+        attention[p, width - len(sequences[h]):] = 1
+    width_k = max((len(a) for a in actions), default=0)
+    index = torch.zeros((len(contexts), width_k + 1), dtype=torch.long)
+    action_ids = torch.full((len(contexts), width_k), pad_id, dtype=torch.long)
+    action_mask = torch.zeros((len(contexts), width_k), dtype=torch.float32)
+    for row, (context, action) in enumerate(zip(contexts, actions)):
+        h = carrier[row]
+        start = width - len(sequences[h]) + len(context) - 1  # the carrier's column of the state before the action
+        last = width - len(sequences[h]) + len(context) + len(action) - 1
+        columns = torch.clamp(torch.arange(start, start + width_k + 1), max=max(last, start))
+        index[row] = slot[h] * width + columns
+        if action:
+            action_ids[row, :len(action)] = torch.as_tensor(list(action), dtype=torch.long)
+            action_mask[row, :len(action)] = 1.0
+    carriers = Carriers(input_ids.to(device), attention.to(device), position_ids_for(attention).to(device), index.to(device))
+    return TokenBatch(input_ids=carriers.input_ids, attention_mask=carriers.attention_mask,
+                      position_ids=carriers.position_ids, action_ids=action_ids.to(device),
+                      action_mask=action_mask.to(device), context_length=0, carriers=carriers)
+
+
 def pack_states(states: Sequence[torch.Tensor], context_lengths: Sequence[int], batch: TokenBatch) -> torch.Tensor:
     """Per-row hidden states (context then action tokens, hidden size) laid out in the
     columns of ``batch`` (B, C + K, hidden); padding columns hold zeros (they are masked)."""
@@ -94,7 +171,8 @@ def truncate_left(tokens: Sequence[int], limit: int) -> list[int]:
 
 
 def length_sorted_chunks(contexts: Sequence[Sequence[int]], actions: Sequence[Sequence[int]],
-                         groups: Sequence[Sequence[int]], token_budget: int, min_chunks: int = 1) -> list[list[int]]:
+                         groups: Sequence[Sequence[int]], token_budget: int, min_chunks: int = 1,
+                         chained: bool = False) -> list[list[int]]:
     """Micro-batches of rows of similar length, so that padding costs little.
 
     ``groups`` are lists of row indices that must share a micro-batch (a ratio unit: an action,
@@ -104,8 +182,12 @@ def length_sorted_chunks(contexts: Sequence[Sequence[int]], actions: Sequence[Se
     the tokens the model runs) stays within ``token_budget`` (0: no limit). There are at least
     ``min_chunks`` when there are as many groups. Every row lands in exactly one micro-batch; a
     sum over micro-batches equals the sum over the whole batch, up to float rounding.
+    ``chained``: each group is an episode whose rows run as one sequence (``pack(chain=True)``),
+    as long as its longest row, which is then the group's size.
     """
     def width(group):
+        if chained:
+            return max(len(contexts[i]) + len(actions[i]) for i in group), 0
         return max(len(contexts[i]) for i in group), max(len(actions[i]) for i in group)
 
     def length(group):
@@ -122,7 +204,8 @@ def length_sorted_chunks(contexts: Sequence[Sequence[int]], actions: Sequence[Se
     else:
         chunks, current, seen, rows, wide_c, wide_k = [], [], set(), 0, 0, 0
         for group in ordered:
-            shared = {tuple(contexts[i]) for i in group}
+            # A chained group runs one sequence; its rows' contexts are not run apart.
+            shared = {tuple(contexts[group[-1]]) + (len(group),)} if chained else {tuple(contexts[i]) for i in group}
             c, k = width(group)
             new_seen, new_rows, new_c, new_k = seen | shared, rows + len(group), max(wide_c, c), max(wide_k, k)
             if current and len(new_seen) * new_c + new_rows * new_k > token_budget:

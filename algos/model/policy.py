@@ -243,6 +243,13 @@ class Policy(torch.nn.Module):
         rounding; a group of four spends about half the compute on a short prompt."""
         decoder = self.base.get_decoder()
         c, k = batch.context_length, batch.action_width
+        if batch.carriers is not None:  # rows run inside longer ones (one pass per episode)
+            if states is not None:
+                raise ValueError("a chained batch keeps no per-row states for a top-layer critic")
+            with self._adapter_context(adapter):
+                out = decoder(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
+                              position_ids=batch.position_ids, use_cache=False)
+            return batch.carriers.gather(out.last_hidden_state)
         shared = shared_contexts(batch) if k > 0 and self.shares_contexts else None
         recorded: list[torch.Tensor] = []
         recording = (_recording_input(_decoder_layers(self.base)[self.critic_start], recorded)
@@ -306,7 +313,7 @@ class Policy(torch.nn.Module):
     def reference_pass(self, batch: TokenBatch) -> tuple[torch.Tensor, torch.Tensor | None]:
         """The reference log-probs (B, K), and with a top-layer critic the base's hidden
         states entering the critic's first layer (B, C + K, hidden), from one pass."""
-        states: list[torch.Tensor] | None = [] if self.critic_start else None
+        states: list[torch.Tensor] | None = [] if self.critic_start and batch.carriers is None else None
         logp = self.token_logprobs(batch, adapter=None, states=states)[0]
         return logp, states[0] if states else None
 

@@ -45,6 +45,12 @@ def answer_text(ground_truth: list[dict[str, dict[str, list[Any]]]]) -> str:
 
 def plain_logprobs(model: torch.nn.Module, batch: TokenBatch) -> torch.Tensor:
     """Answer-token log-probs of a plain causal LM (no adapters, temperature 1)."""
+    if batch.carriers is not None:  # rows run inside longer ones: the output layer on the rows' states only
+        out = model.get_decoder()(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
+                                  position_ids=batch.position_ids, use_cache=False)
+        hidden = batch.carriers.gather(out.last_hidden_state)[:, :batch.action_width]
+        logp = torch.log_softmax(model.get_output_embeddings()(hidden).float(), -1)
+        return logp.gather(-1, batch.action_ids.unsqueeze(-1)).squeeze(-1) * batch.action_mask
     # Logits only where answer tokens are predicted (the last K + 1 positions), not over the
     # whole context.
     out = model(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
@@ -60,7 +66,7 @@ def shared_context_logprobs(model: torch.nn.Module, batch: TokenBatch) -> torch.
     demonstrations of one long prompt cost about one prompt."""
     from fcenv.algos.model.policy import run_once_per_context, shared_contexts
 
-    shared = shared_contexts(batch)
+    shared = None if batch.carriers is not None else shared_contexts(batch)
     if shared is None:
         return plain_logprobs(model, batch)
     c = batch.context_length
@@ -74,11 +80,28 @@ def shared_context_logprobs(model: torch.nn.Module, batch: TokenBatch) -> torch.
 
 
 def answer_nll(logprob_fn: LogprobFn, examples: Sequence[Example], pad_id: int,
-               device: torch.device | str) -> torch.Tensor:
+               device: torch.device | str, chain: bool = False) -> torch.Tensor:
     """The mean negative log-likelihood of ``examples``' answer tokens (one packed batch): the
-    loss of the warm-up and of ``--sft_coef``'s demonstration step."""
-    batch = pack([context for context, _ in examples], [answer for _, answer in examples], pad_id, device)
+    loss of the warm-up and of ``--sft_coef``'s demonstration step. ``chain``: an episode's
+    steps run as one sequence (``pack(chain=True)``)."""
+    batch = pack([context for context, _ in examples], [answer for _, answer in examples], pad_id, device, chain=chain)
     return -(logprob_fn(batch).sum() / batch.action_mask.sum().clamp(min=1.0))
+
+
+def episode_groups(examples: Sequence[Example]) -> list[list[int]]:
+    """Runs of consecutive examples that are one episode's steps (each context the previous
+    example's context and answer, then what followed): the warm-up draws them whole and runs
+    each as one sequence."""
+    groups: list[list[int]] = []
+    for index, (context, _) in enumerate(examples):
+        if groups:
+            before, answer = examples[groups[-1][-1]]
+            head = list(before) + list(answer)
+            if len(context) > len(head) and list(context[:len(head)]) == head:
+                groups[-1].append(index)
+                continue
+        groups.append([index])
+    return groups
 
 
 def supervised_steps(
@@ -95,6 +118,7 @@ def supervised_steps(
     max_grad_norm: float = 1.0,
     on_step: Callable[[int, float], None] | None = None,
     groups: Sequence[Sequence[int]] | None = None,
+    chain: bool = False,
     progress: str = "",
 ) -> list[float]:
     """Run ``steps`` AdamW steps of answer-token NLL; returns the loss of each step.
@@ -102,8 +126,9 @@ def supervised_steps(
     The learning rate warms up linearly over the first tenth of the steps, then decays
     linearly to a tenth of ``lr``: a short run still ends on a small step size. With
     ``groups`` (lists of example indices, e.g. the demonstrations of one prompt) a batch is
-    ``batch_size`` whole groups instead of ``batch_size`` examples. ``progress``: the
-    description of a progress bar over the steps (none when empty).
+    ``batch_size`` whole groups instead of ``batch_size`` examples (``episode_groups``: an
+    episode's steps). ``chain``: rows that are an episode's steps run as one sequence.
+    ``progress``: the description of a progress bar over the steps (none when empty).
     """
     if steps <= 0 or not examples:
         return []
@@ -131,7 +156,7 @@ def supervised_steps(
             pool += fresh
         drawn, pool = pool[:batch_size], pool[batch_size:]
         chosen = [i for unit in drawn for i in units[unit]]
-        loss = answer_nll(logprob_fn, [examples[i] for i in chosen], pad_id, device)
+        loss = answer_nll(logprob_fn, [examples[i] for i in chosen], pad_id, device, chain=chain)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(params, max_grad_norm)
@@ -225,20 +250,23 @@ def ground_truth_steps(task) -> list[Step]:
 def ground_truth_examples(dataset_path, tokenizer, chat_mode: ChatMode, context_limit: int,
                           indices: Sequence[int] | None = None,
                           answers: Callable[[Any, Step], list[str]] | None = None,
-                          web_search: Any = None) -> list[Example]:
+                          web_search: Any = None, chained: bool = True) -> list[Example]:
     """(context tokens, answer tokens + end token) for every step of the ground truth of the
     single-turn AST, irrelevance and multi-turn tasks of a file, each context exactly as the env renders
     it in ``chat_mode`` (multi-turn: after the ground truth's earlier steps ran) and cut from the
     left as in rollouts. ``answers(task, step)`` gives the texts to learn at a step (default: the
-    ground truth's). In FC mode the answers are written in the family's format."""
+    ground truth's). In FC mode the answers are written in the family's format. A multi-turn
+    task's steps are one growing token sequence, each context built from the one before as a
+    rollout builds it (``TextCodec.follow``); with ``chained=False`` each context is encoded on its
+    own (how the embedded tiny models were built, kept so they build as they did)."""
     import gymnasium as gym
 
     import fcenv
-    from fcenv.algos.rollout.codec import TextCodec
+    from fcenv.algos.rollout.codec import TextCodec, chat_of
 
-    codec = TextCodec(tokenizer, context_limit)
     # Agentic entries have no ground-truth steps, but a file of web-search entries needs its source to load.
     env = gym.make(fcenv.ENV_ID, dataset_path=str(dataset_path), web_search=web_search, **chat_mode.env_options())
+    codec = TextCodec(tokenizer, context_limit, render=env.unwrapped.renderer)
     written = written_in(env.unwrapped.settings.tool_format) if chat_mode.is_fc else (lambda text: text)
     tasks = env.unwrapped.tasks
     examples = []
@@ -248,15 +276,23 @@ def ground_truth_examples(dataset_path, tokenizer, chat_mode: ChatMode, context_
         answerable = task.kind == "irrelevance" or (task.kind in ("ast", "multi_turn") and task.ground_truth)
         if not answerable:
             continue
-        observation, _ = env.reset(options={"index": int(index)})
+        observation, info = env.reset(options={"index": int(index)})
+        context, cut = codec.encode_counted(observation, chat_of(info), task.id) if chained else (codec.encode(observation), False)
         for step in ground_truth_steps(task):
-            context = codec.encode(observation)
             for text in answers(task, step) if answers is not None else [step.text]:
                 answer = tokenizer(written(text), add_special_tokens=False).input_ids
                 examples.append((context, answer + [tokenizer.eos_token_id]))
-            observation, _, terminated, truncated, _ = env.step(written(step.text))
+            played = tokenizer(written(step.text), add_special_tokens=False).input_ids + [tokenizer.eos_token_id]
+            following, _, terminated, truncated, info = env.step(written(step.text))
             if terminated or truncated:
                 break
+            # The next step's context as a rollout builds it: this one's tokens, the answer's, then
+            # what the chat shows after it, so the steps of an episode are one growing sequence.
+            if chained:
+                context, cut = codec.follow(context, cut, played, observation, following, chat_of(info), task.id)
+            else:
+                context, cut = codec.encode(following), False
+            observation = following
     env.close()
     return examples
 

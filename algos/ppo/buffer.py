@@ -40,6 +40,8 @@ class Buffer:
     # With a top-layer critic: each row's base hidden states entering the critic's first
     # layer (context then action tokens, hidden size), kept from the reference pass.
     critic_states: list[torch.Tensor] | None = None
+    # Multi-step episodes: each one's rows run as one sequence in the update (``pack(chain=True)``).
+    chained: bool = False
 
     def __len__(self) -> int:
         return len(self.actions)
@@ -101,12 +103,17 @@ def score_rollout(policy: Policy, rollout: Rollout, token_budget: int, min_chunk
     if old_from == "sampling" and not rescore:
         for row, record in enumerate(rollout.actions):
             old[row, :len(record.sample_logprobs)] = torch.tensor(record.sample_logprobs)
-    # A top-layer critic starts from the base's states, which the reference pass computes.
-    states_wanted = policy.has_critic and policy.critic_start > 0
+    # Multi-step episodes run as one sequence each (``pack(chain=True)``), their rows read off it.
+    chain = chains_episodes(rollout)
+    groups = [list(e.action_indices) for e in rollout.episodes] if chain else [[i] for i in range(n)]
+    # A top-layer critic starts from the base's states, which the reference pass computes (per row:
+    # not kept for chained rows, whose critic then runs whole, over the one sequence).
+    states_wanted = policy.has_critic and policy.critic_start > 0 and not chain
     critic_states: list[torch.Tensor] | None = [None] * n if states_wanted else None
     if rescore or with_reference or policy.has_critic:
-        for rows in length_sorted_chunks(contexts, actions, [[i] for i in range(n)], token_budget, min_chunks):
-            batch = pack([contexts[i] for i in rows], [actions[i] for i in rows], policy.pad_id, policy.device)
+        for rows in length_sorted_chunks(contexts, actions, groups, token_budget, min_chunks, chained=chain):
+            batch = pack([contexts[i] for i in rows], [actions[i] for i in rows], policy.pad_id, policy.device,
+                         chain=chain)
             c, k = batch.context_length, batch.action_width
             index = torch.tensor(rows)
             if rescore:
@@ -132,7 +139,12 @@ def score_rollout(policy: Policy, rollout: Rollout, token_budget: int, min_chunk
     return Buffer(contexts=contexts, actions=actions, action_mask=mask,
                   old_logprobs=None if old_from == "update" else old * mask,
                   ref_logprobs=ref * mask, values=values * mask, rewards=rewards, episode=episode, turn=turn,
-                  task=task, group=group, critic_states=critic_states)
+                  task=task, group=group, critic_states=critic_states, chained=chain)
+
+
+def chains_episodes(rollout: Rollout) -> bool:
+    """Whether a rollout's episodes have several steps, which then run as one sequence each."""
+    return any(len(e.action_indices) > 1 for e in rollout.episodes)
 
 
 def engine_logprob_gap(buffer: Buffer, rollout: Rollout) -> dict[str, float]:

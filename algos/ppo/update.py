@@ -190,7 +190,15 @@ class PPOTrainer:
         """Gradient-accumulation micro-batches of rows of similar length (at least
         --gradient_cp_steps of them); with ``units``, a unit's rows stay in one micro-batch.
         The losses are normalised over the whole minibatch, so the sum of the micro-batches'
-        gradients is the minibatch's gradient."""
+        gradients is the minibatch's gradient. Multi-step episodes keep their rows together
+        and run as one sequence each (``pack(chain=True)``)."""
+        if buffer.chained:
+            members: dict[int, list[int]] = defaultdict(list)
+            for row in minibatch.tolist():
+                members[int(buffer.episode[row])].append(row)
+            chunks = length_sorted_chunks(buffer.contexts, buffer.actions, list(members.values()),
+                                          self.settings.micro_batch_tokens, self.settings.gradient_cp_steps, chained=True)
+            return [np.array(chunk, dtype=np.int64) for chunk in chunks]
         if units is None:
             groups = [[int(row)] for row in minibatch]
         else:
@@ -204,7 +212,7 @@ class PPOTrainer:
 
     def _batch(self, buffer: Buffer, rows: np.ndarray):
         return pack([buffer.contexts[i] for i in rows], [buffer.actions[i] for i in rows],
-                    self.policy.pad_id, self.policy.device)
+                    self.policy.pad_id, self.policy.device, chain=buffer.chained)
 
     def _critic_step(self, buffer: Buffer, minibatch: np.ndarray) -> dict[str, float]:
         s = self.settings

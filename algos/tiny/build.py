@@ -363,7 +363,8 @@ def _pretrained_model(tokenizer, spec: TinySpec, dataset_path: Path, log: Callab
         # As the trainer will show the chats to the model built here (fcenv.algos.model.loading).
         chat_mode = ChatMode.from_flags(spec.tool_format, TINY_SYSTEM_PROMPT, fc_renderer=tokenizer,
                                         prompting_renderer=None if spec.tool_format else chat_renderer(tokenizer))
-        examples = ground_truth_examples(dataset_path, tokenizer, chat_mode, spec.max_positions - 64, answers=answers)
+        examples = ground_truth_examples(dataset_path, tokenizer, chat_mode, spec.max_positions - 64, answers=answers,
+                                         chained=False)
         model.train()
         logprobs = shared_context_logprobs if spec.share_contexts else plain_logprobs
         losses = supervised_steps(

@@ -23,7 +23,7 @@ import fcenv  # noqa: F401  (registers the environment id)
 from fcenv.algos.config import ConfigError, TrainConfig, to_dict
 from fcenv.algos.model.loading import LoadedModel, is_embedded, max_positions
 from fcenv.algos.model.policy import Policy
-from fcenv.algos.model.warmup import ground_truth_examples, supervised_steps, value_regression_steps
+from fcenv.algos.model.warmup import episode_groups, ground_truth_examples, supervised_steps, value_regression_steps
 from fcenv.algos.rollout.codec import TextCodec, chat_of
 from fcenv.algos.rollout.groups import GROUP_REWARDS
 from fcenv.algos.store.data_fingerprint import tasks_fingerprint
@@ -216,9 +216,11 @@ def warm_up_actor(config: TrainConfig, policy: Policy, examples: list[tuple[list
     if config.warmup_steps <= 0:
         return
     batch = max(1, math.ceil(config.n_rollout_threads / config.gradient_cp_steps))
+    # A multi-turn task's steps are drawn together and run as one sequence (one pass per task).
     losses = supervised_steps(lambda b: policy.token_logprobs(b)[0], policy.actor_parameters(), examples,
                               steps=config.warmup_steps, batch_size=batch, lr=config.warmup_lr, pad_id=policy.pad_id,
-                              device=policy.device, seed=config.seed, progress="actor warm-up" if progress else "")
+                              device=policy.device, seed=config.seed, groups=episode_groups(examples), chain=True,
+                              progress="actor warm-up" if progress else "")
     if losses:
         log(f"actor warm-up: {len(losses)} steps, loss {losses[0]:.3f} -> {losses[-1]:.3f}")
 

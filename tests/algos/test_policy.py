@@ -473,3 +473,42 @@ def test_trainable_token_rows_score_and_train_as_peft_does(tied):
     for ours, theirs in zip(fast_grads, peft_grads):
         assert theirs.abs().sum() > 0
         torch.testing.assert_close(ours, theirs, atol=1e-6, rtol=1e-5)
+
+
+@pytest.mark.parametrize("adapter", [ACTOR, CRITIC, None])
+def test_an_episodes_steps_score_as_one_pass_over_its_last_step(adapter):
+    """A multi-step episode's rows (each step's context the previous step's context, action and
+    observation) packed with ``chain=True`` run as one sequence: the log-probs, values and
+    gradients equal one pass over every row, and rows of other episodes keep their own."""
+    policy = make_policy()
+    prompt, other = contexts(31, rows=2)
+    steps = [[5, 6, 7], [8, 9], [10, 11, 12, 13]]
+    observations = [[20, 21], [22, 23, 24]]
+    rows, actions = [list(prompt)], [steps[0]]
+    for action, seen, following in zip(steps, observations, steps[1:]):
+        rows.append(rows[-1] + action + seen)
+        actions.append(following)
+    rows.append(list(other))
+    actions.append([14, 15])
+    chained, plain = pack(rows, actions, PAD, chain=True), pack(rows, actions, PAD)
+    assert chained.carriers is not None and chained.carriers.input_ids.shape[0] == 2  # two sequences for four rows
+    real = torch.cat([torch.ones(len(rows), 1), plain.action_mask], dim=1).bool()
+
+    def outputs(batch):
+        policy.zero_grad(set_to_none=True)
+        hidden = policy._hidden(batch, adapter)
+        if hidden.requires_grad:
+            weights = torch.randn(hidden.shape, generator=torch.Generator().manual_seed(5))
+            (hidden * weights * real.unsqueeze(-1)).sum().backward()
+        return hidden.detach(), {n: p.grad.clone() for n, p in policy.named_parameters() if p.grad is not None}
+
+    one, one_grads = outputs(chained)
+    each, each_grads = outputs(plain)
+    torch.testing.assert_close(one[real], each[real], atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(policy.token_logprobs(chained, adapter)[0], policy.token_logprobs(plain, adapter)[0],
+                               atol=1e-5, rtol=1e-5)
+    assert one_grads.keys() == each_grads.keys() and (adapter is None) == (not one_grads)
+    if one_grads:
+        flat_one = torch.cat([one_grads[n].flatten() for n in sorted(one_grads)])
+        flat_each = torch.cat([each_grads[n].flatten() for n in sorted(one_grads)])
+        assert (flat_one - flat_each).norm() <= 1e-5 * flat_each.norm()
