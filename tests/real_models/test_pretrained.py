@@ -7,6 +7,7 @@ import dataclasses
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -77,6 +78,7 @@ def test_a_file_that_differs_from_its_pin_is_refused_and_nothing_is_written(tmp_
             "model.safetensors in .* differs from the pin"
     (tmp_path / item.name).mkdir()
     (tmp_path / item.name / "kept.txt").write_text("an earlier folder")
+    (tmp_path / item.name / SOURCE_FILE).write_text('{"pins": "an earlier fetch\'s"}')  # fcenv's, so replaceable
     with pytest.raises(FetchError, match=message):
         fetch(item, tmp_path, log=lambda message: None)
     assert [p.name for p in tmp_path.iterdir()] == [item.name]  # no staging folder left behind
@@ -90,3 +92,66 @@ def test_an_unknown_name_is_refused_in_one_line_naming_the_known_ones(tmp_path):
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert result.stderr.strip() == f"fcenv models: unknown model qwen-7b; known: {', '.join(PRETRAINED)}"
     assert not list(tmp_path.iterdir())
+
+
+def models(*args: str, dest: Path, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "fcenv", "models", *args, "--dest", str(dest)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def test_a_folder_fcenv_did_not_write_is_refused_and_left_as_it_is(tmp_path):
+    """Issue 54, item 2: a folder at the target without fcenv_source.json (one's own notes, an
+    adapter) was removed by the fetch, which exited 0."""
+    own = tmp_path / MINILM.name
+    own.mkdir()
+    (own / "notes.txt").write_text("mine")
+    done = models(MINILM.name, dest=tmp_path)
+    assert done.returncode == 2 and "Traceback" not in done.stderr and done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.strip() == (f"fcenv models: {own} is a folder that fcenv did not write (no {SOURCE_FILE}); it "
+                                   f"is left as it is: move it away, or fetch into another --dest")
+    assert [p.name for p in tmp_path.iterdir()] == [MINILM.name] and [p.name for p in own.iterdir()] == ["notes.txt"]
+    assert (own / "notes.txt").read_text() == "mine"
+
+
+def test_the_next_fetch_removes_the_staging_folder_an_interrupted_one_left(tmp_path):
+    """Issue 54, item 3: a fetch killed while it downloads leaves its hidden staging folder
+    (gigabytes for Qwen); the next fetch of the name removes it, and nothing else."""
+    (tmp_path / f".{MINILM.name}-mine").mkdir()  # hidden, but not a staging folder of fcenv's
+    (tmp_path / f".{MINILM.name}-mine" / "kept.txt").write_text("mine")
+    fetching = subprocess.Popen([sys.executable, "-m", "fcenv", "models", MINILM.name, "--dest", str(tmp_path)],
+                                cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while not [p for p in tmp_path.glob(f".{MINILM.name}-*") if p.name != f".{MINILM.name}-mine"]:
+            assert fetching.poll() is None and time.monotonic() < deadline, "the fetch ended before it was caught"
+            time.sleep(0.01)
+    finally:
+        fetching.kill()
+        fetching.wait()
+    staged = sorted(p.name for p in tmp_path.glob(f".{MINILM.name}-*"))
+    assert len(staged) == 2 and not (tmp_path / MINILM.name).exists()
+    done = models(MINILM.name, dest=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f".{MINILM.name}-mine", MINILM.name]
+    assert is_current(tmp_path / MINILM.name, MINILM)
+
+
+def test_a_damaged_folder_is_fetched_again(minilm, tmp_path):
+    """Issue 54, item 5: a cut model.safetensors was 'already in'; the fetch checks the files on
+    disk against their pins (the encoder's by sha256, every file by the size it was written at)
+    and fetches a damaged folder again."""
+    import shutil
+
+    folder = shutil.copytree(minilm, tmp_path / MINILM.name)
+    with (folder / "model.safetensors").open("r+b") as handle:
+        handle.truncate(1_000_000)
+    assert not is_current(folder, MINILM)
+    done = models(MINILM.name, dest=tmp_path)
+    assert done.returncode == 0 and "already in" not in done.stdout, done.stdout + done.stderr
+    assert "differs from its pins or from what was written there; fetching it again" in done.stdout
+    assert is_current(folder, MINILM) and (folder / "model.safetensors").stat().st_size == \
+        (minilm / "model.safetensors").stat().st_size
+    # Every file written is recorded with its size (a converted model's have no pins of their own).
+    record = json.loads((folder / SOURCE_FILE).read_text())
+    assert sorted(record["files"]) == sorted(name for name, _ in MINILM.files)
+    assert record["files"]["model.safetensors"] == (minilm / "model.safetensors").stat().st_size
