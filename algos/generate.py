@@ -464,7 +464,16 @@ def _command(args: argparse.Namespace) -> int:
     from fcenv.algos.store.checkpoint import adapter_settings
     from fcenv.algos.store.manifest import CheckpointError
     from fcenv.cli import UsageError
-    from fcenv.flags import ENGINE, FORMAT_SENSITIVITY, MODEL, SAMPLING, TOOL_FORMAT, check, open_web_search
+    from fcenv.flags import (
+        ENGINE,
+        FORMAT_SENSITIVITY,
+        MODEL,
+        SAMPLING,
+        TOOL_FORMAT,
+        check,
+        memory_encoder_problems,
+        open_web_search,
+    )
 
     check(args, MODEL, SAMPLING, ENGINE, TOOL_FORMAT, FORMAT_SENSITIVITY)
     if args.n < 1:
@@ -489,6 +498,9 @@ def _command(args: argparse.Namespace) -> int:
     _read_sets(args)
     _say_decoder(args)
     args.web_search_source = open_web_search(args.web_search, args.question_files)
+    missing = memory_encoder_problems(args.question_files)
+    if missing:
+        raise UsageError(missing[0])
     _check_partials(args)
     try:
         if not args.endpoint:

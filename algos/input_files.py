@@ -179,7 +179,7 @@ def check_training_files(config: Any) -> tuple[Any, list[tuple[list[dict], float
     the run uses exactly what was checked and reads no file after the model loads."""
     from fcenv.algos.training.setup import resolve_data
     from fcenv.arguments import UsageError
-    from fcenv.flags import open_web_search, web_search_problems
+    from fcenv.flags import memory_encoder_problems, open_web_search, web_search_problems
 
     files = resolve_data(config)  # both question files' problems at once, each under its flag
     # The search source of the web-search entries, opened once the data reads (for the run too);
@@ -195,6 +195,11 @@ def check_training_files(config: Any) -> tuple[Any, list[tuple[list[dict], float
             wrong += web_search_problems([str(files.held_out)], "--eval_dataset_path")
         if wrong:
             raise ConfigError("\n".join(wrong))
+    missing = memory_encoder_problems([str(files.train)], "--dataset_path")
+    if files.held_out and not missing:
+        missing = memory_encoder_problems([str(files.held_out)], "--eval_dataset_path")
+    if missing:
+        raise ConfigError(missing[0])
     check_model_folder("--model_name_or_path", config.model_name_or_path)
     if config.adapter and not config.resume:  # a resumed run's actor is its checkpoint's
         check_start_adapter(config)

@@ -46,7 +46,7 @@ from fcenv.algos.rollout.play import play
 from fcenv.algos.rollout.records import Rollout
 from fcenv.algos.from_run import apply_run
 from fcenv.algos.store.checkpoint import adapter_settings, load_actor_weights, load_adapter_weights
-from fcenv.flags import open_web_search
+from fcenv.flags import memory_encoder_problems, open_web_search
 
 
 @dataclass
@@ -102,6 +102,7 @@ def sampler_from_flags(args: argparse.Namespace, dataset: Path | None = None) ->
     by default ``command_dataset``'s), prompt or tool format, window and temperature, and the
     engine ``--rollout_engine`` names sampling with it (close it when done)."""
     from fcenv.algos.config import TrainConfig
+    from fcenv.arguments import UsageError
 
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     saved = checkpoint = None
@@ -110,6 +111,9 @@ def sampler_from_flags(args: argparse.Namespace, dataset: Path | None = None) ->
     if dataset is None:
         dataset = command_dataset(args)
     search = open_web_search(args.web_search, [str(dataset)])  # before the model loads
+    missing = memory_encoder_problems([str(dataset)])
+    if missing:
+        raise UsageError(missing[0])
     loaded = load_model(args.model_name_or_path, device, system_prompt=args.system_prompt,
                         dataset_path=dataset, tool_format=args.tool_format)
     held_out: frozenset[int] = frozenset()

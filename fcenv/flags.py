@@ -344,6 +344,30 @@ def web_search_problems(specs: Collection[str], flag: str = "--dataset_path") ->
     return found
 
 
+def memory_encoder_problems(specs: Collection[str], flag: str = "--dataset_path") -> list[str]:
+    """A line for each dataset spec that holds vector-memory entries, when the sentence encoder
+    their tools run on (all-MiniLM-L6-v2, ``fcenv models``) is missing or damaged: said before
+    any model loads, not at the first such entry, after the others were answered."""
+    from fcenv.agentic.loading import memory_class
+    from fcenv.backends.sentence_encoder import encoder_problem
+    from fcenv.env import dataset_tasks
+    from fcenv.problems import DatasetError
+
+    vector, problem, found = memory_class("vector"), None, []
+    for spec in dict.fromkeys(s for s in specs if s):
+        try:
+            remembering = [t.id for t in dataset_tasks(spec) if vector in t.involved_classes]
+        except DatasetError:  # the data flag's own check names it
+            continue
+        if remembering:
+            problem = problem or encoder_problem()
+            if problem is None:
+                return []
+            found.append(f"{flag} {spec} holds {len(remembering)} vector-memory entries (first: {remembering[0]}), "
+                         f"but {problem}")
+    return found
+
+
 def open_web_search(web_search: str, specs: Collection[str], flag: str = "--dataset_path"):
     """A command's search source, opened once before anything heavy: the source ``--web_search``
     names (a snapshot read, a corpus indexed), or None without it. ``UsageError`` for a source

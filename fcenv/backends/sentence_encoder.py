@@ -8,7 +8,10 @@ more. Texts are cut at 256 tokens (``sentence_bert_config.json``). This module d
 with transformers alone, on the folder ``fcenv models all-minilm-l6-v2`` writes; the vectors
 equal sentence-transformers' to float32 rounding (tests/backends/test_sentence_encoder.py).
 
-The model loads on first use, once per process and folder; nothing happens at import.
+The model loads on first use, once per process and folder; nothing happens at import. The
+commands ask ``encoder_problem`` before their own model loads, when their data holds vector
+memory entries: a folder missing, or whose files differ from their pins (a cut
+``model.safetensors``), is said then, in one line with the command that repairs it.
 """
 
 from __future__ import annotations
@@ -23,8 +26,32 @@ MODEL_NAME = "all-minilm-l6-v2"
 _BATCH = 32  # sentence-transformers' default batch size
 
 
+REPAIR = f"`python -m fcenv models {MODEL_NAME}` (it checks the files on disk against their pins)"
+
+
 class EncoderMissing(FileNotFoundError):
     """The encoder's folder is not there: ``fcenv models all-minilm-l6-v2`` fetches it."""
+
+
+class EncoderDamaged(RuntimeError):
+    """The encoder's folder is there, but its files are not the pinned ones, or do not load."""
+
+
+def encoder_problem(folder: str | Path | None = None) -> str | None:
+    """What keeps the encoder of ``folder`` (default: where ``fcenv models`` puts it) from
+    loading, in one line naming the folder and the repair; None when its files are as pinned.
+    Hashes its files (90 MB: a fraction of a second), loads nothing."""
+    from fcenv.pretrained import MINILM, differs_from_pins
+
+    path = Path(folder) if folder is not None else default_folder()
+    if not (path / "model.safetensors").is_file():
+        return (f"the vector memory's sentence encoder is not in {path}; fetch it with "
+                f"`python -m fcenv models {MODEL_NAME}`")
+    damaged = differs_from_pins(path, MINILM)
+    if damaged:
+        return (f"the vector memory's sentence encoder in {path} is damaged ({', '.join(damaged)} missing or not as "
+                f"pinned); fetch it again with {REPAIR}")
+    return None
 
 
 def default_folder() -> Path:
@@ -83,6 +110,9 @@ def _load(folder: str) -> SentenceEncoder:
     except ImportError as exc:  # torch and transformers come with the trainers' extra
         raise ImportError(f"the vector memory's sentence encoder runs on torch and transformers: "
                           f"pip install \"fcenv[train]\" ({exc})") from None
+    except Exception as exc:  # a cut safetensors, a broken config: named with its folder and repair
+        raise EncoderDamaged(f"the vector memory's sentence encoder in {path} does not load "
+                             f"({type(exc).__name__}: {exc}); fetch it again with {REPAIR}") from exc
 
 
 def encoder(folder: str | Path | None = None) -> SentenceEncoder:

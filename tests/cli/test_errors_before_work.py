@@ -162,3 +162,53 @@ def test_the_vllm_engine_without_vllm_is_named_before_the_model_loads(tiny_model
     done = run("-m", "fcenv", "generate", "--model_name_or_path", str(tiny_model), "--dataset_path", "tiny_eval",
                "--out", str(tmp_path / "out"), "--rollout_engine", "vllm", root=installed)
     assert_one_line(done, "--rollout_engine vllm: vLLM is not installed for ", "`make vllm`")
+
+
+def memory_sample(bfcl_dir: Path, folder: Path) -> Path:
+    """One question of each memory scenario and category (bench.bfcl_sample's), with the folders
+    its loader reads beside it."""
+    from bench.bfcl_sample import write_sample
+
+    sample = write_sample(bfcl_dir, "memory", 1, folder)
+    for name in ("multi_turn_func_doc", "memory_prereq_conversation"):
+        (folder / name).symlink_to(bfcl_dir / name)
+    return sample
+
+
+def run_at_home(home: Path, *args: str) -> subprocess.CompletedProcess:
+    """A command whose home folder is ``home``: the encoder is looked for in its
+    .cache/fcenv/models, where the embedded model would be built too."""
+    return subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
+                          env={**os.environ, "PYTHONPATH": str(ROOT), "HOME": str(home)})
+
+
+def test_a_missing_or_damaged_memory_encoder_is_named_before_the_model_loads(bfcl_dir, minilm, tmp_path):
+    """Issue 54, items 4 and 5: vector-memory entries need all-MiniLM-L6-v2. Without it, training
+    loaded the model and failed with a traceback, and generate answered every other entry first;
+    a cut model.safetensors gave a raw SafetensorError. Now both are one line naming the flag, the
+    encoder's folder and the command that repairs it, before the embedded model's build (which
+    would begin in the same models folder) and before any run folder."""
+    data = memory_sample(bfcl_dir, tmp_path / "data")
+    home = tmp_path / "home"
+    models = home / ".cache" / "fcenv" / "models"
+    folder = models / "all-minilm-l6-v2"
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    train = ["train_fctncalling.py", "--cache_dir", str(cache), "--results_dir", str(tmp_path / "runs"),
+             "--dataset_path", str(data)]
+    generate = ["-m", "fcenv", "generate", "--dataset_path", str(data), "--out", str(tmp_path / "out"),
+                "--no-progress"]
+    lead = f"--dataset_path {data} holds 5 vector-memory entries (first: memory_vector_0-customer-0), but "
+    for command in (train, generate):
+        assert_one_line(run_at_home(home, *command), lead, f"the vector memory's sentence encoder is not in {folder}",
+                        "`python -m fcenv models all-minilm-l6-v2`")
+        assert not models.exists()
+    shutil.copytree(minilm, folder)
+    with (folder / "model.safetensors").open("r+b") as handle:
+        handle.truncate(1_000_000)
+    for command in (train, generate):
+        assert_one_line(run_at_home(home, *command), lead,
+                        f"the vector memory's sentence encoder in {folder} is damaged (model.safetensors missing or "
+                        f"not as pinned); fetch it again with `python -m fcenv models all-minilm-l6-v2`")
+        assert sorted(p.name for p in models.iterdir()) == ["all-minilm-l6-v2"]
+    assert not any(cache.iterdir()) and not (tmp_path / "runs").exists() and not (tmp_path / "out").exists()

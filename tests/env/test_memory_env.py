@@ -242,6 +242,24 @@ def test_a_missing_encoder_is_said_at_reset(memory_tasks, monkeypatch, tmp_path)
         FunctionCallingEnv(tasks=[vector]).reset()
 
 
+def test_a_damaged_encoder_is_named_at_reset_with_its_folder_and_repair(memory_tasks, minilm, monkeypatch, tmp_path):
+    """Issue 54, item 5: a cut model.safetensors gave a raw SafetensorError naming no folder."""
+    import shutil
+
+    from fcenv.backends import sentence_encoder
+
+    folder = shutil.copytree(minilm, tmp_path / "all-minilm-l6-v2")
+    with (folder / "model.safetensors").open("r+b") as handle:
+        handle.truncate(1_000_000)
+    monkeypatch.setattr(sentence_encoder, "default_folder", lambda: folder)
+    vector = next(t for t in memory_tasks if t.category == "memory_vector")
+    with pytest.raises(sentence_encoder.EncoderDamaged, match=f"sentence encoder in {folder} does not load "
+                                                              f"\\(SafetensorError: .*\\); fetch it again with "
+                                                              f"`python -m fcenv models all-minilm-l6-v2`"):
+        FunctionCallingEnv(tasks=[vector]).reset()
+    assert "model.safetensors" in sentence_encoder.encoder_problem(folder)
+
+
 def test_memory_categories_only_come_from_bfcl_s_memory_file(tmp_path, bfcl_dir):
     made = tmp_path / "BFCL_v4_memory_kv.json"
     made.write_text('{"id": "memory_kv_0-customer-0", "question": [[{"role": "user", "content": "hi"}]], '
