@@ -43,7 +43,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import replace
 from pathlib import Path
 
 import gymnasium as gym
@@ -52,7 +51,7 @@ import torch
 import fcenv  # registers the env id
 from bench.format_ceiling import as_tool_calls
 from fcenv.chat_mode import ChatMode
-from fcenv.prompt_variations import PromptVariation, format_sensitivity_configs
+from fcenv.prompt_variations import format_sensitivity_configs, reaches
 
 ROOT = Path(__file__).resolve().parents[1]
 VLLM_CLIENT = Path(__file__).resolve().with_name("heldout_vllm.py")
@@ -310,10 +309,9 @@ def measure(run_dir: Path, checkpoint: Path | None, data: Path, indices: list[in
 
 def unvaried_entry(data: Path, indices: list[int]):
     """The first of the tasks that a prompt variation leaves as they are (the env varies
-    single-turn Python entries only), or None."""
-    env = gym.make(fcenv.ENV_ID, dataset_path=str(data)).unwrapped
-    varied = replace(env.settings, prompt_variation=PromptVariation.parse(format_sensitivity_configs()[0]))
-    return next((env.tasks[i] for i in indices if not varied.varies(env.tasks[i])), None)
+    single-turn Python entries only: ``fcenv.prompt_variations.reaches``), or None."""
+    tasks = gym.make(fcenv.ENV_ID, dataset_path=str(data)).unwrapped.tasks
+    return next((tasks[i] for i in indices if not reaches(tasks[i])), None)
 
 
 def _figures(pairs: list[tuple[bool, bool | None]]) -> dict:

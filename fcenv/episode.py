@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from fcenv.checkers import CheckResult, get_checker
-from fcenv.prompt_variations import PromptVariation
+from fcenv.prompt_variations import PromptVariation, reaches
 from fcenv.prompts import BFCL_SYSTEM_PROMPT, hinted_functions, system_prompt, with_system_prompt
 from fcenv.tasks import Task
 from fcenv.handlers import Call, DecodeError, decode
@@ -57,12 +57,9 @@ class EpisodeSettings:
         return hinted_functions(task.functions, task.language) if self.tool_format is not None else None
 
     def varies(self, task: Task) -> bool:
-        """Whether the prompt variation shapes this task's prompt and decoding: BFCL varies the
-        prompt of single-turn Python entries only (its multi-turn, Java and JavaScript runs
-        always use the default). Relevance and irrelevance answers are read in the variation's
-        format too, so that a call written as asked counts as a call."""
-        return (self.prompt_variation is not None and task.language == "python"
-                and task.kind in ("ast", "relevance", "irrelevance"))
+        """Whether the prompt variation shapes this task's prompt and decoding: it is given, and
+        it reaches the task (``fcenv.prompt_variations.reaches``: single-turn Python entries)."""
+        return self.prompt_variation is not None and reaches(task)
 
     def handler_for(self, task: Task) -> str:
         if self.handler is not None:

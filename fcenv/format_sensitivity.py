@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fcenv.data import DatasetError, Problem
-from fcenv.prompt_variations import PromptVariation, format_sensitivity_configs
+from fcenv.prompt_variations import PromptVariation, format_sensitivity_configs, reaches
 from fcenv.tasks import Task
 
 SET_NAME = "format_sensitivity"
@@ -150,6 +150,13 @@ def _listed_tasks(path: Path) -> list[Task]:
         if missing:
             problems.append(Problem(str(path), None, missing[0], category,
                                     f"{len(missing)} listed ids are not in {prefix}{category}.json"))
+        # An entry no variation reaches would be asked under BFCL's default prompt in every
+        # configuration, and its verdicts counted in each configuration's accuracy.
+        unvaried = [task for task in found if not reaches(task)]
+        if unvaried:
+            problems.append(Problem(str(path), None, unvaried[0].id, category,
+                                    f"{len(unvaried)} listed entries are not varied ({unvaried[0].category}): BFCL "
+                                    f"varies the prompt of single-turn Python entries only; list those alone"))
         found_tasks.extend(found)
     if problems:
         raise DatasetError(problems)

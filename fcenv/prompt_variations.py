@@ -229,6 +229,15 @@ def all_variations() -> list[PromptVariation]:
 CHOICES = ("none", "random")
 
 
+def reaches(task: Any) -> bool:
+    """Whether BFCL's prompt variations reach a task: BFCL varies the prompt of single-turn
+    Python entries only (its multi-turn, Java and JavaScript runs always use the default).
+    Relevance and irrelevance answers are read in the variation's format too, so that a call
+    written as asked counts as a call. The one rule of the env, the trainer's --prompt_variation,
+    the format-sensitivity set's id file and bench.heldout --prompt_variations."""
+    return task.language == "python" and task.kind in ("ast", "relevance", "irrelevance")
+
+
 def variation_conflicts(choice: str | None, *, tool_format: bool = False, handler: bool = False,
                         system_prompt: bool = False, prefix: str = "") -> list[str]:
     """What is wrong with a prompt-variation choice (None, "none", "random" or one of BFCL's

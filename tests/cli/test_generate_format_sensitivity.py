@@ -14,7 +14,7 @@ import pytest
 
 pytest.importorskip("peft")
 from fcenv.format_sensitivity import load_set  # noqa: E402
-from fcenv.prompt_variations import PromptVariation  # noqa: E402
+from fcenv.prompt_variations import PromptVariation, format_sensitivity_configs  # noqa: E402
 from fcenv.prompts import hinted_functions  # noqa: E402
 from tests.support.runs import fcenv  # noqa: E402
 
@@ -142,3 +142,33 @@ def test_a_prompt_variation_renders_every_entry_and_its_decoder_scores_them(tiny
     scored = fcenv("evaluate", "--dataset_path", str(data), "--results", str(tmp_path / "out" / "few_result.json"),
                    "--handler", variation.handler, "--out", str(tmp_path / "verdicts.jsonl"))
     assert scored.returncode == 0, scored.stderr[-3000:]
+
+
+def test_an_id_file_listing_entries_no_variation_reaches_is_refused(tiny_model, bfcl_dir, tmp_path):
+    """Issue 54, item 10: an id file listing a Java entry (BFCL varies single-turn Python entries
+    only) was answered, and that entry's verdicts counted in each configuration's accuracy; now
+    ``fcenv generate`` and ``fcenv evaluate`` refuse it as bench.heldout does, naming the file,
+    the entry and the category (one rule: ``fcenv.prompt_variations.reaches``)."""
+    for name in ("BFCL_v4_simple_python.json", "BFCL_v4_simple_java.json", "possible_answer"):
+        (tmp_path / name).symlink_to(bfcl_dir / name)
+    id_file = tmp_path / "BFCL_v4_format_sensitivity.json"
+    id_file.write_text(json.dumps({"simple_python": ["simple_python_0"], "simple_java": ["simple_java_0"]}))
+    expected = (f"{id_file}, entry 'simple_java_0', field 'simple_java': 1 listed entries are not varied "
+                f"(simple_java): BFCL varies the prompt of single-turn Python entries only; list those alone")
+    out = tmp_path / "out"
+    done = fcenv("generate", "--model_name_or_path", str(tiny_model), "--dataset_path", str(id_file),
+                 "--sensitivity_configs", MARKDOWN, "--max_new_tokens", "4", "--context_window", "4096",
+                 "--out", str(out), "--no-progress")
+    assert done.returncode == 2 and expected in done.stderr and "Traceback" not in done.stderr, done.stderr[-3000:]
+    assert not out.exists()
+    # The answers an earlier version wrote for the file: each entry under the one configuration.
+    configs = format_sensitivity_configs()
+    at = configs.index(MARKDOWN)
+    results = tmp_path / "results.json"
+    results.write_text("".join(json.dumps({"id": f"format_sensitivity_{position * len(configs) + at}:{MARKDOWN}:{entry}",
+                                           "result": "[]"}) + "\n"
+                               for position, entry in enumerate(["simple_python_0", "simple_java_0"])))
+    scored = fcenv("evaluate", "--dataset_path", str(id_file), "--results", str(results), "--sensitivity_configs",
+                   MARKDOWN, "--out", str(tmp_path / "verdicts.jsonl"))
+    assert scored.returncode == 2 and expected in scored.stderr and "Traceback" not in scored.stderr, scored.stderr
+    assert not (tmp_path / "verdicts.jsonl").exists()
