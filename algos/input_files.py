@@ -172,6 +172,57 @@ def check_start_adapter(config: Any) -> None:
                           f"shape: {'; '.join(differ)}")
 
 
+def check_trainable_tokens(config: Any) -> None:
+    """--trainable_tokens: each one token of the model's vocabulary, as the tokenizer writes it;
+    the tokenizer alone says so, before the weights load (the embedded model's tokenizer is
+    trained with it, so its tokens are checked once it is built)."""
+    from fcenv.algos.model.loading import is_embedded, load_tokenizer, token_ids
+
+    tokens = config.trainable_tokens
+    if any(not token for token in tokens):
+        raise ConfigError("--trainable_tokens: an empty string is no token: name tokens as the tokenizer writes them "
+                          "(e.g. <tool_call>)")
+    if tokens and not is_embedded(config.model_name_or_path):
+        token_ids(load_tokenizer(Path(config.model_name_or_path)), tokens)
+
+
+def _learnable(task: Any) -> bool:
+    # The tasks whose ground truth the warm-up and --sft_coef learn, as
+    # fcenv.algos.model.warmup.ground_truth_examples picks them.
+    return task.kind == "irrelevance" or (task.kind in ("ast", "multi_turn") and bool(task.ground_truth))
+
+
+def check_ground_truth(config: Any, files: Any) -> None:
+    """--sft_coef and --warmup_steps learn the training tasks' ground truth: a training file with
+    none (agentic entries, a source converted without answers) is refused before the model
+    loads, not after it (--sft_coef) nor skipped without a word (--warmup_steps)."""
+    from fcenv.env import dataset_tasks
+
+    flags = [f"--sft_coef {config.sft_coef}" if config.sft_coef != 0 else "",
+             f"--warmup_steps {config.warmup_steps}" if config.warmup_steps > 0 and not config.resume else ""]
+    flags = [flag for flag in flags if flag]
+    if not flags or any(_learnable(task) for task in dataset_tasks(files.train)):
+        return
+    raise ConfigError(f"{' and '.join(flags)}: --dataset_path {files.train} holds no task with a ground truth to learn "
+                      f"(agentic entries have none): give a file that does, or leave out {' and '.join(flags)}")
+
+
+def check_prompt_variation(config: Any, files: Any) -> None:
+    """--prompt_variation on a training file none of whose entries a variation reaches (BFCL
+    varies single-turn Python entries only): the flag would change nothing, so it is refused."""
+    from fcenv.env import dataset_tasks
+    from fcenv.prompt_variations import reaches
+
+    if config.prompt_variation in ("", "none"):
+        return
+    tasks = dataset_tasks(files.train)
+    if tasks and not any(reaches(task) for task in tasks):
+        raise ConfigError(f"--prompt_variation {config.prompt_variation}: --dataset_path {files.train} holds no entry "
+                          f"a prompt variation reaches (first: {tasks[0].id}, {tasks[0].category}): BFCL varies the "
+                          f"prompt of single-turn Python entries only; leave out --prompt_variation, or train on such "
+                          f"entries")
+
+
 def check_training_files(config: Any) -> tuple[Any, list[tuple[list[dict], float]]]:
     """Every file-valued flag of ``train_fctncalling.py`` / ``fcenv train``. Returns the run's
     data files (``fcenv.algos.training.setup.DataFiles``: the dataset specs resolved, here, once
@@ -200,7 +251,10 @@ def check_training_files(config: Any) -> tuple[Any, list[tuple[list[dict], float
         missing = memory_encoder_problems([str(files.held_out)], "--eval_dataset_path")
     if missing:
         raise ConfigError(missing[0])
+    check_ground_truth(config, files)
+    check_prompt_variation(config, files)
     check_model_folder("--model_name_or_path", config.model_name_or_path)
+    check_trainable_tokens(config)
     if config.adapter and not config.resume:  # a resumed run's actor is its checkpoint's
         check_start_adapter(config)
     from fcenv.algos.rollout.engine import check_engine

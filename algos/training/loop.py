@@ -95,9 +95,14 @@ class Runner:
         wanted = c.sft_coef != 0 or (c.warmup_steps > 0 and not c.resume)
         self.demonstrations = (setup.actor_demonstrations(c, self.loaded, self.codec, self.data, self.search_source)
                                if wanted else [])
+        # The file was checked before the model loaded (input_files.check_ground_truth); the
+        # training share of it may still hold none.
         if c.sft_coef != 0 and not self.demonstrations:
             raise ConfigError(f"--sft_coef {c.sft_coef}: {files.train} holds no task with a ground truth to learn "
                               "(agentic entries have none): give a file that does, or --sft_coef 0")
+        if c.warmup_steps > 0 and not c.resume and not self.demonstrations:
+            raise ConfigError(f"--warmup_steps {c.warmup_steps}: the training tasks of {files.train} hold no ground "
+                              "truth to learn (agentic entries have none): give a file that does, or leave it out")
         self.trainer = PPOTrainer(self.policy, PPOSettings.from_config(c, self.algorithm), self.actor_optimizer,
                                   self.critic_optimizer, reduce_mean=self.processes.reduce_mean,
                                   demonstrations=self.demonstrations if c.sft_coef != 0 else ())

@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from packaging.requirements import Requirement
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -212,3 +213,49 @@ def test_a_missing_or_damaged_memory_encoder_is_named_before_the_model_loads(bfc
                         f"not as pinned); fetch it again with `python -m fcenv models all-minilm-l6-v2`")
         assert sorted(p.name for p in models.iterdir()) == ["all-minilm-l6-v2"]
     assert not any(cache.iterdir()) and not (tmp_path / "runs").exists() and not (tmp_path / "out").exists()
+
+
+@pytest.fixture(scope="module")
+def unloadable(tiny_model, bfcl_dir, tmp_path_factory) -> dict[str, Path]:
+    """The tiny model with weights that cannot load (a command that read them would end in the
+    loader's error, not in one line naming the flag), and a web-search slice with its corpus."""
+    from harness.agentic_slices import write_slices
+
+    folder = tmp_path_factory.mktemp("unloadable")
+    shutil.copytree(tiny_model, folder / "model")
+    (folder / "model" / "model.safetensors").write_bytes(b"not weights")
+    return {"model": folder / "model", **write_slices(bfcl_dir, folder / "agentic", memory=1, web=2)}
+
+
+BEFORE_THE_WEIGHTS = {
+    "item6-not-one-token": (["--trainable_tokens", "<tool_call> and more"],
+                            ["--trainable_tokens: '<tool_call> and more' is ", " tokens for this tokenizer, not one"]),
+    "item6-empty": (["--trainable_tokens", ""], ["--trainable_tokens: an empty string is no token"]),
+    "item7-sft-coef": (["{web}", "--sft_coef", "1"], ["--sft_coef 1.0: --dataset_path {web_search} holds no task with a "
+                                                      "ground truth to learn", "leave out --sft_coef 1.0"]),
+    "item8-warmup-steps": (["{web}", "--warmup_steps", "4"], ["--warmup_steps 4: --dataset_path {web_search} holds no "
+                                                              "task with a ground truth to learn"]),
+    "item9-multi-turn": (["--dataset_path", "multi_turn_train", "--prompt_variation", "random"],
+                         ["--prompt_variation random: --dataset_path ", "multi_turn_train.json holds no entry a prompt "
+                          "variation reaches (first: ", "BFCL varies the prompt of single-turn Python entries only"]),
+    "item9-java": (["--dataset_path", "{java}", "--prompt_variation", "random"],
+                   ["holds no entry a prompt variation reaches (first: simple_java_0, simple_java)"]),
+}
+
+
+@pytest.mark.parametrize("case", list(BEFORE_THE_WEIGHTS))
+def test_training_flags_the_data_or_tokenizer_cannot_serve_are_named_before_the_weights_load(unloadable, bfcl_dir,
+                                                                                              tmp_path, case):
+    """Issue 54, items 6 to 9: --trainable_tokens that are not one token (or empty), --sft_coef
+    and --warmup_steps on data without a ground truth (agentic entries), and --prompt_variation
+    on data no variation reaches (multi-turn, Java) were refused after the model loaded, or
+    skipped without a word; the tokenizer and the data alone say so."""
+    extra, expected = BEFORE_THE_WEIGHTS[case]
+    places = {"web_search": str(unloadable["web_search"]), "java": str(bfcl_dir / "BFCL_v4_simple_java.json")}
+    web = ["--dataset_path", places["web_search"], "--web_search", str(unloadable["corpus"])]
+    given = [part for flag in extra for part in (web if flag == "{web}" else [flag.format(**places)])]
+    runs = tmp_path / "runs"
+    done = run("train_fctncalling.py", "--model_name_or_path", str(unloadable["model"]), "--results_dir", str(runs),
+               *given)
+    assert_one_line(done, *(text.format(**places) for text in expected))
+    assert not runs.exists()
