@@ -46,7 +46,10 @@ that name writes it: what the model was given at each step, as ``{"role": "infer
 "content": {"formatted_prompt": TEXT}}`` (a local model: its context tokens decoded, the chat
 template's text) or ``{"message": [...], "tools": [...]}`` (an endpoint: the request); a
 single-turn entry's log is a list holding that one input, a multi-turn entry's one object per
-turn (``begin_of_turn_query``, then ``step_<k>``: the step's input and the model's reply).
+turn (``begin_of_turn_query``, then ``step_<k>``: the step's input and the model's reply). A
+memory entry's log holds its question's conversation alone, as its result does (its scenario's
+prerequisite conversations are played first, and are no part of its answer). Going on from a
+``.partial`` file, answers written without a log by a run without the flag are answered again.
 """
 
 from __future__ import annotations
@@ -67,7 +70,7 @@ import gymnasium as gym
 import torch
 
 from fcenv.algos.deadline_http import read_reply
-from fcenv.algos.partial_results import kept_answers, reopen, result_names
+from fcenv.algos.partial_results import kept_answers, reopen, result_names, rewrite
 from fcenv.algos.questions import Questions, env_questions, questions_of
 from fcenv.chat_mode import ChatMode
 
@@ -147,7 +150,11 @@ def play_entries(envs: Sequence[gym.Env], jobs: list[tuple[int, int]], respond: 
                 finished(answer)
             else:
                 following = chat_of(info)
-                if "turn_valid" in info:  # the turn ended; the next one opens with its query
+                if "conversation_ended" in info:
+                    # The next conversation is a chat of its own: the entry's log holds the
+                    # question's conversation alone, as BFCL's holds each entry's own.
+                    answer.log = [_turn_log(following, 0)]
+                elif "turn_valid" in info:  # the turn ended; the next one opens with its query
                     answer.log.append(_turn_log(following, len(chat) + 1))
                 live[slot] = (answer, following)
     return done
@@ -362,6 +369,21 @@ def result_line(task_id: str, answer: Answer, multi_turn: bool, input_log: bool 
     return line
 
 
+def logged_as_asked(path: Path, kept: dict[str, dict[str, Any]], input_log: bool) -> dict[str, dict[str, Any]]:
+    """The answers a ``.partial`` file keeps, with an input log as this run is asked for one:
+    without --include-input-log a kept log is left out; with it, answers an earlier run wrote
+    without one (their input is not recorded) are named, taken out of the file, and asked
+    again, so that the result file never mixes lines with and without logs."""
+    if not input_log:
+        return {key: {k: v for k, v in line.items() if k != "inference_log"} for key, line in kept.items()}
+    logged = {key: line for key, line in kept.items() if "inference_log" in line}
+    if len(logged) < len(kept):
+        print(f"fcenv generate: --include-input-log: {len(kept) - len(logged)} answers in {path} were written without "
+              f"an input log (a run without the flag); their entries are answered again", file=sys.stderr)
+        rewrite(path, list(logged.values()))
+    return logged
+
+
 def generate(args: argparse.Namespace) -> list[Path]:
     if args.endpoint:
         # The server renders the chat: the env's own rendering is its default for the mode.
@@ -404,7 +426,8 @@ def _generate_files(args: argparse.Namespace, chat_mode, responder: Callable[[Ca
             jobs.sort(key=lambda job: lengths[job[0]])
         names = result_names(data, args.n)
         # A run that ended early left its answers in the .partial files: they are kept, not asked again.
-        kept = [kept_answers(out / (name + ".partial"), ids) for name in names]
+        kept = [logged_as_asked(out / (name + ".partial"), kept_answers(out / (name + ".partial"), ids),
+                                args.include_input_log) for name in names]
         jobs = [(entry, sample) for entry, sample in jobs if ids[entry] not in kept[sample]]
         if any(kept):
             print(f"fcenv generate: going on from {', '.join(str(out / (n + '.partial')) for n, k in zip(names, kept) if k)}: "

@@ -52,6 +52,14 @@ def kept_answers(path: Path, ids: list[str]) -> dict[str, dict[str, Any]]:
     return kept
 
 
+def rewrite(path: Path, lines: list[dict[str, Any]]) -> None:
+    """``path`` holding these result lines alone (the others' entries are to be asked again),
+    written beside it and renamed: a kill leaves the old file or the new one, whole."""
+    staged = path.with_name(path.name + ".tmp")
+    staged.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    staged.replace(path)
+
+
 def reopen(path: Path):
     """``path`` for appending the answers still to come, after a last line cut short by a kill
     (no newline at its end) is cut off; the lines before it are not rewritten."""

@@ -134,3 +134,63 @@ def test_an_unknown_rollout_engine_is_refused_before_any_work(command, tmp_path)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "--rollout_engine 'nope': no such rollout engine (registered: hf, vllm)" in done.stderr
     assert not out.exists()
+
+
+def test_a_memory_entry_s_input_log_holds_its_own_conversation(bfcl_dir, tmp_path):
+    """Issue 54, item 13: a memory entry's inference_log held every prerequisite conversation of
+    its scenario (25 steps for a notetaker question), its begin_of_turn_query the first
+    prerequisite's message; BFCL logs each entry's own conversation. The model here is a fixed
+    reply ("Noted."): what is under test is the log the command writes of the steps played."""
+    import gymnasium as gym
+
+    from fcenv.algos.generate import Reply, play_entries, records_turns, result_line
+    from fcenv.algos.questions import env_questions
+    from harness.agentic_slices import write_slices
+
+    slices = write_slices(bfcl_dir, tmp_path, memory=1, web=1)
+    env = gym.make("fcenv/FunctionCalling-v0", dataset_path=str(slices["memory"]))
+    task = env.unwrapped.tasks[0]
+    assert task.category == "memory_kv" and len(task.prerequisites) == 5
+    asked = []
+
+    def respond(chats, ids):
+        asked.extend(chats)
+        return [Reply("Noted.", {"formatted_prompt": chat[-1]["content"]}) for chat in chats]
+
+    (answer,) = play_entries([env], [(0, 0)], respond, questions=env_questions(env))
+    line = result_line(task.id, answer, records_turns(task), input_log=True)
+    assert len(asked) > 20 and line["result"] == [["Noted."]]
+    question = task.question[0][-1]["content"]
+    assert line["inference_log"] == [{
+        "begin_of_turn_query": [m for m in asked[-1] if m["role"] in ("system", "user")],
+        "step_0": [{"role": "inference_input", "content": {"formatted_prompt": question}},
+                   {"role": "assistant", "content": "Noted."}]}]
+    assert line["inference_log"][0]["begin_of_turn_query"][-1]["content"] == question
+
+
+def test_going_on_with_the_input_log_answers_again_what_was_written_without_it(tiny_model, tmp_path):
+    """Issue 54, item 14: a run with --include-input-log going on from the .partial file of an
+    interrupted run without it kept those answers without their logs, and the result file mixed
+    lines with and without inference_log. The entries are named and answered again."""
+    common = ["--model", str(tiny_model), "--system_prompt", TINY_SYSTEM_PROMPT, "--data", str(TINY_EVAL),
+              "--greedy", "--max_new_tokens", "8", "--out", str(tmp_path), "--no-progress"]
+    done = fcenv("generate", *common)
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = tmp_path / f"{TINY_EVAL.stem}_result.json"
+    partial = tmp_path / f"{TINY_EVAL.stem}_result.json.partial"
+    lines = result.read_text().splitlines(keepends=True)
+    partial.write_text("".join(lines[:5]))  # what an interrupted run leaves: five answers, no logs
+    result.unlink()
+    done = fcenv("generate", *common, "--include-input-log")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert (f"--include-input-log: 5 answers in {partial} were written without an input log (a run without the "
+            f"flag); their entries are answered again") in done.stderr
+    written = _lines(result)
+    assert len(written) == len(lines) and all("inference_log" in line for line in written)
+    assert not partial.exists()
+    # The other way round, the logs a .partial holds are left out of a run without the flag.
+    partial.write_text("".join(json.dumps(line) + "\n" for line in written[:5]))
+    result.unlink()
+    done = fcenv("generate", *common)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert not any("inference_log" in line for line in _lines(result))
