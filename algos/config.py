@@ -23,7 +23,7 @@ from fcenv.flags import EMBEDDED_MODEL as EMBEDDED_MODEL  # re-exported: algos.c
 # scored cannot change within it.
 RESUME_FIXED = ("algorithm_name", "advantage_estimator", "ratio_level", "critic", "loss_aggregation",
                 "model_name_or_path", "adapter", "dataset_path", "seed", "n_rollout_threads", "episode_length", "group_size",
-                "lora_r", "lora_alpha", "lora_target_modules", "critic_fraction", "max_new_tokens", "context_window",
+                "lora_r", "lora_alpha", "lora_target_modules", "critic_fraction", "actor_fraction", "max_new_tokens", "context_window",
                 "temperature", "reward", "efficiency_sigma", "branching", "branch_beta", "branch_threshold",
                 "branch_entropy_tokens", "max_steps_per_turn", "system_prompt", "tool_format", "prompt_variation", "hide_function_docs", "env_name",
                 "eval_dataset_path", "eval_fraction", "eval_episodes")
@@ -140,6 +140,10 @@ class TrainConfig:
                                         "(rounded up, at least one; 1: every layer); below them the critic starts "
                                         "from the reference pass's states and runs only its own layers (0.25: "
                                         "an iteration 1.4x faster, as good on single-turn, less on multi-turn)")
+    actor_fraction: float = _flag(1.0, "share of the decoder layers, from the top, that the actor's adapter covers "
+                                       "(rounded up, at least one; 1: every layer): the backward pass stops at its "
+                                       "first layer, and --trainable_tokens rows then learn from what the model "
+                                       "writes, not from reading them (long multi-turn chats: make train-real-mt)")
     gradient_checkpointing: bool = _flag(False, "recompute activations in the backward pass")
     context_window: int = _shared("context_window")
     max_new_tokens: int = _shared("max_new_tokens")
@@ -329,6 +333,8 @@ def validate(config: TrainConfig) -> list[str]:
             problems.append(f"--{name} must be {'positive' if name in above_zero else '0 or more'} and finite, not {value}")
     if not 0 < config.critic_fraction <= 1:
         problems.append(f"--critic_fraction must be in (0, 1], not {config.critic_fraction}")
+    if not 0 < config.actor_fraction <= 1:
+        problems.append(f"--actor_fraction must be in (0, 1], not {config.actor_fraction}")
     if not config.lora_target_modules or not all(config.lora_target_modules):
         problems.append("--lora_target_modules needs at least one module name")
     if not _is_function_calling_env(config.env_name):

@@ -131,6 +131,7 @@ def check_resume(config: Any, files: Any) -> None:
     except (OSError, ValueError) as exc:
         raise CheckpointError(checkpoint, None, f"its run's args.json cannot be read ({exc})") from None
     saved.setdefault("critic_fraction", 1.0)  # runs from before the flag: a critic on every layer
+    saved.setdefault("actor_fraction", 1.0)  # and an actor on every layer
     fixed = [k for k in RESUME_FIXED if k in saved and saved[k] != getattr(config, k)]
     if fixed:
         raise CheckpointError(checkpoint, None, f"--resume: these flags differ from the run's args.json and cannot "

@@ -39,6 +39,10 @@ class LoraSettings:
     # trainable tokens): a token the base never learned to write, such as a tool-call tag whose
     # output row equals thousands of untrained ones, is beyond any low-rank change of the layers.
     trainable_tokens: tuple[int, ...] = ()
+    # The decoder layers the adapter covers (empty: all). An adapter on the top layers alone stops
+    # the backward pass at its first layer: its trainable token rows then learn from the output
+    # side only (what the model writes), their input side (reading them) taking no gradient.
+    layers: tuple[int, ...] = ()
 
     def to_config(self, token_layers: Sequence[str] = ()) -> LoraConfig:
         """PEFT's config; ``token_layers``: the layers (by module name) whose rows of
@@ -46,7 +50,16 @@ class LoraSettings:
         rows = {layer: sorted(self.trainable_tokens) for layer in token_layers} if self.trainable_tokens else None
         return LoraConfig(r=self.r, lora_alpha=self.alpha, target_modules=list(self.target_modules),
                           lora_dropout=self.dropout, bias="none", task_type="CAUSAL_LM",
-                          trainable_token_indices=rows)
+                          trainable_token_indices=rows, layers_to_transform=list(self.layers) or None)
+
+
+def top_layers(model: torch.nn.Module, fraction: float) -> tuple[int, ...]:
+    """The top ``fraction`` of ``model``'s decoder layers (rounded up, at least one); () for all."""
+    if not 0 < fraction <= 1:
+        raise ValueError(f"the share of layers must be in (0, 1], not {fraction}")
+    depth = len(_decoder_layers(model))
+    start = depth - max(1, math.ceil(fraction * depth))
+    return tuple(range(start, depth)) if start else ()
 
 
 def _token_layers(model: torch.nn.Module) -> list[str]:
@@ -60,14 +73,16 @@ def _token_layers(model: torch.nn.Module) -> list[str]:
     return layers
 
 
-def _rows_over_base(layer, original, x: torch.Tensor, active_adapters, *args, **kwargs) -> torch.Tensor:
+def _rows_over_base(layer, original, read_only: frozenset, x: torch.Tensor, active_adapters, *args,
+                    **kwargs) -> torch.Tensor:
     """PEFT's trainable-token layer's output, computed without its cost. PEFT builds a copy of
     the whole matrix with the trained rows in place at every forward (151,936 x 896 floats,
     545 MB, for Qwen2.5's embedding and again for its output layer), and its backward is then a
     gradient of the whole matrix (the output layer's a matmul as large as its forward). Here the
     frozen base layer runs as it is and only the trained tokens' outputs are replaced: the same
     values (the embedding's exactly, the output layer's up to the matmul's rounding), with a
-    gradient that reaches the trained rows alone."""
+    gradient that reaches the trained rows alone. Adapters in ``read_only`` take no gradient through
+    their embedding rows (an adapter on the top layers: see ``LoraSettings.layers``)."""
     base = layer.base_layer
     if layer.disable_adapters or not active_adapters or layer.merged or not isinstance(
             base, torch.nn.Embedding | torch.nn.Linear):
@@ -85,6 +100,8 @@ def _rows_over_base(layer, original, x: torch.Tensor, active_adapters, *args, **
     for adapter in active_adapters:
         index = torch.tensor(layer.token_indices[adapter], device=x.device)
         rows = layer.trainable_tokens_delta[adapter].to(out.dtype)
+        if adapter in read_only:
+            rows = rows.detach()
         if scale is not None:
             rows = rows * scale.to(out.dtype)
         hit = x.unsqueeze(-1) == index  # each position matches at most one trained token
@@ -93,13 +110,13 @@ def _rows_over_base(layer, original, x: torch.Tensor, active_adapters, *args, **
     return out
 
 
-def _fast_token_rows(model: torch.nn.Module) -> None:
+def _fast_token_rows(model: torch.nn.Module, read_only: frozenset = frozenset()) -> None:
     """Every trainable-token layer of ``model`` computes its output with ``_rows_over_base``."""
     from peft.tuners.trainable_tokens.layer import TrainableTokensLayer
 
     for module in model.modules():
         if isinstance(module, TrainableTokensLayer):
-            module.forward_adapters = functools.partial(_rows_over_base, module, module.forward_adapters)
+            module.forward_adapters = functools.partial(_rows_over_base, module, module.forward_adapters, read_only)
 
 
 def _switch_off_dropout(model: torch.nn.Module) -> None:
@@ -159,8 +176,7 @@ class Policy(torch.nn.Module):
             # The critic gets the actor's trainable token rows too (its own copies): PEFT cannot
             # add an adapter without them to a model whose tied embedding already has them.
             critic_config = (critic_lora or actor_lora).to_config(token_layers)
-            if self.critic_start:
-                critic_config.layers_to_transform = list(range(self.critic_start, depth))
+            critic_config.layers_to_transform = list(range(self.critic_start, depth)) if self.critic_start else None
             self.model.add_adapter(CRITIC, critic_config)
             roles.append(CRITIC)
             hidden = _hidden_size(base)
@@ -169,8 +185,11 @@ class Policy(torch.nn.Module):
             # variance of the rewards, and its noise would swamp the first advantages.
             torch.nn.init.zeros_(self.value_head.weight)
             torch.nn.init.zeros_(self.value_head.bias)
+        # An adapter on the top layers alone: the backward pass stops at its first layer.
+        self.actor_start = min(actor_lora.layers) if actor_lora.layers else 0
         if actor_lora.trainable_tokens:
-            _fast_token_rows(self.model)
+            read_only = {name for name, start in ((ACTOR, self.actor_start), (CRITIC, self.critic_start)) if start}
+            _fast_token_rows(self.model, frozenset(read_only))
         self.pad_id = int(pad_id)
         self.stop_ids = sorted({int(i) for i in stop_ids})
         if not self.stop_ids:
@@ -414,4 +433,4 @@ def shared_contexts(batch: TokenBatch) -> tuple[torch.Tensor, torch.Tensor] | No
     return first, index
 
 
-__all__ = ["ACTOR", "CRITIC", "LoraSettings", "Policy", "position_ids_for"]
+__all__ = ["ACTOR", "CRITIC", "LoraSettings", "Policy", "position_ids_for", "top_layers"]

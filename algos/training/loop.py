@@ -22,7 +22,7 @@ import torch
 from fcenv.algos.config import ConfigError, TrainConfig
 from fcenv.algos.input_files import check_training_files
 from fcenv.algos.model.loading import load_model, token_ids
-from fcenv.algos.model.policy import LoraSettings, Policy
+from fcenv.algos.model.policy import LoraSettings, Policy, top_layers
 from fcenv.algos.ppo.algorithms import resolve
 from fcenv.algos.ppo.buffer import bootstrap_values, compute_advantages, engine_logprob_gap, score_rollout
 from fcenv.algos.ppo.update import PPOSettings, PPOTrainer, make_optimizers
@@ -73,7 +73,8 @@ class Runner:
                              actor_lora=LoraSettings(r=c.lora_r, alpha=c.lora_alpha,
                                                      target_modules=list(c.lora_target_modules),
                                                      trainable_tokens=token_ids(self.loaded.tokenizer,
-                                                                                      c.trainable_tokens)),
+                                                                                      c.trainable_tokens),
+                                                     layers=top_layers(self.loaded.base, c.actor_fraction)),
                              temperature=c.temperature, gradient_checkpointing=c.gradient_checkpointing,
                              critic_fraction=c.critic_fraction).to(device)
 

@@ -42,6 +42,7 @@ def resume(path: str, config: TrainConfig, files: DataFiles, policy, actor_optim
     except (OSError, ValueError) as exc:
         raise ckpt.CheckpointError(checkpoint, None, f"its run's args.json cannot be read ({exc})") from None
     saved.setdefault("critic_fraction", 1.0)  # runs from before the flag: a critic on every layer
+    saved.setdefault("actor_fraction", 1.0)  # and an actor on every layer
     fixed = [k for k in RESUME_FIXED if k in saved and saved[k] != getattr(config, k)]
     if fixed:
         raise ckpt.CheckpointError(checkpoint, None, f"--resume: these flags differ from the run's "

@@ -512,3 +512,34 @@ def test_an_episodes_steps_score_as_one_pass_over_its_last_step(adapter):
         flat_one = torch.cat([one_grads[n].flatten() for n in sorted(one_grads)])
         flat_each = torch.cat([each_grads[n].flatten() for n in sorted(one_grads)])
         assert (flat_one - flat_each).norm() <= 1e-5 * flat_each.norm()
+
+
+def test_an_actor_on_the_top_layers_stops_the_backward_pass_there_and_reloads_as_saved(tmp_path):
+    """An actor adapter on the top layers (--actor_fraction): only those layers get LoRA, no
+    gradient reaches a layer below them nor the input side of its trained token rows (their
+    output side learns), and the saved adapter reads back with its layers for generate and PEFT."""
+    from fcenv.algos.model.policy import top_layers
+    from fcenv.algos.store.checkpoint import adapter_settings
+
+    base = tiny_base()
+    layers = top_layers(base, 0.5)
+    assert layers == (1,) and top_layers(base, 1.0) == ()
+    policy = Policy(base, pad_id=PAD, stop_ids=[STOP], with_critic=False,
+                    actor_lora=LoraSettings(r=4, alpha=8, target_modules=["q_proj", "v_proj"], trainable_tokens=(5, 6),
+                                            layers=layers))
+    names = [n for n, _ in policy.model.named_parameters() if "lora_A" in n]
+    assert names and all(".layers.1." in n for n in names)
+    reached: list[torch.Tensor] = []
+    first = policy.base.get_decoder().layers[0]
+    handle = first.register_forward_hook(lambda module, args, out: reached.append(out[0] if isinstance(out, tuple) else out))
+    try:
+        batch = pack([[5, 7, 8, 6]], [[5, 9, 6]], PAD)  # the trained tokens in the context and the action
+        policy.token_logprobs(batch)[0].sum().backward()
+    finally:
+        handle.remove()
+    assert not reached[0].requires_grad  # nothing below the adapter is in the graph
+    rows = [p for n, p in policy.model.named_parameters() if "trainable_tokens_delta" in n]
+    assert rows and any(p.grad is not None and p.grad.abs().sum() > 0 for p in rows)  # written: learnt
+    policy.model.save_pretrained(tmp_path, selected_adapters=[ACTOR])
+    saved = adapter_settings(tmp_path / ACTOR if (tmp_path / ACTOR).exists() else tmp_path)
+    assert saved.layers == layers and saved.trainable_tokens == (5, 6)
