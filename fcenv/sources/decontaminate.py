@@ -12,13 +12,26 @@ A training task is flagged when one of its user messages
 
 or when its **function set equals** a BFCL entry's (the same function names with the same
 parameter names; BFCL's multi-turn entries' sets are their classes' documented functions) and
-its question shares telling words with that entry's: words in fewer than ``COMMON`` (5%) of
-BFCL's user messages, numbers left out; one word when BFCL asks those functions of that entry
-only, two when it asks them of several. Changing a few values of a BFCL question defeats the
-8-gram test on a short question; it changes neither the functions it is asked of nor the words
-around the values. A common tool alone is no copy: BFCL asks ``get_current_weather(location,
-unit)`` 118 questions, most of them about something else, and a training task asking another
-thing of it shares a word with one of them by chance, two rarely.
+
+- its question **is that entry's with other values**: the two equal once their values are
+  masked (numbers, quoted text, words capitalised inside a sentence such as names and places,
+  and the parameters' enum values, a run of them one mask), or, for a BFCL question of
+  ``MASKED_NGRAM`` (5) words or more, share half its masked 5-grams; a masked BFCL question of
+  fewer than ``MIN_WORDS`` words that are no values is no evidence. Changing the values of a
+  BFCL question defeats the 8-gram test on a short question; it keeps the words around them;
+- or its question shares **telling words** with that entry's: words in fewer than ``COMMON``
+  (5%) of BFCL's user messages, numbers left out, and none of the words the tool's own
+  parameters make likely in any question asking it (their names and enum values: a weather
+  tool's 'celsius'). One shared word is enough when BFCL asks that function set of that entry
+  alone (a tool of its own); for a tool BFCL asks of several entries, two, and ``SHARED`` (40%)
+  of the two questions' telling words.
+
+A common tool alone is no copy: BFCL asks ``get_current_weather(location, unit)`` 118 questions,
+most of them about something else, and a training task asking it another question shares a
+word or two with one of them by chance ("Is it going to be chilly in Reykjavik this evening?
+Tell me in celsius." shares 'tell' and 'celsius' with live_simple_10-3-6), but none of them is
+its question with other values, nor most of its words. ``bench/bench_decontaminate.py``
+measures the false positives on thousands of such tasks.
 
 BFCL's test files are every ``BFCL_v*_*.json`` question file of its data folder (not the
 retired ``unused_datasets/``).
@@ -35,17 +48,79 @@ from typing import Any
 
 NGRAM = 8
 OVERLAP = 0.5
+MASKED_NGRAM = 5  # values masked, shorter n-grams: a disguise may reword a little around its values
+SHARED = 0.4  # of the telling words of two questions of a common tool, the share a copy shares
 MIN_WORDS = 3
 COMMON = 0.05  # a word in this share of BFCL's user messages or more ("the", "find") is no evidence
 _SKIP = ("format_sensitivity",)  # a file of ids, no questions
+VALUE = "#"  # a value's place in a masked question
+# A value in quotes (an opening quote after no letter, a closing one before none: not "What's"),
+# or a word, with its case kept (a capitalised word inside a sentence is a name, a value).
+_PIECE = re.compile(r"(?<!\w)(?P<quoted>'[^'\n]{1,40}'|\"[^\"\n]{1,40}\")(?!\w)|(?P<word>[^\W_]+)")
+_SENTENCE_END = ".?!:;\n"
 
 
 def words(text: str) -> list[str]:
     return re.sub(r"[\W_]+", " ", unicodedata.normalize("NFKC", text).lower()).split()
 
 
-def _grams(tokens: list[str], n: int = NGRAM) -> set[tuple[str, ...]]:
+def _grams(tokens: list[str] | tuple[str, ...], n: int = NGRAM) -> set[tuple[str, ...]]:
     return {tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1)}
+
+
+def masked_words(text: str, values: frozenset[str] = frozenset()) -> tuple[str, ...]:
+    """The words of ``text`` with its values masked (``VALUE``): numbers, quoted text, words
+    capitalised inside a sentence (names, places), and ``values`` (the parameters' enum
+    values); a run of values is one mask. What a disguise of a question changes, and no more."""
+    text = unicodedata.normalize("NFKC", text)
+    out: list[str] = []
+    end = 0
+    for piece in _PIECE.finditer(text):
+        word = piece.group("word")
+        # Inside a sentence: after a word or a mark other than a sentence's end.
+        gap = text[end:piece.start()].strip(" \t\"'(")
+        inside = gap[-1] not in _SENTENCE_END if gap else end > 0
+        end = piece.end()
+        value = word is None or any(c.isdigit() for c in word) or (word[0].isupper() and inside) \
+            or word.lower() in values
+        if not value:
+            out.append(word.lower())
+        elif not out or out[-1] != VALUE:
+            out.append(VALUE)
+    return tuple(out)
+
+
+def _parameters(functions: Any) -> list[tuple[str, dict]]:
+    found = []
+    for doc in functions if isinstance(functions, list) else []:
+        properties = ((doc.get("parameters") or {}).get("properties") or {}) if isinstance(doc, dict) else {}
+        if isinstance(properties, dict):
+            found.extend((name, spec) for name, spec in properties.items() if isinstance(spec, dict))
+    return found
+
+
+def enum_words(functions: Any) -> frozenset[str]:
+    """The words of the parameters' enum values: values a question names, as it names a city."""
+    return frozenset(word for _, spec in _parameters(functions) if isinstance(spec.get("enum"), list)
+                     for value in spec["enum"] for word in words(str(value)))
+
+
+def tool_words(functions: Any) -> frozenset[str]:
+    """Words the tools' own parameters make likely in any question asking them: the parameters'
+    names and enum values (a weather tool's 'celsius'), no evidence of a copy."""
+    return enum_words(functions) | frozenset(word for name, _ in _parameters(functions) for word in words(name))
+
+
+def same_but_values(ours: tuple[str, ...], theirs: tuple[str, ...]) -> bool:
+    """Whether a masked question is a masked BFCL question with other values: equal, or for a
+    BFCL question of ``MASKED_NGRAM`` words or more, holding ``OVERLAP`` of its 5-grams. A BFCL
+    question of fewer than ``MIN_WORDS`` words that are no values is no evidence."""
+    if sum(word != VALUE for word in theirs) < MIN_WORDS:
+        return False
+    if len(theirs) < MASKED_NGRAM:
+        return ours == theirs
+    grams = _grams(theirs, MASKED_NGRAM)
+    return len(grams & _grams(ours, MASKED_NGRAM)) >= OVERLAP * len(grams)
 
 
 def function_set(functions: Any) -> frozenset:
@@ -74,27 +149,44 @@ class Match:
     how: str  # "exact", "near" or "function set"
     overlap: float = 1.0
     shared: tuple[str, ...] = ()  # function set: the words its question shares with BFCL's
+    other_values: bool = False  # function set: its question is BFCL's with other values
+    alone: bool = False  # function set: BFCL asks it of that entry alone
 
     def __str__(self) -> str:
         if self.how == "exact":
             return f"its question equals BFCL's {self.bfcl_id}"
         if self.how == "near":
             return f"its question nearly equals BFCL's {self.bfcl_id} ({self.overlap:.0%} of its {NGRAM}-grams)"
-        return (f"its function set equals BFCL's {self.bfcl_id}, and its question shares "
+        if self.other_values:
+            return (f"its function set equals BFCL's {self.bfcl_id}, and its question is that entry's with other "
+                    f"values" + (f" (both say {', '.join(map(repr, self.shared))})" if self.shared else ""))
+        alone = ", which BFCL asks of that entry alone," if self.alone else ""
+        return (f"its function set equals BFCL's {self.bfcl_id}{alone} and its question shares "
                 f"{', '.join(map(repr, self.shared))} with that entry's")
+
+
+@dataclass(frozen=True)
+class _Offered:
+    """A BFCL entry offering a function set: its id, its question's telling words, and its
+    questions masked (``masked_words``, its parameters' enum values among the values)."""
+
+    entry_id: str
+    words: frozenset[str]
+    masked: tuple[tuple[str, ...], ...]
 
 
 class BfclIndex:
     """BFCL's test questions and function sets, for looking training tasks up in."""
 
-    def __init__(self, entries: list[tuple[str, list[str], frozenset]]):
+    def __init__(self, entries: list[tuple[str, list[str], frozenset, frozenset[str]]]):
+        """``entries``: (id, user messages, function set, its parameters' enum words)."""
         self.exact: dict[tuple[str, ...], str] = {}
         self.grams: dict[tuple[str, ...], set[int]] = defaultdict(set)
         self.messages: list[tuple[str, int]] = []  # (entry id, number of its grams)
-        # function set -> the entries offering it, each with the words of its questions
-        self.functions: dict[frozenset, list[tuple[str, frozenset[str]]]] = defaultdict(list)
-        self.common = _common_words([text for _, texts, _ in entries for text in texts])
-        for entry_id, texts, functions in entries:
+        # function set -> the entries offering it, each with its questions' words, masked too
+        self.functions: dict[frozenset, list[_Offered]] = defaultdict(list)
+        self.common = _common_words([text for _, texts, _, _ in entries for text in texts])
+        for entry_id, texts, functions, values in entries:
             for text in texts:
                 tokens = words(text)
                 if len(tokens) >= MIN_WORDS:
@@ -105,7 +197,8 @@ class BfclIndex:
                         self.grams[gram].add(len(self.messages))
                     self.messages.append((entry_id, len(grams)))
             if functions:
-                self.functions[functions].append((entry_id, self.telling_words(texts)))
+                self.functions[functions].append(_Offered(entry_id, self.telling_words(texts),
+                                                          tuple(masked_words(text, values) for text in texts)))
 
     def telling_words(self, texts: list[str]) -> frozenset[str]:
         """The words of ``texts`` that can tell a copy: not common in BFCL's questions, their
@@ -133,7 +226,8 @@ class BfclIndex:
                 entry_id = str(record.get("id", f"{file.stem}_{index}"))
                 functions = record.get("function") or [doc for cls in record.get("involved_classes") or []
                                                         for doc in docs.get(cls, [])]
-                entries.append((entry_id, user_texts(record.get("question")), function_set(functions)))
+                entries.append((entry_id, user_texts(record.get("question")), function_set(functions),
+                                enum_words(functions)))
         return cls(entries)
 
     def match(self, question: Any, functions: Any) -> Match | None:
@@ -154,16 +248,28 @@ class BfclIndex:
         return self._same_functions(question, functions)
 
     def _same_functions(self, question: Any, functions: Any) -> Match | None:
-        """The first BFCL entry with the task's function set whose question shares telling
-        words with the task's: one when BFCL asks those functions once, two when it asks them
-        of several questions (one word in common with one of a hundred is chance)."""
-        asked = self.telling_words(user_texts(question))
+        """The first BFCL entry with the task's function set whose question the task's is with
+        other values; else the first whose question shares telling words with the task's (the
+        tool's parameters' words left out): one when BFCL asks that function set of that entry
+        alone, else two, and ``SHARED`` of the telling words of the two questions."""
         entries = self.functions.get(function_set(functions), [])
-        needed = 1 if len(entries) == 1 else 2
-        for entry_id, vocabulary in entries:
-            shared = asked & vocabulary
-            if len(shared) >= needed:
-                return Match(entry_id, "function set", shared=tuple(sorted(shared)[:3]))
+        if not entries:
+            return None
+        texts = user_texts(question)
+        values = enum_words(functions)
+        ours = [masked_words(text, values) for text in texts]
+        likely = tool_words(functions)
+        asked = self.telling_words(texts) - likely
+        for entry in entries:
+            if any(same_but_values(mine, theirs) for mine in ours for theirs in entry.masked):
+                return Match(entry.entry_id, "function set", shared=tuple(sorted(asked & entry.words)[:3]),
+                             other_values=True)
+        alone = len(entries) == 1
+        for entry in entries:
+            theirs = entry.words - likely
+            shared = asked & theirs
+            if len(shared) >= (1 if alone else 2) and (alone or len(shared) >= SHARED * len(asked | theirs)):
+                return Match(entry.entry_id, "function set", shared=tuple(sorted(shared)[:3]), alone=alone)
         return None
 
 

@@ -311,6 +311,36 @@ def test_decontamination_catches_disguised_copies_and_spares_common_tools(bfcl_d
     assert flagged <= 0.1 * len(questions) * len(common), (flagged, len(questions) * len(common))
 
 
+def test_a_common_tool_s_own_words_condemn_no_public_style_set(bfcl_dir, tmp_path, capsys):
+    """Issue 54, item 15: "Is it going to be chilly in Reykjavik this evening? Tell me in
+    celsius." asking get_current_weather(location, unit) was flagged as a copy of BFCL's
+    live_simple_10-3-6 (it shares 'celsius', an enum value of the tool's, and 'tell'), and so
+    were 1,499 of 2,397 tasks of a public-style set of weather questions that copies nothing
+    of BFCL (bench/bench_decontaminate.py). Its copies with other values, lowercase enum values
+    included, are still found."""
+    from bench.bench_decontaminate import WEATHER, flagged
+    from fcenv.cli import main
+
+    tasks, found, _ = flagged(3000, bfcl_dir)
+    assert tasks == 3000 and len(found) <= 0.005 * tasks, found[:5]
+
+    def record(question: str, unit: str) -> dict:
+        call = {"type": "function", "function": {"name": "get_current_weather",
+                                                 "arguments": {"location": "Reykjavik", "unit": unit}}}
+        return {"messages": [{"role": "user", "content": question}, {"role": "assistant", "tool_calls": [call]}],
+                "tools": [WEATHER]}
+
+    source = write_jsonl(tmp_path / "weather.jsonl", [
+        record("Is it going to be chilly in Reykjavik this evening? Tell me in celsius.", "celsius"),
+        # BFCL's live_simple_9-3-5, "What's weather in Hyderabad in Fahrenheit", with other values
+        record("What's weather in Reykjavik in celsius", "celsius")])
+    assert main(["data", "check", str(source), "--bfcl_dir", str(bfcl_dir)]) == 1
+    out = capsys.readouterr().out
+    assert "1 of the 2 tasks copy BFCL's test set: function set 1" in out, out
+    (line,) = [line for line in out.splitlines() if "its function set equals BFCL's" in line]
+    assert "line 2, step 1" in line and "live_simple_9-3-5, and its question is that entry's with other values" in line
+
+
 def test_the_trainer_is_warned_of_bfcl_test_files(bfcl_dir):
     test_file = str(bfcl_dir / "BFCL_v4_simple_python.json")
     (warning,) = resolve.test_set_warnings(test_file)
