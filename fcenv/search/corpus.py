@@ -20,7 +20,8 @@ A corpus serves what is inside its folder and nothing else: a file that is a lin
 outside it is left out (and named, as a ``DatasetWarning``). What one document may cost is
 bounded: a file over ``MAX_DOCUMENT_BYTES``, or an HTML page whose parsing takes more than
 ``MAX_PARSE_SECONDS`` of CPU time (``html.parser`` is quadratic on some broken markup, such as
-thousands of unclosed ``<a``), is named and left out; the rest of the corpus opens.
+thousands of unclosed ``<a``) or that the parser cannot read, is named and left out; the rest
+of the corpus opens.
 """
 
 from __future__ import annotations
@@ -52,8 +53,9 @@ MAX_PARSE_SECONDS = 5.0
 _FEED_CHARS = 64 * 1024
 
 
-class DocumentTooCostly(Exception):
-    """A document past the bounds on what one document may cost (its size, its parsing time)."""
+class DocumentLeftOut(Exception):
+    """A document past the bounds on what one document may cost (its size, its parsing time),
+    or one the standard library's HTML parser cannot read."""
 
 
 class _TextOfHtml(HTMLParser):
@@ -69,7 +71,7 @@ class _TextOfHtml(HTMLParser):
         # html.parser calls back between its scans, also in the quadratic case (each unclosed
         # '<' handed over as data): a check here bounds the whole parse.
         if time.thread_time() > self._deadline:
-            raise DocumentTooCostly(f"its HTML takes more than {MAX_PARSE_SECONDS:g} s of CPU time to parse")
+            raise DocumentLeftOut(f"its HTML takes more than {MAX_PARSE_SECONDS:g} s of CPU time to parse")
 
     def handle_starttag(self, tag, attrs):
         self._check_time()
@@ -104,17 +106,22 @@ class Document:
 
 
 def read_document(path: Path, url: str) -> Document:
-    """The document at ``path``; ``DocumentTooCostly`` past the bounds on size and parsing time."""
+    """The document at ``path``; ``DocumentLeftOut`` past the bounds on size and parsing time."""
     size = path.stat().st_size
     if size > MAX_DOCUMENT_BYTES:
-        raise DocumentTooCostly(f"{size:,} bytes, over the bound of {MAX_DOCUMENT_BYTES:,} bytes a document")
+        raise DocumentLeftOut(f"{size:,} bytes, over the bound of {MAX_DOCUMENT_BYTES:,} bytes a document")
     raw = path.read_text(encoding="utf-8", errors="replace")
     if path.suffix.lower() in (".html", ".htm"):
         parser = _TextOfHtml(time.thread_time() + MAX_PARSE_SECONDS)
-        for start in range(0, len(raw), _FEED_CHARS):  # in pieces: the time is checked between them too
-            parser.feed(raw[start:start + _FEED_CHARS])
-            parser._check_time()
-        parser.close()
+        try:
+            for start in range(0, len(raw), _FEED_CHARS):  # in pieces: the time is checked between them too
+                parser.feed(raw[start:start + _FEED_CHARS])
+                parser._check_time()
+            parser.close()
+        except DocumentLeftOut:
+            raise
+        except Exception as exc:  # html.parser asserts on some broken markup ('<![' and no name, in 3.11)
+            raise DocumentLeftOut(f"html.parser cannot read its HTML ({type(exc).__name__}: {exc})") from None
         text = "\n".join(parser.strings)
         return Document(url, parser.title or path.stem, raw, text, True)
     lines = [line.strip() for line in raw.splitlines() if line.strip()]
@@ -144,10 +151,12 @@ class Corpus:
         if not isinstance(keywords, str):
             return Failure(SEARCH_FAILED)
         query = _tokens(keywords)
+        # A document holding none of the keywords is no result; with none left, nothing is scored
+        # (BM25 over documents that hold no word at all would divide by their mean length, 0).
+        if not any(self.token_sets[i] & set(query) for i in range(len(self.documents))):
+            return Failure(SEARCH_FAILED)
         scores = self.index.scores(query)
         hits = [i for i in sorted(range(len(scores)), key=lambda i: -scores[i]) if self.token_sets[i] & set(query)]
-        if not hits:
-            return Failure(SEARCH_FAILED)
         return [{"title": d.title, "link": d.url, "snippet": " ".join(d.text.split())[:SNIPPET_CHARS]}
                 for d in (self.documents[i] for i in hits[:MAX_RESULTS])]
 
@@ -172,7 +181,7 @@ def _inside(path: Path, folder: Path) -> bool:
 def _document(path: Path, url: str) -> Document | None:
     try:
         return read_document(path, url)
-    except DocumentTooCostly as exc:
+    except DocumentLeftOut as exc:
         warnings.warn(f"web_search: {path}: left out of the corpus: {exc}", DatasetWarning, stacklevel=2)
         return None
 

@@ -333,3 +333,18 @@ def test_a_snapshot_nested_past_the_parser_is_refused_naming_the_flag_and_file(t
         open_web_search(str(path), [])
     with pytest.raises(SearchSourceError, match=f"^{path}: not a web snapshot"):
         FunctionCallingEnv(tasks=tasks, web_search=str(path))
+
+
+def test_a_page_html_parser_cannot_read_and_a_corpus_without_words_answer_cleanly(tmp_path):
+    """Found by tests/fuzz/test_fuzz_web_sources.py: html.parser asserts on '<![' without a name
+    (the page is named and left out), and BM25 over documents without a word divided by their
+    mean length, 0 (a search finds nothing, as BFCL's engine answers with no results)."""
+    from fcenv.search import Failure
+    from fcenv.search.corpus import open_corpus
+
+    (tmp_path / "broken.html").write_bytes(b"<![\xff\xfeCDATA[")
+    (tmp_path / "empty.md").write_text("<!--")
+    with pytest.warns(DatasetWarning, match="broken.html: left out of the corpus: html.parser cannot read its HTML"):
+        opened = open_corpus(tmp_path)
+    assert [d.url for d in opened.documents] == ["https://corpus.local/empty.md"]
+    assert isinstance(opened.search("tea", "wt-wt"), Failure)
