@@ -172,8 +172,8 @@ def test_going_on_with_the_input_log_answers_again_what_was_written_without_it(t
     """Issue 54, item 14: a run with --include-input-log going on from the .partial file of an
     interrupted run without it kept those answers without their logs, and the result file mixed
     lines with and without inference_log. The entries are named and answered again."""
-    common = ["--model", str(tiny_model), "--system_prompt", TINY_SYSTEM_PROMPT, "--data", str(TINY_EVAL),
-              "--greedy", "--max_new_tokens", "8", "--out", str(tmp_path), "--no-progress"]
+    common = ["--model_name_or_path", str(tiny_model), "--system_prompt", TINY_SYSTEM_PROMPT, "--dataset_path",
+              str(TINY_EVAL), "--greedy", "--max_new_tokens", "8", "--out", str(tmp_path), "--no-progress"]
     done = fcenv("generate", *common)
     assert done.returncode == 0, done.stderr[-2000:]
     result = tmp_path / f"{TINY_EVAL.stem}_result.json"
