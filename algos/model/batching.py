@@ -31,6 +31,9 @@ class Carriers:
     attention_mask: torch.Tensor  # (P, L)
     position_ids: torch.Tensor  # (P, L)
     index: torch.Tensor  # (B, K + 1) flat index into (P * L): the state before each action token of each row, then after
+    # The first columns every carrier shares (a group's episodes start from one prompt), run once:
+    # the carriers are then right-padded, the shared columns first. 0: left-padded, nothing shared.
+    shared_prefix: int = 0
 
     def gather(self, states: torch.Tensor) -> torch.Tensor:
         """(P, L, ...) states of the carriers -> (B, K + 1, ...) states of the rows."""
@@ -121,6 +124,18 @@ def chain_carriers(sequences: Sequence[Sequence[int]]) -> list[int]:
     return carrier
 
 
+# Fewer shared columns than this are run with the rest (a chat template's header, not a prompt).
+MIN_SHARED_PREFIX = 32
+
+
+def common_prefix(sequences: Sequence[Sequence[int]]) -> int:
+    """How many first tokens all ``sequences`` share."""
+    first, length = sequences[0], min(len(s) for s in sequences)
+    for other in sequences[1:]:
+        length = next((i for i in range(length) if other[i] != first[i]), length)
+    return length
+
+
 def _chained(contexts, actions, pad_id: int, device) -> TokenBatch | None:
     sequences = [list(c) + list(a) for c, a in zip(contexts, actions)]
     carrier = chain_carriers(sequences)
@@ -129,25 +144,30 @@ def _chained(contexts, actions, pad_id: int, device) -> TokenBatch | None:
         return None
     width = max(len(sequences[h]) for h in heads)
     slot = {h: p for p, h in enumerate(heads)}
+    shared = common_prefix([sequences[h] for h in heads]) if len(heads) > 1 else 0
+    shared = shared if shared >= MIN_SHARED_PREFIX else 0
     input_ids = torch.full((len(heads), width), pad_id, dtype=torch.long)
     attention = torch.zeros((len(heads), width), dtype=torch.long)
+    # Left-padded, or with a shared prefix right-padded (the prefix in the same columns of every carrier).
+    offset = {h: 0 if shared else width - len(sequences[h]) for h in heads}
     for p, h in enumerate(heads):
-        input_ids[p, width - len(sequences[h]):] = torch.as_tensor(sequences[h], dtype=torch.long)
-        attention[p, width - len(sequences[h]):] = 1
+        input_ids[p, offset[h]:offset[h] + len(sequences[h])] = torch.as_tensor(sequences[h], dtype=torch.long)
+        attention[p, offset[h]:offset[h] + len(sequences[h])] = 1
     width_k = max((len(a) for a in actions), default=0)
     index = torch.zeros((len(contexts), width_k + 1), dtype=torch.long)
     action_ids = torch.full((len(contexts), width_k), pad_id, dtype=torch.long)
     action_mask = torch.zeros((len(contexts), width_k), dtype=torch.float32)
     for row, (context, action) in enumerate(zip(contexts, actions)):
         h = carrier[row]
-        start = width - len(sequences[h]) + len(context) - 1  # the carrier's column of the state before the action
-        last = width - len(sequences[h]) + len(context) + len(action) - 1
+        start = offset[h] + len(context) - 1  # the carrier's column of the state before the action
+        last = offset[h] + len(context) + len(action) - 1
         columns = torch.clamp(torch.arange(start, start + width_k + 1), max=max(last, start))
         index[row] = slot[h] * width + columns
         if action:
             action_ids[row, :len(action)] = torch.as_tensor(list(action), dtype=torch.long)
             action_mask[row, :len(action)] = 1.0
-    carriers = Carriers(input_ids.to(device), attention.to(device), position_ids_for(attention).to(device), index.to(device))
+    carriers = Carriers(input_ids.to(device), attention.to(device), position_ids_for(attention).to(device), index.to(device),
+                        shared)
     return TokenBatch(input_ids=carriers.input_ids, attention_mask=carriers.attention_mask,
                       position_ids=carriers.position_ids, action_ids=action_ids.to(device),
                       action_mask=action_mask.to(device), context_length=0, carriers=carriers)
@@ -182,12 +202,13 @@ def length_sorted_chunks(contexts: Sequence[Sequence[int]], actions: Sequence[Se
     the tokens the model runs) stays within ``token_budget`` (0: no limit). There are at least
     ``min_chunks`` when there are as many groups. Every row lands in exactly one micro-batch; a
     sum over micro-batches equals the sum over the whole batch, up to float rounding.
-    ``chained``: each group is an episode whose rows run as one sequence (``pack(chain=True)``),
-    as long as its longest row, which is then the group's size.
+    ``chained``: each group is an episode whose rows run as one sequence (``pack(chain=True)``):
+    its first context (a group's episodes share it, run once) and the rest of its longest row.
     """
     def width(group):
         if chained:
-            return max(len(contexts[i]) + len(actions[i]) for i in group), 0
+            first = len(contexts[group[0]])
+            return first, max(len(contexts[i]) + len(actions[i]) for i in group) - first
         return max(len(contexts[i]) for i in group), max(len(actions[i]) for i in group)
 
     def length(group):
@@ -204,13 +225,13 @@ def length_sorted_chunks(contexts: Sequence[Sequence[int]], actions: Sequence[Se
     else:
         chunks, current, seen, rows, wide_c, wide_k = [], [], set(), 0, 0, 0
         for group in ordered:
-            # A chained group runs one sequence; its rows' contexts are not run apart.
-            shared = {tuple(contexts[group[-1]]) + (len(group),)} if chained else {tuple(contexts[i]) for i in group}
+            # A chained group runs one sequence after the first context it may share with others.
+            shared = {tuple(contexts[group[0]])} if chained else {tuple(contexts[i]) for i in group}
             c, k = width(group)
-            new_seen, new_rows, new_c, new_k = seen | shared, rows + len(group), max(wide_c, c), max(wide_k, k)
+            new_seen, new_rows, new_c, new_k = seen | shared, rows + (1 if chained else len(group)), max(wide_c, c), max(wide_k, k)
             if current and len(new_seen) * new_c + new_rows * new_k > token_budget:
                 chunks.append(current)
-                current, new_seen, new_rows, new_c, new_k = [], shared, len(group), c, k
+                current, new_seen, new_rows, new_c, new_k = [], shared, 1 if chained else len(group), c, k
             current.append(group)
             seen, rows, wide_c, wide_k = new_seen, new_rows, new_c, new_k
         chunks.append(current)

@@ -266,9 +266,7 @@ class Policy(torch.nn.Module):
             if states is not None:
                 raise ValueError("a chained batch keeps no per-row states for a top-layer critic")
             with self._adapter_context(adapter):
-                out = decoder(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
-                              position_ids=batch.position_ids, use_cache=False)
-            return batch.carriers.gather(out.last_hidden_state)
+                return batch.carriers.gather(run_carriers(decoder, batch.carriers))
         shared = shared_contexts(batch) if k > 0 and self.shares_contexts else None
         recorded: list[torch.Tensor] = []
         recording = (_recording_input(_decoder_layers(self.base)[self.critic_start], recorded)
@@ -381,6 +379,25 @@ def run_once_per_context(model: torch.nn.Module, batch: TokenBatch, shared: tupl
                 position_ids=batch.position_ids[first, :c], use_cache=True, **kwargs)
     kv_cache(out).reorder_cache(index)
     return out
+
+
+def run_carriers(decoder: torch.nn.Module, carriers) -> torch.Tensor:
+    """The last hidden states (P, L, hidden) of a chained batch's carriers. A prefix they all share
+    (``Carriers.shared_prefix``: a group's episodes start from one prompt) runs once, its KV cache
+    repeated for every carrier (``reorder_cache``, so the gradients of all of them flow back into
+    the one pass), and the rest of each carrier continues from it."""
+    n = carriers.shared_prefix
+    if not n:
+        return decoder(input_ids=carriers.input_ids, attention_mask=carriers.attention_mask,
+                       position_ids=carriers.position_ids, use_cache=False).last_hidden_state
+    count = carriers.input_ids.shape[0]
+    first = decoder(input_ids=carriers.input_ids[:1, :n], attention_mask=carriers.attention_mask[:1, :n],
+                    position_ids=carriers.position_ids[:1, :n], use_cache=True)
+    cache = kv_cache(first)
+    cache.reorder_cache(torch.zeros(count, dtype=torch.long, device=carriers.input_ids.device))
+    rest = decoder(input_ids=carriers.input_ids[:, n:], attention_mask=carriers.attention_mask,
+                   position_ids=carriers.position_ids[:, n:], use_cache=True, **with_kv_cache(cache))
+    return torch.cat([first.last_hidden_state.expand(count, -1, -1), rest.last_hidden_state], dim=1)
 
 
 def _decoder_layers(model: torch.nn.Module) -> torch.nn.ModuleList:

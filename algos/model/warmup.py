@@ -46,9 +46,9 @@ def answer_text(ground_truth: list[dict[str, dict[str, list[Any]]]]) -> str:
 def plain_logprobs(model: torch.nn.Module, batch: TokenBatch) -> torch.Tensor:
     """Answer-token log-probs of a plain causal LM (no adapters, temperature 1)."""
     if batch.carriers is not None:  # rows run inside longer ones: the output layer on the rows' states only
-        out = model.get_decoder()(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
-                                  position_ids=batch.position_ids, use_cache=False)
-        hidden = batch.carriers.gather(out.last_hidden_state)[:, :batch.action_width]
+        from fcenv.algos.model.policy import run_carriers
+
+        hidden = batch.carriers.gather(run_carriers(model.get_decoder(), batch.carriers))[:, :batch.action_width]
         logp = torch.log_softmax(model.get_output_embeddings()(hidden).float(), -1)
         return logp.gather(-1, batch.action_ids.unsqueeze(-1)).squeeze(-1) * batch.action_mask
     # Logits only where answer tokens are predicted (the last K + 1 positions), not over the

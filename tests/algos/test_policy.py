@@ -543,3 +543,37 @@ def test_an_actor_on_the_top_layers_stops_the_backward_pass_there_and_reloads_as
     policy.model.save_pretrained(tmp_path, selected_adapters=[ACTOR])
     saved = adapter_settings(tmp_path / ACTOR if (tmp_path / ACTOR).exists() else tmp_path)
     assert saved.layers == layers and saved.trainable_tokens == (5, 6)
+
+
+@pytest.mark.parametrize("adapter", [ACTOR, CRITIC, None])
+def test_a_groups_episodes_run_their_shared_prompt_once(adapter):
+    """A group's episodes start from one prompt: chained, the prompt runs once (its KV cache
+    repeated for each episode) and the rest of each episode after it; log-probs and gradients equal
+    one pass over every row."""
+    policy = make_policy()
+    g = torch.Generator().manual_seed(41)
+    prompt = torch.randint(3, VOCAB, (40,), generator=g).tolist()
+    rows, actions = [], []
+    for first, following, seen in (([5, 6], [7, 8, 9], [20, 21]), ([10], [11, 12], [22, 23, 24]), ([13, 14, 15], [16], [25])):
+        rows += [list(prompt), prompt + first + seen]
+        actions += [first, following]
+    chained, plain = pack(rows, actions, PAD, chain=True), pack(rows, actions, PAD)
+    assert chained.carriers.shared_prefix >= len(prompt) and chained.carriers.input_ids.shape[0] == 3
+    real = torch.cat([torch.ones(len(rows), 1), plain.action_mask], dim=1).bool()
+
+    def outputs(batch):
+        policy.zero_grad(set_to_none=True)
+        hidden = policy._hidden(batch, adapter)
+        if hidden.requires_grad:
+            weights = torch.randn(hidden.shape, generator=torch.Generator().manual_seed(5))
+            (hidden * weights * real.unsqueeze(-1)).sum().backward()
+        return hidden.detach(), {n: p.grad.clone() for n, p in policy.named_parameters() if p.grad is not None}
+
+    once, once_grads = outputs(chained)
+    each, each_grads = outputs(plain)
+    torch.testing.assert_close(once[real], each[real], atol=1e-5, rtol=1e-5)
+    assert once_grads.keys() == each_grads.keys()
+    if once_grads:
+        flat_once = torch.cat([once_grads[n].flatten() for n in sorted(once_grads)])
+        flat_each = torch.cat([each_grads[n].flatten() for n in sorted(once_grads)])
+        assert (flat_once - flat_each).norm() <= 1e-5 * flat_each.norm()
