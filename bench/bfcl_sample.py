@@ -28,6 +28,9 @@ SENSITIVITY_FILE = "BFCL_v4_format_sensitivity.json"  # BFCL's format-sensitivit
 HELDOUT = ("simple_python", "multiple", "parallel", "parallel_multiple", "irrelevance", "live_simple", "live_multiple",
            "live_parallel", "live_parallel_multiple", "live_irrelevance", "live_relevance")
 HELDOUT_K = 31
+# The fixed multi-turn held-out sample (multi-turn training on a real model): MULTI_TURN_K entries
+# of each of BFCL's four multi-turn categories, spread over each file: 40 entries.
+MULTI_TURN_K = 10
 
 
 def spread(count: int, k: int) -> list[int]:
@@ -145,9 +148,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sensitivity", type=int, default=0, metavar="K",
                         help="instead: the K entries of the format-sensitivity sample (bench.bench_real_card "
                              "--format_sensitivity K asks the same ones)")
+    parser.add_argument("--multi_turn", action="store_true",
+                        help=f"instead: the multi-turn held-out sample ({MULTI_TURN_K} entries of each of BFCL's "
+                             f"four multi-turn categories)")
     args = parser.parse_args(argv)
-    out = write_sensitivity_entries(args.bfcl_dir, args.sensitivity, args.out_file) if args.sensitivity else \
-        write_mixed_sample(args.bfcl_dir, HELDOUT, HELDOUT_K, args.out_file)
+    if args.sensitivity:
+        out = write_sensitivity_entries(args.bfcl_dir, args.sensitivity, args.out_file)
+    else:
+        out = write_mixed_sample(args.bfcl_dir, MULTI_TURN if args.multi_turn else HELDOUT,
+                                 MULTI_TURN_K if args.multi_turn else HELDOUT_K, args.out_file)
     print(f"{out}: {sum(1 for _ in out.open(encoding='utf-8'))} entries")
     return 0
 
