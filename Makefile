@@ -2,6 +2,7 @@
 #   make train   trains the embedded default (python train_fctncalling.py)
 #   make train-fc   the same task in native tool calling (BFCL's FC mode): $(FC_FLAGS)
 #   make train-real  a real model (Qwen2.5-Coder-0.5B-Instruct) trained on CPU: $(REAL_FLAGS)
+#   make train-real-mt  the same model on single- and multi-turn tasks: $(MT_FLAGS)
 #   make test    runs make lint and make docs, then the test suite, BFCL parity tests included
 #   make lint    ruff, pinned ($(RUFF)), with the rules pyproject.toml's [tool.ruff.lint] selects
 #   make docs    the documentation site (mkdocs.yml, docs/) built strict into site/, mkdocs pinned
@@ -31,7 +32,7 @@ PYTEST_ARGS ?=
 
 BIN := $(VENV)/bin
 
-.PHONY: train train-fc train-real test lint docs venv oracle verl vllm data models bench clean
+.PHONY: train train-fc train-real train-real-mt test lint docs venv oracle verl vllm data models bench clean
 
 train: $(VENV)/.installed
 	$(BIN)/python train_fctncalling.py
@@ -65,6 +66,22 @@ REAL_FLAGS = --model_name_or_path $(REAL_MODEL) --tool_format hermes --dataset_p
 	--eval_interval 0 --save_interval 20 --seed $(REAL_SEED)
 train-real: $(VENV)/.installed $(VLLM)/.installed models
 	$(BIN)/python train_fctncalling.py $(REAL_FLAGS)
+
+# The real model on BFCL's multi-turn kinds too (docs/benchmarks/real-model.md, "Multi-turn"): the
+# same model and format, on the single-turn and the bundled multi-turn splits mixed one to one
+# (multi_turn_varied_train: invented tasks on BFCL's classes, the classes' short docs). The warm-up
+# learns each task's ground-truth trajectory, every step of it in one pass (its steps are one token
+# sequence); a turn ends with a reply once its calls are done. The actor's adapter covers the top half
+# of the layers, so the backward pass over chats of ~2,400 tokens stops halfway; eight steps with calls
+# end a turn in training (BFCL allows twenty), and such a turn earns nothing.
+MT_FLAGS = --model_name_or_path $(REAL_MODEL) --tool_format hermes --dataset_path varied_train:1,multi_turn_varied_train:1 \
+	--trainable_tokens "<tool_call>" "</tool_call>" --actor_fraction 0.5 \
+	--algorithm_name GRPO --group_size 8 --n_rollout_threads 8 --gradient_cp_steps 2 --dynamic_sampling \
+	--warmup_steps 48 --warmup_lr 4e-4 --sft_coef 1 --temperature 0.7 --lr 5e-5 --kl_coef 0 --ppo_epoch 1 --reward bfcl \
+	--num_env_steps 1500 --max_new_tokens 128 --max_steps_per_turn 8 --rollout_engine vllm --torch_threads 2 \
+	--eval_interval 0 --save_interval 2 --seed $(REAL_SEED)
+train-real-mt: $(VENV)/.installed $(VLLM)/.installed models
+	$(BIN)/python train_fctncalling.py $(MT_FLAGS)
 
 test: lint docs $(VENV)/.installed $(ORACLE)/.installed $(ORACLE)/.memory $(ORACLE)/.web $(VERL)/.installed $(VLLM)/.installed $(BFCL_DATA)/long_context.json models
 	$(BIN)/python -m pytest -n 2 -rs --require-oracle --oracle-python=$(ORACLE)/bin/python \
