@@ -5,6 +5,7 @@ scored on real BFCL entries, trained, and resumed to the same weights as an unin
 from __future__ import annotations
 
 import json
+import math
 import shutil
 import subprocess
 import sys
@@ -81,3 +82,47 @@ def test_it_trains_and_a_resumed_run_equals_the_uninterrupted_one(smollm2, bfcl_
     start = load_file(run_dir / "checkpoints" / "iter_000000" / "actor" / "adapter_model.safetensors")
     assert any(not (start[k] == expected[k]).all() for k in start)
     assert len(load_tasks(data)) == 6
+
+
+def test_it_trains_on_multi_turn_episodes_each_run_as_one_sequence(smollm2, tmp_path):
+    """A short multi-turn run of a real model (make train-real-mt's recipe, shrunk): a warm-up on
+    the ground-truth trajectories of the bundled multi_turn_varied split, then GRPO with BFCL's
+    multi-turn verdict as the reward. Episodes take several steps, each episode's steps are scored
+    and trained as one sequence, the actor's top layers learn, and the saved adapter loads in PEFT
+    as the independent client loads it."""
+    from peft import PeftModel
+    from transformers import AutoModelForCausalLM
+
+    from fcenv.bundled import BUNDLED
+
+    # Six one-class tasks of the held-out split (short prompts), with the split's docs beside them.
+    source = BUNDLED["multi_turn_varied_eval"]
+    lines = [line for line in source.read_text().splitlines() if json.loads(line)["involved_classes"] == ["MessageAPI"]][:6]
+    kept = {json.loads(line)["id"] for line in lines}
+    data = tmp_path / "data" / "messages.json"
+    (data.parent / "possible_answer").mkdir(parents=True)
+    data.write_text("\n".join(lines) + "\n")
+    answers = [line for line in (source.parent / "possible_answer" / source.name).read_text().splitlines()
+               if json.loads(line)["id"] in kept]
+    (data.parent / "possible_answer" / data.name).write_text("\n".join(answers) + "\n")
+    shutil.copytree(source.parent / "multi_turn_func_doc", data.parent / "multi_turn_func_doc")
+    config = parse_config(["--model_name_or_path", str(smollm2), "--tool_format", "hermes", "--dataset_path", str(data),
+                           "--eval_dataset_path", str(data), "--algorithm_name", "GRPO", "--group_size", "2",
+                           "--n_rollout_threads", "2", "--gradient_cp_steps", "2", "--warmup_steps", "2",
+                           "--warmup_lr", "4e-4", "--sft_coef", "1", "--actor_fraction", "0.25", "--reward", "bfcl",
+                           "--temperature", "0.7", "--lr", "5e-5", "--kl_coef", "0", "--ppo_epoch", "1",
+                           "--num_mini_batch", "1", "--max_new_tokens", "48", "--max_steps_per_turn", "3",
+                           "--num_env_steps", "6", "--lora_r", "4", "--save_interval", "1", "--eval_interval", "0",
+                           "--results_dir", str(tmp_path / "runs"), "--experiment_name", "mt", "--seed", "1",
+                           "--no-progress"])
+    run_dir = Runner(config, log=lambda message: None).run()
+    metrics = read_metrics(run_dir)
+    assert metrics and all(m["train/actor_grad_norm"] > 0 for m in metrics)
+    # Several steps per episode: more actions than the group's episodes.
+    assert sum(m["samples"] - before for m, before in zip(metrics, [0] + [m["samples"] for m in metrics])) > 2 * len(metrics)
+    last = sorted((run_dir / "checkpoints").iterdir())[-1] / "actor"
+    adapter = json.loads((last / "adapter_config.json").read_text())
+    depth = AutoModelForCausalLM.from_pretrained(smollm2).config.num_hidden_layers
+    assert adapter["layers_to_transform"] == list(range(depth - math.ceil(depth / 4), depth))
+    client = PeftModel.from_pretrained(AutoModelForCausalLM.from_pretrained(smollm2), last)
+    assert client.peft_config["default"].layers_to_transform == adapter["layers_to_transform"]
