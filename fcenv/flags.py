@@ -191,8 +191,8 @@ def _data_problems(args: Any) -> list[str]:
 
 DATA = Group("data", (
     Flag("dataset_path", "a BFCL question file (possible_answer/ beside it), a bundled split's name (tiny_train, "
-                         "tiny_eval, multi_turn_train, multi_turn_eval, varied_train, varied_eval), a source "
-                         "converted on the fly (JSON Lines, JSON, Parquet or a save_to_disk folder in xlam, hermes, "
+                         "tiny_eval, multi_turn_train, multi_turn_eval, varied_train, varied_eval, "
+                         "multi_turn_varied_train, multi_turn_varied_eval), a source converted on the fly (JSON Lines, JSON, Parquet or a save_to_disk folder in xlam, hermes, "
                          "glaive, toolace, apigen_mt or openai format), or several mixed: 'a.jsonl:2,b.parquet:1'",
          old=("--data",), metavar="SPEC"),
 ), _data_problems)

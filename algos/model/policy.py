@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import torch
+import torch.utils.checkpoint
 from peft import LoraConfig, get_peft_model
 
 from fcenv.algos.model.batching import TokenBatch, pack, position_ids_for
@@ -135,6 +136,10 @@ def _hidden_size(model: torch.nn.Module) -> int:
     config = model.config
     text_config = config.get_text_config() if hasattr(config, "get_text_config") else config
     return int(text_config.hidden_size)
+
+
+# The most output-layer scores (rows x tokens x vocabulary) one piece of a training step holds.
+OUTPUT_LAYER_FLOATS = 1 << 25
 
 
 class Policy(torch.nn.Module):
@@ -314,15 +319,37 @@ class Policy(torch.nn.Module):
         graph unless ``entropy_grad``: a loss that does not use it should not pay for its
         backward). ``states``: as in ``_hidden``."""
         hidden = self._hidden(batch, adapter, states)[:, : batch.action_width]
-        # The output layer under the same adapter: it may be adapted too (trained token rows).
+        ids = batch.action_ids
+        if not (torch.is_grad_enabled() and hidden.requires_grad):
+            logp, entropy = self._token_scores(hidden, ids, adapter, with_entropy, False)
+            return logp * batch.action_mask, entropy
+        # The vocabulary-wide scores are the largest tensors of a step (rows x tokens x vocabulary,
+        # kept three times for the backward pass): a few rows at a time, recomputed in the backward
+        # pass instead of kept (long multi-turn episodes have many rows).
+        rows = max(1, OUTPUT_LAYER_FLOATS // max(1, hidden.shape[1] * self._vocabulary(hidden)))
+        pieces = [torch.utils.checkpoint.checkpoint(self._token_scores, hidden[i:i + rows], ids[i:i + rows], adapter,
+                                                    with_entropy, entropy_grad, use_reentrant=False)
+                  for i in range(0, hidden.shape[0], rows)]
+        logp = torch.cat([p[0] for p in pieces])
+        entropy = torch.cat([p[1] for p in pieces]) if with_entropy else None
+        return logp * batch.action_mask, entropy
+
+    def _vocabulary(self, hidden: torch.Tensor) -> int:
+        return int(self.base.get_output_embeddings().weight.shape[0])
+
+    def _token_scores(self, hidden: torch.Tensor, ids: torch.Tensor, adapter: str | None, with_entropy: bool,
+                      entropy_grad: bool) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """The log-probs of ``ids`` and (``with_entropy``) each position's entropy, from the last
+        hidden states, under ``adapter``: its output layer may be adapted too (trained token rows),
+        and a recomputation in the backward pass must see the same adapter."""
         with self._adapter_context(adapter):
             logp_all = self._log_softmax(hidden)
-        logp = logp_all.gather(-1, batch.action_ids.unsqueeze(-1)).squeeze(-1)
+        logp = logp_all.gather(-1, ids.unsqueeze(-1)).squeeze(-1)
         entropy = None
         if with_entropy:
             with torch.set_grad_enabled(entropy_grad and torch.is_grad_enabled()):
                 entropy = -(logp_all.exp() * logp_all).sum(-1)
-        return logp * batch.action_mask, entropy
+        return logp, entropy
 
     def reference_logprobs(self, batch: TokenBatch) -> torch.Tensor:
         return self.token_logprobs(batch, adapter=None)[0]

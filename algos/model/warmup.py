@@ -119,6 +119,7 @@ def supervised_steps(
     on_step: Callable[[int, float], None] | None = None,
     groups: Sequence[Sequence[int]] | None = None,
     chain: bool = False,
+    token_budget: int = 0,
     progress: str = "",
 ) -> list[float]:
     """Run ``steps`` AdamW steps of answer-token NLL; returns the loss of each step.
@@ -128,7 +129,10 @@ def supervised_steps(
     ``groups`` (lists of example indices, e.g. the demonstrations of one prompt) a batch is
     ``batch_size`` whole groups instead of ``batch_size`` examples (``episode_groups``: an
     episode's steps). ``chain``: rows that are an episode's steps run as one sequence.
-    ``progress``: the description of a progress bar over the steps (none when empty).
+    ``token_budget``: a batch runs in micro-batches of at most about that many tokens (whole
+    groups; 0: one), their gradients summed, so that long episodes fit in memory; the loss is
+    the batch's mean either way. ``progress``: the description of a progress bar over the steps
+    (none when empty).
     """
     if steps <= 0 or not examples:
         return []
@@ -155,10 +159,9 @@ def supervised_steps(
             order.shuffle(fresh)
             pool += fresh
         drawn, pool = pool[:batch_size], pool[batch_size:]
-        chosen = [i for unit in drawn for i in units[unit]]
-        loss = answer_nll(logprob_fn, [examples[i] for i in chosen], pad_id, device, chain=chain)
         optimizer.zero_grad(set_to_none=True)
-        loss.backward()
+        loss = _accumulated_nll(logprob_fn, examples, [units[unit] for unit in drawn], pad_id, device, chain,
+                                token_budget)
         torch.nn.utils.clip_grad_norm_(params, max_grad_norm)
         optimizer.step()
         schedule.step()
@@ -170,6 +173,30 @@ def supervised_steps(
     bar.close()
     return losses
 
+
+
+def _accumulated_nll(logprob_fn: LogprobFn, examples: Sequence[Example], drawn: list[list[int]], pad_id: int,
+                     device, chain: bool, token_budget: int) -> torch.Tensor:
+    """The mean answer-token NLL of the ``drawn`` groups, its gradient accumulated over
+    micro-batches of whole groups (``token_budget``: 0 for one); returns the loss, detached."""
+    if token_budget <= 0:
+        loss = answer_nll(logprob_fn, [examples[i] for unit in drawn for i in unit], pad_id, device, chain=chain)
+        loss.backward()
+        return loss.detach()
+    from fcenv.algos.model.batching import length_sorted_chunks
+
+    rows = [i for unit in drawn for i in unit]
+    local = {row: k for k, row in enumerate(rows)}
+    chunks = length_sorted_chunks([examples[i][0] for i in rows], [examples[i][1] for i in rows],
+                                  [[local[i] for i in unit] for unit in drawn], token_budget, chained=chain)
+    tokens = sum(len(examples[i][1]) for i in rows)
+    total = torch.zeros(())
+    for chunk in chunks:
+        part = [examples[rows[k]] for k in chunk]
+        nll = answer_nll(logprob_fn, part, pad_id, device, chain=chain) * (sum(len(a) for _, a in part) / tokens)
+        nll.backward()
+        total += nll.detach().cpu()
+    return total
 
 
 def value_regression_steps(

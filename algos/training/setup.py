@@ -220,7 +220,7 @@ def warm_up_actor(config: TrainConfig, policy: Policy, examples: list[tuple[list
     losses = supervised_steps(lambda b: policy.token_logprobs(b)[0], policy.actor_parameters(), examples,
                               steps=config.warmup_steps, batch_size=batch, lr=config.warmup_lr, pad_id=policy.pad_id,
                               device=policy.device, seed=config.seed, groups=episode_groups(examples), chain=True,
-                              progress="actor warm-up" if progress else "")
+                              token_budget=config.micro_batch_tokens, progress="actor warm-up" if progress else "")
     if losses:
         log(f"actor warm-up: {len(losses)} steps, loss {losses[0]:.3f} -> {losses[-1]:.3f}")
 
