@@ -36,6 +36,8 @@ class Samples:
     actions: list[list[int]]
     logprobs: list[list[float]]
     entropies: list[float] = field(default_factory=list)  # empty unless entropy_tokens > 0
+    # Per context, the prompt tokens the engine did not run again (its prefix cache); None: it keeps none.
+    cached_tokens: list[int] | None = None
 
 
 class Engine(Protocol):

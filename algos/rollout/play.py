@@ -49,6 +49,7 @@ def play(
     encoded: list[tuple[list[int], bool] | None] = [None] * len(envs)  # each thread's next context, cut or not
     taken = [0] * len(envs)
     stopped = [False] * len(envs)
+    prompt_tokens, cached_tokens = 0, None
     while True:
         for thread, env in enumerate(envs):
             if current[thread] is not None or stopped[thread]:
@@ -71,6 +72,9 @@ def play(
         if not live:
             break
         samples = engine.sample([encoded[t][0] for t in live], max_new_tokens, generator=generator, greedy=greedy)
+        prompt_tokens += sum(len(encoded[t][0]) for t in live)
+        if samples.cached_tokens is not None:
+            cached_tokens = (cached_tokens or 0) + sum(samples.cached_tokens)
         for thread, action, logp in zip(live, samples.actions, samples.logprobs):
             step = take_action(envs[thread], thread, current[thread], actions, engine.stop_ids, codec,
                                observations[thread], *encoded[thread], action, logp)
@@ -79,7 +83,8 @@ def play(
             if step.done:
                 episodes.append(current[thread])
                 current[thread] = None
-    return Rollout(actions=actions, episodes=episodes, seconds=time.perf_counter() - start)
+    return Rollout(actions=actions, episodes=episodes, seconds=time.perf_counter() - start, prompt_tokens=prompt_tokens,
+                   cached_tokens=cached_tokens)
 
 
 @dataclass

@@ -46,6 +46,10 @@ class Rollout:
     episodes: list[EpisodeRecord]  # with branching, episodes may share their first actions
     seconds: float
     branches: int = 0  # episodes that branched from another one (algos.rollout.branching)
+    # The tokens of every context sampled from (a naive engine prefills them all), and those the
+    # engine's prefix cache held (None: an engine without one).
+    prompt_tokens: int = 0
+    cached_tokens: int | None = None
 
     @property
     def generated_tokens(self) -> int:

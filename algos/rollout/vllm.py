@@ -150,7 +150,7 @@ class VLLMEngine:
                                max_new_tokens=int(max_new_tokens), greedy=bool(greedy),
                                temperature=float(self.policy.temperature), stop_ids=self.stop_ids, seed=seed,
                                entropy_tokens=int(entropy_tokens))
-        return Samples(result["actions"], result["logprobs"], result["entropies"])
+        return Samples(result["actions"], result["logprobs"], result["entropies"], result.get("cached"))
 
     def close(self) -> None:
         self._worker.close()

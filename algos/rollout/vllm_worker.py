@@ -184,7 +184,9 @@ class Worker:
                 recorded = self.extras.entropies.pop(key, {})
                 first = [recorded[step] for step in range(min(entropy_tokens, len(tokens)))]
                 entropies.append(sum(first) / len(first) if first else 0.0)
-        return {"actions": actions, "logprobs": logprobs, "entropies": entropies}
+        # Prompt tokens vLLM's prefix cache held (an episode's earlier steps): not run again.
+        cached = [int(output.num_cached_tokens or 0) for output in outputs]
+        return {"actions": actions, "logprobs": logprobs, "entropies": entropies, "cached": cached}
 
 
 def lora_deltas(folder: Path) -> dict:

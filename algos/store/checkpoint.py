@@ -372,10 +372,11 @@ def adapter_settings(folder: Path) -> LoraSettings:
     # Trainable token rows, as PEFT saved them: {layer: [token ids]} (the same ids for each layer).
     rows = config.get("trainable_token_indices") or {}
     tokens = sorted({i for ids in (rows.values() if isinstance(rows, dict) else [rows]) for i in ids})
-    layers = config.get("layers_to_transform") or ()
+    layers = config.get("layers_to_transform")  # PEFT writes a list, an int or null (every layer)
+    layers = tuple(layers) if isinstance(layers, list) else (layers,) if isinstance(layers, int) else ()
     return LoraSettings(r=int(config["r"]), alpha=int(config["lora_alpha"]),
                         target_modules=sorted(targets) if isinstance(targets, list) else [targets],
-                        trainable_tokens=tuple(tokens), layers=tuple(layers) if isinstance(layers, list) else (layers,))
+                        trainable_tokens=tuple(tokens), layers=layers)
 
 
 def load_actor_weights(checkpoint: Path, policy: Policy) -> None:

@@ -202,6 +202,13 @@ class Runner:
             extra = GROUP_REWARDS.get(c.reward).rewrite(rollout, c, self.samples / c.num_env_steps)
         sums = rollout_stats(rollout, "rollout")
         sums["perf/generated_tokens"] = float(rollout.generated_tokens)
+        # Per episode: the context tokens sampled from (what re-prefilling every step would run), and
+        # those the engine ran after its prefix cache (an episode's earlier steps are cached).
+        sums["perf/prompt_tokens_per_episode:sum"] = float(rollout.prompt_tokens)
+        sums["perf/prompt_tokens_per_episode:n"] = float(len(rollout.episodes))
+        if rollout.cached_tokens is not None:
+            sums["perf/prefilled_tokens_per_episode:sum"] = float(rollout.prompt_tokens - rollout.cached_tokens)
+            sums["perf/prefilled_tokens_per_episode:n"] = float(len(rollout.episodes))
         if c.branching != "none":
             sums["rollout/branches"] = float(rollout.branches)
         trained = rollout

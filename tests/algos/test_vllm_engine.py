@@ -332,6 +332,21 @@ def test_one_training_iteration_multi_turn_with_groups_and_branching(model_dir, 
         runner.engine.close()
 
 
+def test_an_episodes_later_steps_prefill_only_what_is_new(model_dir, tmp_path):
+    """vLLM's prefix cache keeps a multi-turn episode's earlier steps (and a group's shared prompt):
+    it runs fewer tokens per episode than the contexts hold (a re-prefill of every step). The tiny
+    model's chats are short, a few of vLLM's 16-token blocks, so the saving here is small."""
+    runner = make_runner(model_dir, tmp_path, "--dataset_path", str(MULTI_TURN_TRAIN), "--algorithm_name", "GRPO",
+                         "--group_size", "4", "--n_rollout_threads", "8", "--max_new_tokens", "16",
+                         "--num_env_steps", "200", "--seed", "1")
+    try:
+        metrics = runner.train_iteration()
+        prompt, prefilled = metrics["perf/prompt_tokens_per_episode"], metrics["perf/prefilled_tokens_per_episode"]
+        assert 0 < prefilled < prompt, (prefilled, prompt)
+    finally:
+        runner.engine.close()
+
+
 def test_a_resumed_run_continues_exactly(model_dir, tmp_path):
     """Two iterations straight, or one, a checkpoint, and one more in a new process's engine:
     the same actions are sampled and the same actor comes out."""
