@@ -2,7 +2,7 @@
 
 Run: ``python -m bench.bench_fc_steps [--calls 200000] [--turns 4] [--bfcl-dir DIR]``.
 
-1. The step of issue 26: on multi_turn_base_0 in FC mode (``tool_format="hermes"``, the family
+1. One step: on multi_turn_base_0 in FC mode (``tool_format="hermes"``, the family
    template), one step of ``--calls`` ``<tool_call>`` blocks calling ``ls()`` (11 MB for
    200,000), then three ordinary one-call steps; seconds each.
 2. A chat grown by long steps: in each mode (prompting with ChatML, and the three FC families

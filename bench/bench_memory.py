@@ -26,7 +26,7 @@ SHAPES = {
     # hidden, intermediate, layers, heads, kv heads, vocab
     "qwen2-0.5b": (896, 4864, 24, 14, 2, 151936),
     "small": (256, 768, 4, 4, 2, 8192),
-    # A compute-bound size for CPUs (39M parameters), issue 13's 20M-50M Qwen2-shaped model.
+    # A compute-bound size for CPUs (39M parameters), a 20M-50M Qwen2-shaped model.
     "qwen2-40m": (512, 1408, 8, 8, 2, 32000),
 }
 

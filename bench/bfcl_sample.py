@@ -23,7 +23,7 @@ SINGLE_TURN = ("simple_python", "simple_java", "simple_javascript", "multiple", 
 MULTI_TURN = ("multi_turn_base", "multi_turn_miss_func", "multi_turn_miss_param", "multi_turn_long_context")
 MEMORY = "memory"  # BFCL's memory file: its questions make the entries of memory_kv, memory_vector, memory_rec_sum
 SENSITIVITY_FILE = "BFCL_v4_format_sensitivity.json"  # BFCL's format-sensitivity set: category -> entry ids
-# The fixed held-out sample of issue 35 (RL on a real model): BFCL's Python single-turn
+# The fixed held-out sample of RL on a real model (docs/benchmarks/real-model.md): BFCL's Python single-turn
 # categories, HELDOUT_K entries of each (all of the smaller live ones): 304 entries.
 HELDOUT = ("simple_python", "multiple", "parallel", "parallel_multiple", "irrelevance", "live_simple", "live_multiple",
            "live_parallel", "live_parallel_multiple", "live_irrelevance", "live_relevance")

@@ -1,4 +1,4 @@
-"""BFCL's score card from per-category accuracies (issue 36, part 5).
+"""BFCL's score card from per-category accuracies.
 
 One job: turn ``{category: (correct, total)}`` into the summary BFCL's leaderboard publishes
 (non-live, live, irrelevance, multi-turn, agentic, overall) and into the rows of the CSV files

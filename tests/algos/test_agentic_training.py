@@ -1,4 +1,4 @@
-"""Issue 36, part 3: BFCL v4's agentic episodes (memory, web search) through the trainer.
+"""BFCL v4's agentic episodes (memory, web search) through the trainer.
 
 ``fcenv train`` on a slice of BFCL's memory file and on a slice of its web-search file (with a
 local corpus written from the answers' recorded sources) runs to its end, records rewards and

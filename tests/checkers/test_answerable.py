@@ -1,4 +1,4 @@
-"""Issue 26, class 3: a task that no correct answer can pass is refused or reported when its file
+"""A task that no correct answer can pass is refused or reported when its file
 loads (fcenv/answerable.py), never served as if it were a task; BFCL's own data still loads."""
 
 from __future__ import annotations

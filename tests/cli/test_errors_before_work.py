@@ -1,4 +1,4 @@
-"""Issue 28, part 4: what a newcomer gets wrong first is named before any work, in one line with
+"""What a newcomer gets wrong first is named before any work, in one line with
 exit status 2, naming the flag and what to do: a misspelt bundled split, a model folder
 without its tokenizer or weights, and the training commands on an install without the
 ``[train]`` extras. The tiny model's cache is an empty folder: a command that got as far as the
@@ -111,7 +111,7 @@ def test_training_commands_without_the_train_extras_say_what_to_install(tmp_path
 
 
 def test_flag_errors_are_one_line_and_flags_are_spelt_out(capsys):
-    """Issue 28, part 7: no page of usage before the error, and no abbreviations (a misspelt
+    """No page of usage before the error, and no abbreviations (a misspelt
     --num_env_step would otherwise mean --num_env_steps)."""
     import pytest
 
@@ -184,7 +184,7 @@ def run_at_home(home: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 def test_a_missing_or_damaged_memory_encoder_is_named_before_the_model_loads(bfcl_dir, minilm, tmp_path):
-    """Issue 54, items 4 and 5: vector-memory entries need all-MiniLM-L6-v2. Without it, training
+    """Vector-memory entries need all-MiniLM-L6-v2. Without it, training
     loaded the model and failed with a traceback, and generate answered every other entry first;
     a cut model.safetensors gave a raw SafetensorError. Now both are one line naming the flag, the
     encoder's folder and the command that repairs it, before the embedded model's build (which
@@ -246,7 +246,7 @@ BEFORE_THE_WEIGHTS = {
 @pytest.mark.parametrize("case", list(BEFORE_THE_WEIGHTS))
 def test_training_flags_the_data_or_tokenizer_cannot_serve_are_named_before_the_weights_load(unloadable, bfcl_dir,
                                                                                               tmp_path, case):
-    """Issue 54, items 6 to 9: --trainable_tokens that are not one token (or empty), --sft_coef
+    """--trainable_tokens that are not one token (or empty), --sft_coef
     and --warmup_steps on data without a ground truth (agentic entries), and --prompt_variation
     on data no variation reaches (multi-turn, Java) were refused after the model loaded, or
     skipped without a word; the tokenizer and the data alone say so."""

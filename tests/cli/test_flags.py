@@ -1,4 +1,4 @@
-"""Issue 38, part 1 and issue 37, class 12: one flag vocabulary across `fcenv train`, `fcenv generate`,
+"""One flag vocabulary across `fcenv train`, `fcenv generate`,
 `fcenv process-rewards` and `fcenv evaluate` (fcenv/flags.py).
 
 A flag of the same meaning has one name in every command (the trainer's), with the same help and

@@ -137,7 +137,7 @@ def test_an_unknown_rollout_engine_is_refused_before_any_work(command, tmp_path)
 
 
 def test_a_memory_entry_s_input_log_holds_its_own_conversation(bfcl_dir, tmp_path):
-    """Issue 54, item 13: a memory entry's inference_log held every prerequisite conversation of
+    """A memory entry's inference_log held every prerequisite conversation of
     its scenario (25 steps for a notetaker question), its begin_of_turn_query the first
     prerequisite's message; BFCL logs each entry's own conversation. The model here is a fixed
     reply ("Noted."): what is under test is the log the command writes of the steps played."""
@@ -169,7 +169,7 @@ def test_a_memory_entry_s_input_log_holds_its_own_conversation(bfcl_dir, tmp_pat
 
 
 def test_going_on_with_the_input_log_answers_again_what_was_written_without_it(tiny_model, tmp_path):
-    """Issue 54, item 14: a run with --include-input-log going on from the .partial file of an
+    """A run with --include-input-log going on from the .partial file of an
     interrupted run without it kept those answers without their logs, and the result file mixed
     lines with and without inference_log. The entries are named and answered again."""
     common = ["--model_name_or_path", str(tiny_model), "--system_prompt", TINY_SYSTEM_PROMPT, "--dataset_path",

@@ -1,4 +1,4 @@
-"""Issue 26, class 4: `fcenv generate --endpoint` against a real HTTP server (started here on
+"""`fcenv generate --endpoint` against a real HTTP server (started here on
 127.0.0.1) that answers some requests with malformed replies: a bad reply is that entry's
 failed answer and the run goes on; a failing server ends the run cleanly, and the answers
 finished before it are kept."""
@@ -161,7 +161,7 @@ def test_a_failing_server_ends_the_run_cleanly_and_keeps_the_finished_answers(tm
 
 
 def test_a_rerun_goes_on_from_the_partial_file_of_an_interrupted_run(tmp_path):
-    """Issue 37, class 4: the .partial file the error names is kept on a rerun: its answers
+    """The .partial file the error names is kept on a rerun: its answers
     stay, only the entries it lacks are asked, and a line a kill cut short is asked again."""
     single = subset(tmp_path / "data", "tiny_eval", 6)
     out = tmp_path / "out"
@@ -239,7 +239,7 @@ class Trickle(BaseHTTPRequestHandler):
 
 
 def test_timeout_is_a_deadline_for_the_whole_request(tmp_path):
-    """Issue 37, class 10: --timeout bounds a request, however slowly its reply trickles in."""
+    """--timeout bounds a request, however slowly its reply trickles in."""
     single = subset(tmp_path / "data", "tiny_eval", 2)
     server = ThreadingHTTPServer(("127.0.0.1", 0), Trickle)
     threading.Thread(target=server.serve_forever, daemon=True).start()

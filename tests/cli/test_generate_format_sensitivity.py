@@ -1,4 +1,4 @@
-"""Issue 36, part 4: ``fcenv generate`` answers BFCL v4's format-sensitivity set (a slice of it,
+"""``fcenv generate`` answers BFCL v4's format-sensitivity set (a slice of it,
 as a CPU user would run) under each configuration's own prompt, in the result file BFCL names
 for it, and ``fcenv evaluate`` scores that file with each configuration's decoder; ``--run``
 carries the prompt variation a run was trained with."""
@@ -145,7 +145,7 @@ def test_a_prompt_variation_renders_every_entry_and_its_decoder_scores_them(tiny
 
 
 def test_an_id_file_listing_entries_no_variation_reaches_is_refused(tiny_model, bfcl_dir, tmp_path):
-    """Issue 54, item 10: an id file listing a Java entry (BFCL varies single-turn Python entries
+    """An id file listing a Java entry (BFCL varies single-turn Python entries
     only) was answered, and that entry's verdicts counted in each configuration's accuracy; now
     ``fcenv generate`` and ``fcenv evaluate`` refuse it as bench.heldout does, naming the file,
     the entry and the category (one rule: ``fcenv.prompt_variations.reaches``)."""

@@ -1,4 +1,4 @@
-"""Issue 26, class 6: every file a flag of `fcenv train` (train_fctncalling.py), `fcenv generate`
+"""Every file a flag of `fcenv train` (train_fctncalling.py), `fcenv generate`
 and `fcenv process-rewards` names is read and checked before anything heavy: a bad file is
 refused, naming it, before a model loads or the tiny model builds.
 
@@ -87,7 +87,7 @@ def test_file_valued_flags_are_checked_before_any_model_loads(tmp_path):
 
 
 def test_critic_init_values_the_chat_template_would_choke_on_are_refused_before_any_model_loads(tmp_path):
-    """Issue 37, class 8: what the file holds is rendered by the model's chat template only once
+    """What the file holds is rendered by the model's chat template only once
     the model has loaded; a message it cannot render, or an empty prefix, is named before that,
     with the line, as any other bad line is."""
     model = unloadable_model(tmp_path / "model")

@@ -1,4 +1,4 @@
-"""BFCL v4's agentic entries at the doors (issue 36, part 3): a web-search episode is one chat,
+"""BFCL v4's agentic entries at the doors: a web-search episode is one chat,
 served by the core (messages, tools, step(text)), as one token sequence, and through SkyRL-gym;
 a memory episode, a chain of chats, is refused with a message naming what plays it. The slices
 come from BFCL's data in ~/.cache/fcenv/bfcl (``harness.agentic_slices``)."""

@@ -1,4 +1,4 @@
-"""Issue 26, class 2: whatever a user's tool does on the model's input (exit, raise any
+"""Whatever a user's tool does on the model's input (exit, raise any
 ``BaseException``, return what cannot be printed, hold state that ``!=`` cannot compare) is the
 model's failure, an error result or a failed verdict; never an exception out of ``env.step``,
 never the end of the process. Ctrl-C still stops a run."""

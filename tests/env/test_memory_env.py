@@ -243,7 +243,7 @@ def test_a_missing_encoder_is_said_at_reset(memory_tasks, monkeypatch, tmp_path)
 
 
 def test_a_damaged_encoder_is_named_at_reset_with_its_folder_and_repair(memory_tasks, minilm, monkeypatch, tmp_path):
-    """Issue 54, item 5: a cut model.safetensors gave a raw SafetensorError naming no folder."""
+    """A cut model.safetensors gave a raw SafetensorError naming no folder."""
     import shutil
 
     from fcenv.backends import sentence_encoder

@@ -1,4 +1,4 @@
-"""Training data in the formats people train on (issue 24): converted into tasks fcenv's
+"""Training data in the formats people train on: converted into tasks fcenv's
 checkers judge as BFCL does, checked against BFCL's test set, read from any source.
 
 The samples (tests/support/source_samples.py) are written in each set's own record layout. For every
@@ -312,7 +312,7 @@ def test_decontamination_catches_disguised_copies_and_spares_common_tools(bfcl_d
 
 
 def test_a_common_tool_s_own_words_condemn_no_public_style_set(bfcl_dir, tmp_path, capsys):
-    """Issue 54, item 15: "Is it going to be chilly in Reykjavik this evening? Tell me in
+    """The question "Is it going to be chilly in Reykjavik this evening? Tell me in
     celsius." asking get_current_weather(location, unit) was flagged as a copy of BFCL's
     live_simple_10-3-6 (it shares 'celsius', an enum value of the tool's, and 'tell'), and so
     were 1,499 of 2,397 tasks of a public-style set of weather questions that copies nothing

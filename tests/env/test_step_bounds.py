@@ -1,4 +1,4 @@
-"""Issue 26, class 5: a multi-turn step's work is bounded, and does not grow with the chat.
+"""A multi-turn step's work is bounded, and does not grow with the chat.
 
 A step runs at most ``MAX_STEP_CALLS`` calls, in every format (a step with more holds none, as
 a text too large to parse holds none); within a turn a step renders only its new messages (the

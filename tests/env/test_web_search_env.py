@@ -288,7 +288,7 @@ def test_an_empty_corpus_is_refused(tasks, tmp_path):
 
 
 def test_a_link_out_of_the_corpus_is_named_and_never_shown(tasks, corpus, tmp_path):
-    """Issue 54, item 1: a corpus serves what is inside its folder; ``is_file`` follows a link,
+    """A corpus serves what is inside its folder; ``is_file`` follows a link,
     which would show the file it points at (anywhere on the machine) to the model."""
     outside = tmp_path / "secret.txt"
     outside.write_text("Zeppelin secret: the password is hunter2\n")
@@ -309,7 +309,7 @@ def test_a_link_out_of_the_corpus_is_named_and_never_shown(tasks, corpus, tmp_pa
 
 
 def test_a_document_past_the_cost_bound_is_named_and_left_out(tasks, corpus):
-    """Issue 54, item 11: 60 KB of unclosed ``<a`` makes html.parser rescan the rest of the page
+    """60 KB of unclosed ``<a`` makes html.parser rescan the rest of the page
     at every '<' (minutes); the corpus opens within its bound per document, without that page."""
     from fcenv.search.corpus import open_corpus
 
@@ -323,7 +323,7 @@ def test_a_document_past_the_cost_bound_is_named_and_left_out(tasks, corpus):
 
 
 def test_a_snapshot_nested_past_the_parser_is_refused_naming_the_flag_and_file(tasks, tmp_path):
-    """Issue 54, item 12: JSON nested 100,000 deep ended in Python's RecursionError."""
+    """JSON nested 100,000 deep ended in Python's RecursionError."""
     from fcenv.arguments import UsageError
     from fcenv.flags import open_web_search
 

@@ -100,7 +100,7 @@ def test_multi_turn_episodes(bfcl_dir, empty_cwd):
 
 
 def test_fc_multi_turn_episodes_do_bounded_work(bfcl_dir, empty_cwd):
-    """Issue 26, class 5: in FC mode, long steps and long chats; every step's work is bounded."""
+    """In FC mode, long steps and long chats; every step's work is bounded."""
     fuzz = fuzz_for(bfcl_dir)
     envs = st.sampled_from([(c, f, r) for c in MULTI_TURN for f in FAMILIES for r in REWARDS])
     episodes = steps = long_steps = 0
@@ -133,7 +133,7 @@ def test_fc_multi_turn_episodes_do_bounded_work(bfcl_dir, empty_cwd):
 
 
 def test_multi_turn_episodes_on_hostile_tools(bfcl_dir, tmp_path_factory, empty_cwd):
-    """Issue 26, class 2: a user's tools that misbehave on the model's input never break a step."""
+    """A user's tools that misbehave on the model's input never break a step."""
     from harness.hostile_tools import write_tasks
 
     env = FunctionCallingEnv(write_tasks(tmp_path_factory.mktemp("hostile")), reward="shaped")

@@ -1,4 +1,4 @@
-"""Fuzzing the web-search sources a user hands us (issue 54): corpus folders and snapshot files.
+"""Fuzzing the web-search sources a user hands us: corpus folders and snapshot files.
 
 Properties, on every generated input:
 

@@ -100,7 +100,7 @@ def models(*args: str, dest: Path, timeout: float = 300) -> subprocess.Completed
 
 
 def test_a_folder_fcenv_did_not_write_is_refused_and_left_as_it_is(tmp_path):
-    """Issue 54, item 2: a folder at the target without fcenv_source.json (one's own notes, an
+    """A folder at the target without fcenv_source.json (one's own notes, an
     adapter) was removed by the fetch, which exited 0."""
     own = tmp_path / MINILM.name
     own.mkdir()
@@ -114,7 +114,7 @@ def test_a_folder_fcenv_did_not_write_is_refused_and_left_as_it_is(tmp_path):
 
 
 def test_the_next_fetch_removes_the_staging_folder_an_interrupted_one_left(tmp_path):
-    """Issue 54, item 3: a fetch killed while it downloads leaves its hidden staging folder
+    """A fetch killed while it downloads leaves its hidden staging folder
     (gigabytes for Qwen); the next fetch of the name removes it, and nothing else."""
     (tmp_path / f".{MINILM.name}-mine").mkdir()  # hidden, but not a staging folder of fcenv's
     (tmp_path / f".{MINILM.name}-mine" / "kept.txt").write_text("mine")
@@ -137,7 +137,7 @@ def test_the_next_fetch_removes_the_staging_folder_an_interrupted_one_left(tmp_p
 
 
 def test_a_damaged_folder_is_fetched_again(minilm, tmp_path):
-    """Issue 54, item 5: a cut model.safetensors was 'already in'; the fetch checks the files on
+    """A cut model.safetensors was 'already in'; the fetch checks the files on
     disk against their pins (the encoder's by sha256, every file by the size it was written at)
     and fetches a damaged folder again."""
     import shutil

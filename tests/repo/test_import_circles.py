@@ -149,7 +149,7 @@ def test_the_check_finds_a_circle_and_names_it():
 
 
 def test_the_graph_sees_imports_inside_functions_and_by_name():
-    """The kinds of import the four circles of issue 38 were made of, read from the repository."""
+    """The kinds of import the four import circles we once had were made of, read from the repository."""
     graph = import_graph()
     assert "fcenv.sources.resolve" in graph["fcenv.data"]  # module level
     assert "fcenv.loader" in graph["fcenv.sources.resolve"]  # inside mixed()

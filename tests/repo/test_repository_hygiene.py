@@ -90,3 +90,31 @@ def test_the_pattern_catches_what_it_is_for():
     for line in ["url = 'https://example.com/home/page'", "ROOT / '.oracle-venv'", "tmp = '/tmp/x'",
                  "datasets/tiny/work/x.json"]:
         assert not MACHINE_PATH.search(line), line
+
+
+# A numbered mention of an issue ("Iss" "ue 9"): the project's tracker is not part of the repository, so such a
+# mention points a reader to nothing they can open. Built from pieces so this file does not match.
+ISSUE_MENTION = re.compile(r"\b" + "iss" + r"ues? #?\d+", re.IGNORECASE)
+PROSE_SUFFIXES = CHECKED_SUFFIXES | {".md", ""}
+
+
+def test_no_mention_of_an_issue_number():
+    """Docs, comments and docstrings link the doc page or the test instead."""
+    found = []
+    for _, path in tracked():
+        if path.startswith(SKIPPED_PREFIXES) or Path(path).suffix not in PROSE_SUFFIXES:
+            continue
+        file = ROOT / path
+        if file.is_symlink() or not file.is_file():
+            continue
+        for number, line in enumerate(file.read_text("utf-8", "replace").splitlines(), 1):
+            if ISSUE_MENTION.search(line):
+                found.append(f"{path}:{number}: {line.strip()[:120]}")
+    assert not found, "mentions of an issue number (link the doc page or the test instead):\n" + "\n".join(found)
+
+
+def test_the_issue_pattern_catches_what_it_is_for():
+    for line in ["*" + "Iss" + "ue 9.*", "(" + "iss" + "ue 36, part 3)", "Iss" + "ues 5 and 35", "iss" + "ue #12"]:
+        assert ISSUE_MENTION.search(line), line
+    for line in ["an issue with the prompt", "tissue 5", "issued 3 calls"]:
+        assert not ISSUE_MENTION.search(line), line
