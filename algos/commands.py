@@ -58,7 +58,7 @@ def generate(commands) -> None:
     add_group(parser, ENGINE, defaults={"n_rollout_threads": 16},
               notes={"n_rollout_threads": "entries answered together (a local model)"})
     add_group(parser, TOOL_FORMAT,
-              notes={"tool_format": "score the answers with fcenv evaluate --tool_format",
+              notes={"tool_format": "each result line records it, and fcenv evaluate reads the answers in it",
                      "prompt_variation": "one configuration for every entry (not 'random': the result file could "
                                          "not say which prompt each answer had); score the answers with fcenv "
                                          "evaluate --handler, the configuration's decoder. The format-sensitivity "

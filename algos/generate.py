@@ -26,7 +26,7 @@ for it in ``BFCL_v4_format_sensitivity_result.json``, which ``fcenv evaluate`` s
 id file. ``--prompt_variation`` (or a run's) renders every other entry under one configuration.
 
 With ``--tool_format`` (BFCL's FC mode) the tools go through the model's chat template and the
-answers are read in the family's format (score them with ``fcenv evaluate --tool_format``);
+answers are read in the family's format (``fcenv evaluate`` reads them so, from the record below);
 an endpoint gets the tools in the request, and calls it returns parsed are written back in the
 family's format.
 
@@ -40,6 +40,10 @@ exit status 2. Answers are appended to ``<name>.partial`` as they finish, so non
 a run ends early; a finished run writes ``<name>`` in the file's order and removes it. Run
 again, the command goes on from the ``.partial`` files it finds: their answers are kept and
 only the entries they lack are asked (``fcenv.algos.partial_results``).
+
+Each result line records how it was made under the key ``fcenv_generate``
+(``generation_record``: the model, the chat mode, the engine, the sampling settings), which
+BFCL's runner ignores and ``fcenv evaluate`` reads (``fcenv.result_record``).
 
 With ``--include-input-log`` each result line also holds ``inference_log``, as BFCL's flag of
 that name writes it: what the model was given at each step, as ``{"role": "inference_input",
@@ -73,6 +77,7 @@ from fcenv.algos.deadline_http import read_reply
 from fcenv.algos.partial_results import kept_answers, reopen, result_names, rewrite
 from fcenv.algos.questions import Questions, env_questions, questions_of
 from fcenv.chat_mode import ChatMode
+from fcenv.result_record import with_record
 
 ATTEMPTS = 3  # tries of one request while the server answers 5xx or 429, or cannot be reached
 
@@ -358,7 +363,9 @@ def records_turns(task) -> bool:
     return task.is_multi_turn or task.kind == "agentic"
 
 
-def result_line(task_id: str, answer: Answer, multi_turn: bool, input_log: bool = False) -> dict[str, Any]:
+def result_line(task_id: str, answer: Answer, multi_turn: bool, input_log: bool = False,
+                record: dict[str, Any] | None = None) -> dict[str, Any]:
+    """BFCL's result line for an answer; with ``record``, how it was made (``fcenv.result_record``)."""
     if answer.failure:  # as BFCL records a failed inference; it scores as a failure
         line = {"id": task_id, "result": f"Error during inference: {answer.failure}"}
     else:
@@ -366,7 +373,30 @@ def result_line(task_id: str, answer: Answer, multi_turn: bool, input_log: bool 
     if input_log:  # BFCL's shape: a single-turn entry's input, a multi-turn entry's turns of steps
         line["inference_log"] = answer.log if multi_turn else [
             e for e in answer.log[0].get("step_0", []) if e["role"] == "inference_input"]
-    return line
+    return with_record(line, record)
+
+
+def generation_record(args: argparse.Namespace, chat_mode: ChatMode, data: str | Path, sample: int) -> dict[str, Any]:
+    """How the answers to one question file's sample are made, recorded in each of its result
+    lines (``fcenv.result_record``; BFCL's runner ignores the key): the model, the chat mode,
+    the engine and the sampling settings."""
+    from fcenv import __version__
+    from fcenv.format_sensitivity import is_set_file
+
+    varied = is_set_file(data)  # each entry under each configuration: its id names it
+    return {
+        "fcenv": __version__,
+        "model": args.model_name_or_path, "adapter": args.adapter or None, "run": args.run or None,
+        "endpoint": args.endpoint or None,
+        "tool_format": chat_mode.tool_format,  # None: prompting
+        "system_prompt": None if varied else chat_mode.system_prompt,  # None: the mode's own (BFCL's in prompting)
+        "prompt_variation": "each id's configuration" if varied else chat_mode.prompt_variation,
+        "engine": "endpoint" if args.endpoint else args.rollout_engine,
+        "n_rollout_threads": 1 if args.endpoint else args.n_rollout_threads,
+        "greedy": args.greedy, "temperature": args.temperature, "max_new_tokens": args.max_new_tokens,
+        "context_window": args.context_window,  # 0: the model's maximum
+        "seed": args.seed, "samples": args.n, "sample": sample,
+    }
 
 
 def logged_as_asked(path: Path, kept: dict[str, dict[str, Any]], input_log: bool) -> dict[str, dict[str, Any]]:
@@ -434,8 +464,11 @@ def _generate_files(args: argparse.Namespace, chat_mode, responder: Callable[[Ca
                   f"{sum(map(len, kept))} answers kept, {len(jobs)} to go", file=sys.stderr)
         partials = [reopen(out / (name + ".partial")) for name in names]
 
+        records = [generation_record(args, chat_mode, data, sample) for sample in range(len(names))]
+
         def keep(answer: Answer) -> None:  # as soon as it is finished: a run that ends early loses none
-            line = result_line(ids[answer.entry], answer, records_turns(tasks[answer.entry]), args.include_input_log)
+            line = result_line(ids[answer.entry], answer, records_turns(tasks[answer.entry]), args.include_input_log,
+                               records[answer.sample])
             partials[answer.sample].write(json.dumps(line) + "\n")
             partials[answer.sample].flush()
             bar.update(1)
@@ -456,7 +489,8 @@ def _generate_files(args: argparse.Namespace, chat_mode, responder: Callable[[Ca
                   f"{failed[0].failure}", file=sys.stderr)
         order = {question: index for index, question in enumerate(ids)}
         for sample, name in enumerate(names):
-            mine = {ids[a.entry]: result_line(ids[a.entry], a, records_turns(tasks[a.entry]), args.include_input_log)
+            mine = {ids[a.entry]: result_line(ids[a.entry], a, records_turns(tasks[a.entry]), args.include_input_log,
+                                              records[sample])
                     for a in answers if a.sample == sample}
             lines = sorted({**kept[sample], **mine}.values(), key=lambda line: order[line["id"]])
             # The whole file beside it first, then one rename: the .partial stays whole until it is done with.

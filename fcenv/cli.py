@@ -60,6 +60,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     if args.score_dir and Path(args.score_dir).exists() and not Path(args.score_dir).is_dir():
         raise UsageError(f"--score_dir: {args.score_dir} is a file; name the folder for BFCL's score CSV files")
     model = _card_model(args)
+    tool_formats = _tool_formats(args, varied_specs)  # each result file's: its record's, else --tool_format
     # Every file is read and checked before any verdict is computed.
     varied, by_id, partial, missing, ordered_tasks, all_lines = [], {}, [], [], [], []
     for data, results in zip(args.dataset_path, args.results):
@@ -93,16 +94,22 @@ def _evaluate(args: argparse.Namespace) -> int:
     # --compat bfcl: BFCL's own decoder per category, nothing else. --handler: that decoder.
     # Neither: lenient, an answer passes if BFCL's decoder or the "auto" one (which also reads
     # JSON, <tool_call> blocks and calls among prose) makes it pass.
-    # --tool_format: answers of a native tool-calling model, read as BFCL's FC handler for its
-    # family reads them (BFCL's verdicts, no lenient second reading).
-    tool_format = get_tool_format(args.tool_format) if args.tool_format else None
-    settings = EpisodeSettings(handler=args.handler or None, tool_format=tool_format)
-    lenient = "auto" if not args.handler and args.compat != "bfcl" and tool_format is None else None
+    # A tool format (--tool_format, or the one fcenv generate recorded in the file): answers of a
+    # native tool-calling model, read as BFCL's FC handler for its family reads them (BFCL's
+    # verdicts, no lenient second reading).
     reward_fn = get_reward_fn(args.reward)
+
+    def file_verdicts(data, tasks, lines, tool_format_name):
+        tool_format = get_tool_format(tool_format_name) if tool_format_name else None
+        settings = EpisodeSettings(handler=args.handler or None, tool_format=tool_format)
+        if data in varied_specs:
+            return varied_verdicts(tasks, lines, settings, reward_fn)
+        lenient = "auto" if not args.handler and args.compat != "bfcl" and tool_format is None else None
+        return evaluate(tasks, lines, settings, reward_fn, lenient)
+
     verdicts = write_verdicts(Path(args.out), (
-        verdict for data, tasks, lines in zip(args.dataset_path, ordered_tasks, all_lines)
-        for verdict in (varied_verdicts(tasks, lines, settings, reward_fn) if data in varied_specs
-                        else evaluate(tasks, lines, settings, reward_fn, lenient))))
+        verdict for data, tasks, lines, tool_format in zip(args.dataset_path, ordered_tasks, all_lines, tool_formats)
+        for verdict in file_verdicts(data, tasks, lines, tool_format)))
     plain = [v for v in verdicts if "config" not in v]
     figures = sensitivity((v["config"], v["valid"]) for v in verdicts if "config" in v) if varied else None
     if plain:
@@ -129,6 +136,49 @@ def _check_varied_flags(args: argparse.Namespace, varied_specs: list[str]) -> No
             raise UsageError(f"--{flag}: the format-sensitivity set ({varied_specs[0]}) is read with the decoder of "
                              f"each answer's prompt variation, its answers from the category files beside it; leave "
                              f"out --{flag}")
+
+
+def _tool_formats(args: argparse.Namespace, varied_specs: list[str]) -> list[str | None]:
+    """Each result file's tool format (None: prompting): the one its lines record, where
+    ``fcenv generate`` wrote them (``fcenv.result_record``), else --tool_format's. A flag that
+    contradicts a record is refused, naming both and the file, before the files are read
+    further; files of two runs joined (lines that record different modes) too."""
+    from fcenv.result_record import RecordConflict, mode_name, recorded_tool_format
+    from fcenv.tool_formats import available_tool_formats
+
+    formats: list[str | None] = []
+    problems, told = [], []
+    for data, results in zip(args.dataset_path, args.results):
+        try:
+            recorded = recorded_tool_format(Path(results))
+        except RecordConflict as exc:
+            problems.append(str(exc))
+            formats.append(None)
+            continue
+        if recorded is None:  # BFCL's file, one written by hand: the flags say how to read it
+            formats.append(args.tool_format or None)
+            continue
+        said = f"the answers of {results} were generated in {mode_name(recorded.tool_format)} (fcenv generate's " \
+               f"record, line {recorded.line})"
+        if recorded.tool_format and recorded.tool_format not in available_tool_formats():
+            problems.append(f"{said}, a tool format not known here (known: {', '.join(available_tool_formats())})")
+        elif data in varied_specs:
+            if recorded.tool_format:
+                problems.append(f"{said}, and the format-sensitivity set is asked in prompting mode")
+        elif args.tool_format and args.tool_format != recorded.tool_format:
+            problems.append(f"--tool_format {args.tool_format} contradicts the record: {said}; leave out "
+                            f"--tool_format")
+        elif args.handler and recorded.tool_format:
+            problems.append(f"--handler {args.handler} reads prompting answers, and {said}; leave out --handler")
+        elif recorded.tool_format and not args.tool_format:
+            told.append(f"fcenv evaluate: {results}: answers read in --tool_format {recorded.tool_format}, as fcenv "
+                        f"generate recorded them")
+        formats.append(recorded.tool_format)
+    if problems:
+        raise UsageError("; ".join(problems))
+    for line in told:
+        print(line, file=sys.stderr)
+    return formats
 
 
 def _card_model(args: argparse.Namespace) -> str | None:
@@ -281,7 +331,9 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--handler", metavar="DECODER", help="decoder to use for every entry: "
                     + ", ".join(available_handlers()))
     add_group(ev, TOOL_FORMAT, skip=["system_prompt", "prompt_variation"],
-              notes={"tool_format": "the answers of such a model are read in its family's format"})
+              notes={"tool_format": "the answers of such a model are read in its family's format (default: the "
+                                     "format fcenv generate recorded in the result file; a flag that contradicts "
+                                     "the record is refused)"})
     add_group(ev, FORMAT_SENSITIVITY, notes={"sensitivity_configs": "the slice fcenv generate answered",
                                              "sensitivity_entries": "the slice fcenv generate answered"})
     ev.add_argument("--reward", choices=REWARDS.names(), default="bfcl", metavar="REWARD",
