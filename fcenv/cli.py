@@ -221,7 +221,7 @@ def _print_score_card(args: argparse.Namespace, verdicts: list, by_id: dict, mod
             written = write_score_csvs(Path(args.score_dir), card, model, figures)
             print(f"\nBFCL's score files written to {args.score_dir}: {', '.join(p.name for p in written)}")
         return
-    print("\n" + render(card, model))
+    print("\n" + render(card, model, figures))
     if model and not args.model_name:
         print("(model: the results folder's name, each _ read as / as BFCL's runner reads it; --model_name sets it)")
     if len(verdicts) > len({v["id"] for v in verdicts}):

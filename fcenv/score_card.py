@@ -313,9 +313,10 @@ def _cell(score: Score | float | str) -> str:
     return value if isinstance(value, str) else percent(value)
 
 
-def render(card: ScoreCard, model: str | None = None) -> str:
+def render(card: ScoreCard, model: str | None = None, sensitivity: Sensitivity | None = None) -> str:
     """The card as ``fcenv evaluate`` prints it: the groups, what each averages and how, and
-    the categories behind them."""
+    the categories behind them; with ``sensitivity`` (the format-sensitivity set was scored),
+    its max delta and standard deviation, as the CSV files hold them."""
     c = card.categories
     rows: list[tuple[str, str, str]] = [
         ("Overall Acc", _cell(card.overall), "non-live 10, live 10, irrelevance 10, multi-turn 30, agentic 40"),
@@ -348,8 +349,17 @@ def render(card: ScoreCard, model: str | None = None) -> str:
         ("Agentic", _cell(card.agentic), "mean of web search, memory"),
         ("  Web Search", _cell(card.web_search), "mean of base, no snippet"),
         ("  Memory", _cell(card.memory), "mean of KV, vector, recursive summarization"),
-        ("Format Sensitivity", NA, "not scored (BFCL runs it for prompting models only)"),
     ]
+    if sensitivity is None:
+        rows.append(("Format Sensitivity", NA, "not scored (BFCL runs it for prompting models only)"))
+    else:
+        configs = len(sensitivity.by_config)
+        whole = len(format_sensitivity_configs())
+        rows += [
+            ("Format Sensitivity", "", f"across {configs} of BFCL's {whole} prompt configurations; in no average"),
+            ("  Max Delta", str(sensitivity.max_delta), "points: the best configuration's accuracy minus the worst's"),
+            ("  Standard Deviation", str(sensitivity.std), "points, over the configurations' accuracies"),
+        ]
     width = max(len(name) for name, _, _ in rows)
     values = max(len(value) for _, value, _ in rows)
     title = "BFCL score card (bfcl-eval 2026.3.23's averaging)" + (f", model {model}" if model else "")

@@ -5,6 +5,8 @@ out by hand from BFCL's rules; tests/parity/test_score_card_parity.py holds them
 from __future__ import annotations
 
 import json
+import random
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -109,6 +111,37 @@ def test_the_card_is_printed_without_score_dir_and_misuse_is_refused_before_work
         proc = run("evaluate", "--dataset_path", *args, "--out", str(out))
         assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
         assert not out.exists() and not (tmp_path / "s").exists()
+
+
+def test_the_card_shows_the_format_sensitivity_figures_scored_beside_it(run_folder, bfcl_dir, tmp_path):
+    """The set scored in the same run as the categories: the card's format-sensitivity line
+    shows its max delta and standard deviation, the figures the CSV files hold."""
+    from fcenv.format_sensitivity import load_set
+    from harness.format_answers import render_answer
+    from harness.generators import answer_calls
+
+    configs = ["ret_fmt=json&tool_call_tag=True&func_doc_fmt=xml&prompt_fmt=plaintext&style=classic",
+               "ret_fmt=python&tool_call_tag=False&func_doc_fmt=json&prompt_fmt=markdown&style=classic"]
+    id_file = bfcl_dir / "BFCL_v4_format_sensitivity.json"
+    # The first configuration answers both entries rightly, the second neither: 100 points apart.
+    varied = {entry.id: render_answer(answer_calls(entry.task, random.Random(1), omit=False),
+                                      entry.variation) if entry.config == configs[0] else "I cannot."
+              for entry in load_set(id_file, configs, 2)}
+    data, result_files = run_folder
+    fs_results = results(Path(result_files[0]).parents[1] / "format_sensitivity" /
+                         "BFCL_v4_format_sensitivity_result.json", varied)
+    score = tmp_path / "score"
+    proc = run("evaluate", "--dataset_path", *data, str(id_file), "--results", *result_files, fs_results,
+               "--sensitivity_configs", ",".join(configs), "--sensitivity_entries", "2",
+               "--out", str(tmp_path / "v.jsonl"), "--compat", "bfcl", "--score_dir", str(score))
+    assert proc.returncode == 0, proc.stderr
+    card = proc.stdout.split("BFCL score card")[1]
+    assert "Format Sensitivity" in card and "not scored (BFCL runs it" not in card
+    assert re.search(r"\n  Max Delta +100\.0  points", card) and re.search(r"\n  Standard Deviation +70\.71  points",
+                                                                            card), card
+    assert "across 2 of BFCL's 26 prompt configurations" in card
+    row = (score / "data_format_sensitivity.csv").read_text().splitlines()[1].split(",")
+    assert row[2:4] == ["100.0", "70.71"]
 
 
 def test_results_outside_bfcls_categories_print_no_card(tmp_path):
