@@ -61,18 +61,24 @@ def _evaluate(args: argparse.Namespace) -> int:
         raise UsageError(f"--score_dir: {args.score_dir} is a file; name the folder for BFCL's score CSV files")
     model = _card_model(args)
     tool_formats = _tool_formats(args, varied_specs)  # each result file's: its record's, else --tool_format
-    # Every file is read and checked before any verdict is computed.
-    varied, by_id, partial, missing, ordered_tasks, all_lines = [], {}, [], [], [], []
+    # Every file is read and checked before any verdict is computed, and the problems of every
+    # file are listed together.
+    varied, by_id, partial, problems, ordered_tasks, all_lines = [], {}, [], [], [], []
     for data, results in zip(args.dataset_path, args.results):
-        if data in varied_specs:  # BFCL's format-sensitivity set: its entries under each prompt variation
-            entries = load_set(set_path(data), select_configs(args.sensitivity_configs), args.sensitivity_entries)
-            tasks, file_ids = entries, {entry.id: entry.task for entry in entries}
+        try:
+            if data in varied_specs:  # BFCL's format-sensitivity set: its entries under each prompt variation
+                tasks = load_set(set_path(data), select_configs(args.sensitivity_configs), args.sensitivity_entries)
+                file_ids = {entry.id: entry.task for entry in tasks}
+            else:
+                tasks = dataset_tasks(data, args.answers)
+                file_ids = {t.id: t for t in tasks}
             lines = read_results(Path(results), file_ids)
+        except DatasetError as exc:
+            problems += exc.problems
+            continue
+        if data in varied_specs:
             varied.append(data)
         else:
-            tasks = dataset_tasks(data, args.answers)
-            file_ids = {t.id: t for t in tasks}
-            lines = read_results(Path(results), file_ids)
             by_id.update(file_ids)
         ordered_tasks.append(tasks)
         all_lines.append(lines)
@@ -80,17 +86,17 @@ def _evaluate(args: argparse.Namespace) -> int:
         # demands: a crashed or cut generation run must not score as a smaller, whole one.
         unanswered_ids = unanswered(tasks, lines)
         if unanswered_ids:
-            missing.append(unanswered_problem(results, Path(data).name, len(tasks), unanswered_ids))
+            if not args.partial:
+                problems.append(unanswered_problem(results, Path(data).name, len(tasks), unanswered_ids))
             partial.append(f"{results}: {len(tasks) - len(unanswered_ids)} of {len(tasks)} entries answered")
-    if missing and not args.partial:
-        raise DatasetError(missing)
+        # Entries answered unevenly often would be weighed unevenly in accuracy and pass@k.
+        if uneven := uneven_repeats(results, lines):
+            problems.append(uneven)
+    if problems:
+        raise DatasetError(problems)
     if args.score_dir and not varied and not _card_categories(by_id.values())[0]:
         raise UsageError(f"--score_dir: none of the entries is in one of BFCL's scoring categories "
                          f"({', '.join(sorted({t.category for t in by_id.values()}))}): no score card to write")
-    # Entries answered unevenly often would be weighed unevenly in accuracy and pass@k.
-    uneven = [p for results, lines in zip(args.results, all_lines) if (p := uneven_repeats(results, lines))]
-    if uneven:
-        raise DatasetError(uneven)
     # --compat bfcl: BFCL's own decoder per category, nothing else. --handler: that decoder.
     # Neither: lenient, an answer passes if BFCL's decoder or the "auto" one (which also reads
     # JSON, <tool_call> blocks and calls among prose) makes it pass.

@@ -61,16 +61,36 @@ def warnings_shown_as(prog: str) -> Iterator[None]:
         yield
 
 
+SHOWN = 50  # problems listed in a DatasetError's message; the rest are counted
+
+
 class DatasetError(ValueError):
     """Raised with every problem found in an input file (a dataset, its answers, a result file),
-    not just the first; the problems in file and line order."""
+    or in several, not just the first; the problems in file and line order. The message lists
+    up to ``SHOWN`` of them, shared among the files, so that a file with many problems does not
+    hide the others'."""
 
     def __init__(self, problems: list[Problem]):
         files = list(dict.fromkeys(p.file for p in problems))  # in the order the caller met them
         self.problems = sorted(problems, key=lambda p: (files.index(p.file), p.line or 0))
-        shown = "\n".join(f"  {p}" for p in self.problems[:50])
-        more = f"\n  ... and {len(self.problems) - 50} more" if len(self.problems) > 50 else ""
         if len(self.problems) == 1:  # one line, as the commands' other errors
             super().__init__(str(self.problems[0]))
         else:
-            super().__init__(f"{len(self.problems)} problems in the input:\n{shown}{more}")
+            shown = "\n".join(_listed(self.problems, files))
+            where = f" of {len(files)} files" if len(files) > 1 else ""
+            super().__init__(f"{len(self.problems)} problems in the input{where}:\n{shown}")
+
+
+def _listed(problems: list[Problem], files: list[str]) -> list[str]:
+    """The message's lines: every problem up to ``SHOWN``; past it, an equal share of each file's
+    (at least 3), then how many more that file has."""
+    if len(problems) <= SHOWN:
+        return [f"  {p}" for p in problems]
+    share = max(SHOWN // len(files), 3)
+    lines = []
+    for file in files:
+        own = [p for p in problems if p.file == file]
+        lines += [f"  {p}" for p in own[:share]]
+        if len(own) > share:
+            lines.append(f"  ... and {len(own) - share} more" + (f" in {file}" if len(files) > 1 else ""))
+    return lines

@@ -96,6 +96,40 @@ def test_bad_result_files_fail_clearly(bfcl_dir, tmp_path, lines, message):
     assert not out.exists()
 
 
+def test_the_problems_of_several_bad_result_files_are_listed_together(bfcl_dir, tmp_path):
+    """Each file's problems, in one refusal: a line that is not JSON in the first, a line without
+    its result in the second, entries left unanswered by the third; nothing scored."""
+    paths = {category: bfcl_dir / f"BFCL_v4_{category}.json" for category in ("simple_python", "irrelevance",
+                                                                                "multiple")}
+    ids = {category: [t.id for t in load_tasks(path)] for category, path in paths.items()}
+    broken = tmp_path / "simple_python_result.json"
+    broken.write_text("".join(json.dumps({"id": i, "result": "[f()]"}) + "\n" for i in ids["simple_python"][:-1])
+                      + "{not json\n")
+    no_result = write_jsonl(tmp_path / "irrelevance_result.json",
+                            [{"id": i, "result": "No."} for i in ids["irrelevance"][1:]] + [{"id": ids["irrelevance"][0]}])
+    short = write_jsonl(tmp_path / "multiple_result.json", [{"id": i, "result": "No."} for i in ids["multiple"][:3]])
+    out = tmp_path / "v.jsonl"
+    proc = run("evaluate", "--dataset_path", *map(str, paths.values()), "--results", str(broken), no_result, short,
+               "--out", str(out))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert "3 problems in the input of 3 files" in proc.stderr, proc.stderr
+    assert f"{broken}, line {len(ids['simple_python'])}: invalid JSON" in proc.stderr
+    assert f"{no_result}, line {len(ids['irrelevance'])}, entry {ids['irrelevance'][0]!r}, field 'result': missing" \
+        in proc.stderr
+    assert f"{short}: answers 3 of the {len(ids['multiple'])} entries" in proc.stderr
+    assert not out.exists()
+
+
+def test_a_file_with_many_problems_leaves_room_for_the_others():
+    from fcenv.problems import SHOWN, DatasetError, Problem
+
+    many = [Problem("a.json", line, None, None, "bad") for line in range(1, 2 * SHOWN)]
+    message = str(DatasetError([*many, Problem("b.json", 4, None, None, "also bad")]))
+    assert message.startswith(f"{2 * SHOWN} problems in the input of 2 files:")
+    assert "b.json, line 4: also bad" in message and f"... and {2 * SHOWN - 1 - SHOWN // 2} more in a.json" in message
+    assert len(message.splitlines()) == 1 + SHOWN // 2 + 1 + 1
+
+
 def test_bad_question_file_fails_clearly(tmp_path):
     bad = tmp_path / "BFCL_v4_simple_python.json"
     bad.write_text('{"id": "simple_python_0", "question": 3}\n')
