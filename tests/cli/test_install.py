@@ -65,6 +65,19 @@ def test_the_wheel_adds_one_top_level_package(installed):
     assert found.returncode == 0 and found.stdout.strip() == "[]", found.stderr[-2000:]
 
 
+def test_the_licence_is_an_spdx_expression():
+    """``project.license`` as PEP 639's SPDX string (a TOML table makes setuptools warn on every
+    build), with a setuptools that reads it (77 or later) as the build requirement."""
+    import re
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert config["project"]["license"] == "Apache-2.0"
+    floor, = (re.fullmatch(r"setuptools>=(\d+).*", req) for req in config["build-system"]["requires"]
+              if req.startswith("setuptools"))
+    assert floor and int(floor.group(1)) >= 77
+
+
 def test_the_installed_package_is_not_the_checkout(installed, tmp_path):
     where = subprocess.run([str(installed), "-c", "import fcenv, fcenv.algos as algos; print(fcenv.__file__, algos.__file__)"],
                            cwd=tmp_path, capture_output=True, text=True, check=True, env=OUTSIDE).stdout
