@@ -64,3 +64,63 @@ class Oracle:
             if "driver_error" in answer:
                 raise RuntimeError(f"oracle driver error: {answer['driver_error']}")
         return answers
+
+
+class OracleSession:
+    """A driver process that stays up for one conversation: a request, then questions from
+    the driver answered line by line, then the request's answer.
+
+    ``play_fc(entries, ground_truths, answer)`` runs the ``fc_flow`` op (BFCL's inference flow
+    on whole multi-turn entries, ``bfcl_driver.op_fc_flow``): each time the driver sends a batch
+    of queries (``{"id", "messages", "tools"}``: BFCL's chat and tools for the model's next
+    step) ``answer(queries)`` gives one ``{"text": ...}`` (or ``{"error": ...}``) per query.
+    The driver's stderr goes to a file, so what BFCL prints cannot fill a pipe and stall it.
+    """
+
+    def __init__(self, python: str | Path):
+        import tempfile
+
+        self.log = tempfile.TemporaryFile(mode="w+")
+        self.process = subprocess.Popen(
+            [str(python), str(DRIVER)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, text=True,
+            env={"PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0", "PATH": "/usr/bin:/bin"},
+        )
+
+    def play_fc(self, entries: list[dict], ground_truths: list[list], answer, *, family: str = "hermes",
+                concurrency: int = 64) -> list[dict[str, Any]]:
+        self._send({"op": "fc_flow", "family": family, "entries": entries, "ground_truths": ground_truths,
+                    "concurrency": concurrency})
+        while True:
+            message = self._receive()
+            if "queries" not in message:
+                return message["entries"]
+            self._send({"answers": answer(message["queries"])})
+
+    def _send(self, message: dict) -> None:
+        self.process.stdin.write(json.dumps(message) + "\n")
+        self.process.stdin.flush()
+
+    def _receive(self) -> dict[str, Any]:
+        line = self.process.stdout.readline()
+        if not line:
+            raise RuntimeError(f"oracle driver exited ({self.process.wait()}):\n{self._log_tail()}")
+        message = json.loads(line)
+        if "driver_error" in message:
+            raise RuntimeError(f"oracle driver error: {message['driver_error']}\n{self._log_tail()}")
+        return message
+
+    def _log_tail(self) -> str:
+        self.log.seek(0)
+        return self.log.read()[-4000:]
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.stdin.close()
+            self.process.wait()
+        self.log.close()
+
+    def __enter__(self) -> OracleSession:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()

@@ -38,6 +38,9 @@ Requests (``op``):
   variation_single {text, config, id, function, ground_truth} -> {valid, error_type}   (a format-sensitivity answer)
   variation_configs {}                            -> {configs}   (BFCL's 26 format-sensitivity configurations)
   format_sensitivity {results, model, partial?}   -> {header, failed: {id: error_type}}   (the set's runner)
+  fc_flow   {family, entries, ground_truths, concurrency} -> {entries: [{id, valid, error_type, turns, result}]}
+            (BFCL's inference runner and evaluation runner on whole entries; while it runs, the process
+            asks the client for the model's answers: {queries} lines out, {answers} lines in; op_fc_flow)
 """
 
 import os
@@ -1042,6 +1045,7 @@ def _runner():
     if "tqdm" not in sys.modules and importlib.util.find_spec("tqdm") is None:
         sys.modules["tqdm"] = types.ModuleType("tqdm")
         sys.modules["tqdm"].tqdm = lambda iterable=None, *args, **kwargs: iterable
+        sys.modules["tqdm"].tqdm.write = lambda text, *args, **kwargs: print(text, file=sys.stderr)
     from bfcl_eval.eval_checker import eval_runner
 
     return eval_runner
@@ -1100,6 +1104,215 @@ def op_format_sensitivity(req):
 HANDLERS.update(variation_decode=op_variation_decode, variation_single=op_variation_single,
                 variation_configs=op_variation_configs, format_sensitivity=op_format_sensitivity)
 
+
+# --- BFCL's own inference flow for an open FC model, served by a client over this process's stdio ---
+#
+# ``fc_flow`` plays whole entries through BFCL's per-entry inference runner
+# (``_llm_response_generation.multi_threaded_inference``: the handler's
+# ``inference_multi_turn_prompting`` loop, its parsing, history, decoding and execution), with
+# only the model call replaced: the handler's ``_query_prompting`` hands BFCL's chat
+# (``inference_data["message"]``) and tools (``inference_data["function"]``) to the client and
+# waits for its text. Then BFCL's evaluation runner judges what the loop recorded
+# (``eval_runner._evaluate_single_multi_turn_entry``).
+#
+# Each entry runs in a process of its own, forked from this one before any entry ran, where
+# BFCL's runner would run it in a thread: BFCL's classes share module-level objects between
+# instances (the long-context padding, TwitterAPI.post_tweet's default list), so entries played
+# side by side in one process could see each other's calls. A forked entry starts from a
+# just-imported BFCL, as in a BFCL process of its own; its evaluation starts from that state
+# again, as BFCL's separate evaluation process does.
+
+FLOW_MODEL = "bfcl-flow"  # the handler's model name: it keys the instances BFCL caches per entry
+
+
+def _flow_handler(family):
+    """The family's BFCL handler, its model call answered by the client (``_ask``)."""
+    import importlib
+    import time
+
+    _stub_vendor_modules()
+    from bfcl_eval.model_handler.base_handler import BaseHandler
+
+    module, cls = FC_HANDLERS[family]
+    base = getattr(importlib.import_module(f"bfcl_eval.model_handler.local_inference.{module}"), cls)
+
+    def _query_prompting(self, inference_data):
+        """What the OpenAI completions call returns (the text, no token counts) and its latency."""
+        # BFCL's own prompt, built as its query builds it and not sent: a chat it cannot write
+        # (a call its parser kept that has no "arguments") fails the entry here, as in BFCL.
+        self._format_prompt(inference_data["message"], inference_data["function"])
+        start = time.time()
+        answer = self._ask({"messages": inference_data["message"], "tools": inference_data["function"]})
+        if "error" in answer:  # the client could not answer (a prompt past the context window)
+            raise RuntimeError(answer["error"])
+        return _completion(_served_text(family, answer["text"])), time.time() - start
+
+    # What overrides' @override marks (the handlers' metaclass wants it on an overriding method);
+    # the decorator itself finds base classes by name in module globals, which a class made here lacks.
+    _query_prompting.__override__ = True
+    flow_class = type(f"Flow{cls}", (base,), {"_query_prompting": _query_prompting})
+
+    handler = object.__new__(flow_class)
+    # BaseHandler's settings alone: the OSS handler's own __init__ opens an OpenAI client.
+    BaseHandler.__init__(handler, FLOW_MODEL, 0.0, FLOW_MODEL, True)
+    return handler
+
+
+def _flow_entries(raw):
+    """An entry as BFCL's generation runner loads it (function docs of its classes, held-out
+    functions moved aside, language hints) and as its evaluation runner loads it (no hints)."""
+    from bfcl_eval.utils import (
+        add_language_specific_hint_to_function_doc,
+        populate_test_cases_with_predefined_functions,
+        process_agentic_test_case,
+    )
+
+    def loaded(hints):
+        entries = populate_test_cases_with_predefined_functions(process_agentic_test_case([copy.deepcopy(raw)]))
+        return add_language_specific_hint_to_function_doc(entries)[0] if hints else entries[0]
+
+    return loaded(True), loaded(False)
+
+
+def _flow_turns(handler, result):
+    """Per turn of a recorded result: its steps, whether BFCL's step limit ended it (force
+    quit: more than MAXIMUM_STEP_LIMIT steps, the last one with calls) and whether it ended
+    with a text reply (its last step decodes to no call)."""
+    from bfcl_eval.constants.default_prompts import MAXIMUM_STEP_LIMIT
+    from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_utils import is_empty_execute_response
+
+    def has_calls(text):
+        try:
+            return not is_empty_execute_response(handler.decode_execute(text, has_tool_call_tag=False))
+        except Exception:
+            return False
+
+    turns = []
+    for steps in result:
+        last_calls = bool(steps) and has_calls(steps[-1])
+        turns.append({"steps": len(steps), "force_quit": len(steps) > MAXIMUM_STEP_LIMIT and last_calls,
+                      "text_reply": bool(steps) and not last_calls})
+    return turns
+
+
+def _play_flow_entry(handler, raw, ground_truth, ask):
+    """One entry through BFCL's inference runner, then its evaluation runner, in this process."""
+    from bfcl_eval import _llm_response_generation as generation
+
+    runner = _runner()  # eval_runner, with the stand-ins its import needs (also generation's tqdm)
+    entry, judged = _flow_entries(raw)
+    handler._ask = ask
+    recorded = generation.multi_threaded_inference(handler, entry, False, True)["result"]
+    fresh_long_context()  # the evaluation runs as in a BFCL process of its own
+    fresh_method_defaults()
+    category = raw["id"].rsplit("_", 1)[0]
+    verdict = runner._evaluate_single_multi_turn_entry(handler, raw["id"], recorded, ground_truth, judged,
+                                                       FLOW_MODEL + "-check", category)
+    valid = bool(verdict["valid"])
+    return {"id": raw["id"], "valid": valid, "error_type": None if valid else verdict["error"]["error_type"],
+            "turns": _flow_turns(handler, recorded) if isinstance(recorded, list) else [], "result": recorded}
+
+
+class _FlowChild:
+    """An entry played in a forked process; it talks to this one through a pipe each way."""
+
+    def __init__(self, handler, raw, ground_truth):
+        from_child, to_parent = os.pipe()  # (read end, write end)
+        from_parent, to_child = os.pipe()
+        sys.stdout.flush()
+        self.pid = os.fork()
+        if self.pid == 0:  # the entry's process
+            os.close(from_child)
+            os.close(to_child)
+            self._serve_entry(handler, raw, ground_truth, os.fdopen(to_parent, "w"), os.fdopen(from_parent))
+        os.close(to_parent)
+        os.close(from_parent)
+        self.reader, self.writer = os.fdopen(from_child), os.fdopen(to_child, "w")
+        self.id = raw["id"]
+
+    @staticmethod
+    def _serve_entry(handler, raw, ground_truth, out, answers):
+        # stdout is the client's channel: what BFCL's loop prints goes nowhere.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+
+        def ask(query):
+            out.write(json.dumps({"query": query}) + "\n")
+            out.flush()
+            return json.loads(answers.readline())
+
+        status = 0
+        try:
+            message = {"done": _play_flow_entry(handler, raw, ground_truth, ask)}
+        except BaseException as exc:  # reported to the parent, which ends the session with it
+            message, status = {"failed": f"{raw['id']}: {type(exc).__name__}: {exc}"}, 1
+        out.write(json.dumps(message) + "\n")
+        out.flush()
+        os._exit(status)  # no exit handlers: they belong to the parent
+
+    def receive(self):
+        line = self.reader.readline()
+        if not line:
+            raise RuntimeError(f"entry {self.id}: its process ended without a word ({self.reap()})")
+        return json.loads(line)
+
+    def send(self, answer):
+        self.writer.write(json.dumps(answer) + "\n")
+        self.writer.flush()
+
+    def reap(self):
+        self.reader.close()
+        self.writer.close()
+        return os.waitpid(self.pid, 0)[1]
+
+
+def op_fc_flow(req):
+    """Entries played through BFCL's inference flow, the model's answers asked of the client.
+
+    Request: {family, entries: [raw BFCL entries], ground_truths: [per entry], concurrency}.
+    While it runs this process writes ``{"queries": [{"id", "messages", "tools"}, ...]}`` lines
+    and reads one ``{"answers": [{"text"} | {"error"}, ...]}`` line after each, in order. Every
+    live entry asks at most one query per batch: a batch is sent once each of them has asked or
+    finished. Answer: {entries: [{id, valid, error_type, turns: [{steps, force_quit,
+    text_reply}], result}]} in the entries' order.
+    """
+    handler = _flow_handler(req.get("family", "hermes"))
+    _runner()
+    from bfcl_eval import _llm_response_generation  # noqa: F401  (imported once, before the forks)
+
+    fresh_long_context()  # their first call keeps BFCL's objects as imported, for every entry
+    fresh_method_defaults()
+    pending = list(range(len(req["entries"])))[::-1]
+    live, verdicts = {}, {}
+    while pending or live:
+        while pending and len(live) < req.get("concurrency", 64):
+            index = pending.pop()
+            live[index] = _FlowChild(handler, req["entries"][index], req["ground_truths"][index])
+        asked = {}  # entry -> its query
+        for index, child in sorted(live.items()):
+            message = child.receive()
+            if "query" in message:
+                asked[index] = message["query"]
+                continue
+            child.reap()
+            del live[index]
+            if "failed" in message:
+                for other in live.values():
+                    os.kill(other.pid, 9)
+                    other.reap()
+                raise RuntimeError(message["failed"])
+            verdicts[index] = message["done"]
+        if not asked:
+            continue
+        sys.stdout.write(json.dumps({"queries": [{"id": live[i].id, **query} for i, query in asked.items()]}) + "\n")
+        sys.stdout.flush()
+        answers = json.loads(sys.stdin.readline())["answers"]
+        for index, answer in zip(asked, answers):
+            live[index].send(answer)
+    return {"entries": [verdicts[i] for i in range(len(req["entries"]))]}
+
+
+HANDLERS.update(fc_flow=op_fc_flow)
 
 def main():
     for line in sys.stdin:
