@@ -84,6 +84,19 @@ def test_every_block_is_run_or_parsed_and_a_marker_says_why(document):
             assert block.lang in ("", "text", "toml") and not block.kinds, f"{block}: {block.lang!r} block"
 
 
+def test_readme_shows_the_env_on_its_first_screen():
+    """README's first screen, beside the make targets, shows the env in a few lines of Python
+    that run as printed (test_python_block_runs_as_printed runs them): gym.make, reset, step."""
+    readme = blocks_of(ROOT / "README.md")
+    make = next(b for b in readme if b.lang == "bash")
+    first = [b for b in readme if b.lang == "python" and b.line <= 45]
+    assert first, "no python block on README's first screen (its first 45 lines)"
+    block = first[0]
+    assert not block.kinds and make.line < block.line, f"{block}: runs as printed, after the make targets"
+    assert all(part in block.code for part in ('gym.make("fcenv/FunctionCalling-v0"', ".reset(", ".step(")), block
+    assert block.code.count("\n") <= 10 and expected_prints(block.code), f"{block}: a few lines, their prints checked"
+
+
 @pytest.mark.parametrize("block", of("toml"), ids=str)
 def test_toml_blocks_are_toml(block):
     tomllib.loads(block.code)
