@@ -114,7 +114,7 @@ class Responder:
         for slot, query in enumerate(queries):
             try:
                 ids = query_ids(self.client.tokenizer, query)
-            except Exception as exc:  # noqa: BLE001 - the template's own failure; the entry fails as BFCL's would
+            except Exception as exc:  # noqa: BLE001 - a chat BFCL's own prompt wrote but this template cannot
                 self.unrendered += 1
                 answers[slot] = {"error": f"the chat template cannot render the chat of entry {query['id']}: {exc}"}
                 continue
@@ -204,6 +204,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max_new_tokens", type=int, default=256)
     parser.add_argument("--context_window", type=int, default=0, help="0: the run's (its model's maximum)")
     parser.add_argument("--concurrency", type=int, default=64, help="entries played at once (one batch)")
+    parser.add_argument("--kv_cache_mib", type=int, default=1024,
+                        help="vLLM's KV cache: a batch's prompts stay cached from one step to the next while they fit")
     parser.add_argument("--vllm_python", default=str(ROOT / ".vllm-venv" / "bin" / "python"))
     parser.add_argument("--oracle_python", default=str(ROOT / ".oracle-venv" / "bin" / "python"))
     parser.add_argument("--out", type=Path, default=None)
@@ -223,7 +225,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"--data {args.data}: no multi-turn entries", file=sys.stderr)
         return 2
     started = time.perf_counter()
-    client = VLLMClient(args.run_dir, args.vllm_python, seed=0, context_window=context_window)
+    client = VLLMClient(args.run_dir, args.vllm_python, seed=0, context_window=context_window,
+                        kv_cache_bytes=args.kv_cache_mib << 20)
     respond = Responder(client, checkpoint, args.max_new_tokens, context_window)
     try:
         with OracleSession(args.oracle_python) as session:

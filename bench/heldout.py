@@ -137,13 +137,14 @@ class VLLMClient:
     answering BFCL's long prompts here (an answer 2.4 times dearer than the base's on short
     prompts, far more on long ones)."""
 
-    def __init__(self, run_dir: Path, python: str, seed: int, context_window: int):
+    def __init__(self, run_dir: Path, python: str, seed: int, context_window: int, kv_cache_bytes: int = 1 << 30):
         from transformers import AutoTokenizer
 
         self.run_dir = run_dir
         self.base = json.loads((run_dir / "args.json").read_text())["resolved"]["base_model"]
         self.tokenizer = AutoTokenizer.from_pretrained(self.base)
         self.python, self.seed, self.context_window = python, seed, context_window
+        self.kv_cache_bytes = kv_cache_bytes
         self.process: subprocess.Popen | None = None
         self.checkpoint: Path | None = None
         self.merged = tempfile.TemporaryDirectory(prefix="heldout-merged-")
@@ -155,7 +156,7 @@ class VLLMClient:
         self._stop()
         model = self.base if checkpoint is None else self._merge(checkpoint)
         settings = {"model": str(model), "max_model_len": self.context_window, "seed": self.seed,
-                    "stop_ids": [self.tokenizer.eos_token_id]}
+                    "stop_ids": [self.tokenizer.eos_token_id], "kv_cache_bytes": self.kv_cache_bytes}
         # vLLM in this one process, eager, on as many threads as the hf client, from local files only.
         env = {**os.environ, "VLLM_ENABLE_V1_MULTIPROCESSING": "0", "HF_HUB_OFFLINE": "1", "TORCHDYNAMO_DISABLE": "1",
                "OMP_NUM_THREADS": str(torch.get_num_threads())}
@@ -178,9 +179,12 @@ class VLLMClient:
                  temperature: float = 1.0) -> list[str]:
         self._serve(checkpoint)
         request = {"prompts": prompts, "greedy": greedy, "temperature": temperature, "max_new_tokens": max_new_tokens}
-        self.process.stdin.write(json.dumps(request) + "\n")
-        self.process.stdin.flush()
-        line = self.process.stdout.readline()
+        try:
+            self.process.stdin.write(json.dumps(request) + "\n")
+            self.process.stdin.flush()
+            line = self.process.stdout.readline()
+        except BrokenPipeError:  # it died before reading the request (vLLM refused its settings)
+            line = ""
         if not line:
             raise RuntimeError(f"the vLLM client ({VLLM_CLIENT.name}) exited with status {self.process.wait()} "
                                "(its error is printed above)")
@@ -188,7 +192,10 @@ class VLLMClient:
 
     def _stop(self) -> None:
         if self.process is not None:
-            self.process.stdin.close()
+            try:
+                self.process.stdin.close()
+            except BrokenPipeError:  # it has exited already
+                pass
             self.process.wait()
             self.process = None
 

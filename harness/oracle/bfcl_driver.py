@@ -1314,6 +1314,7 @@ def op_fc_flow(req):
 
 HANDLERS.update(fc_flow=op_fc_flow)
 
+
 def main():
     for line in sys.stdin:
         req = json.loads(line)
