@@ -137,14 +137,15 @@ class VLLMClient:
     answering BFCL's long prompts here (an answer 2.4 times dearer than the base's on short
     prompts, far more on long ones)."""
 
-    def __init__(self, run_dir: Path, python: str, seed: int, context_window: int, kv_cache_bytes: int = 1 << 30):
+    def __init__(self, run_dir: Path, python: str, seed: int, context_window: int, kv_cache_bytes: int = 1 << 30,
+                 prefill_chunk: int = 0):
         from transformers import AutoTokenizer
 
         self.run_dir = run_dir
         self.base = json.loads((run_dir / "args.json").read_text())["resolved"]["base_model"]
         self.tokenizer = AutoTokenizer.from_pretrained(self.base)
         self.python, self.seed, self.context_window = python, seed, context_window
-        self.kv_cache_bytes = kv_cache_bytes
+        self.kv_cache_bytes, self.prefill_chunk = kv_cache_bytes, prefill_chunk  # 0: vLLM's own chunk
         self.process: subprocess.Popen | None = None
         self.checkpoint: Path | None = None
         self.merged = tempfile.TemporaryDirectory(prefix="heldout-merged-")
@@ -156,7 +157,8 @@ class VLLMClient:
         self._stop()
         model = self.base if checkpoint is None else self._merge(checkpoint)
         settings = {"model": str(model), "max_model_len": self.context_window, "seed": self.seed,
-                    "stop_ids": [self.tokenizer.eos_token_id], "kv_cache_bytes": self.kv_cache_bytes}
+                    "stop_ids": [self.tokenizer.eos_token_id], "kv_cache_bytes": self.kv_cache_bytes,
+                    "prefill_chunk": self.prefill_chunk}
         # vLLM in this one process, eager, on as many threads as the hf client, from local files only.
         env = {**os.environ, "VLLM_ENABLE_V1_MULTIPROCESSING": "0", "HF_HUB_OFFLINE": "1", "TORCHDYNAMO_DISABLE": "1",
                "OMP_NUM_THREADS": str(torch.get_num_threads())}

@@ -7,10 +7,10 @@ a checkpoint's actor adapter merged in by PEFT (``bench/heldout.py`` merges it).
 trainer's engine (``algos/rollout/vllm*.py``) is used.
 
 The settings come as the one argument (JSON: ``model``, ``max_model_len``, ``seed``,
-``stop_ids``, and ``kv_cache_bytes``, 1 GiB unless given); then each line on stdin is a request
-(``prompts``: token ids, ``greedy``, ``temperature``, ``max_new_tokens``) and its answer is one
-line on stdout: the generated token ids of each prompt (``{"tokens": [...]}``). vLLM prints its
-own messages on stderr.
+``stop_ids``; ``kv_cache_bytes``, 1 GiB unless given; ``prefill_chunk``, vLLM's own unless given);
+then each line on stdin is a request (``prompts``: token ids, ``greedy``, ``temperature``,
+``max_new_tokens``) and its answer is one line on stdout: the generated token ids of each prompt
+(``{"tokens": [...]}``). vLLM prints its own messages on stderr.
 """
 
 from __future__ import annotations
@@ -27,10 +27,13 @@ def main() -> None:
     from vllm import LLM, SamplingParams
     from vllm.inputs import TokensPrompt
 
+    # Prompt tokens prefilled in one step (chunked prefill), where given: vLLM's working memory grows with it.
+    chunk = {"max_num_batched_tokens": settings["prefill_chunk"]} if settings.get("prefill_chunk") else {}
     llm = LLM(model=settings["model"], dtype="float32", seed=settings["seed"], max_model_len=settings["max_model_len"],
               skip_tokenizer_init=True,  # prompts come as token ids, rendered by the tokenizer's chat template
               generation_config="vllm",  # the sampling settings below, not the checkpoint's defaults
-              enforce_eager=True, kv_cache_memory_bytes=settings.get("kv_cache_bytes", 1 << 30), disable_log_stats=True)
+              enforce_eager=True, kv_cache_memory_bytes=settings.get("kv_cache_bytes", 1 << 30), disable_log_stats=True,
+              **chunk)
     for line in sys.stdin:
         request = json.loads(line)
         # Greedy, or the request's temperature with no top-k or top-p: the distribution trained.
