@@ -166,8 +166,8 @@ class TrainConfig:
     branch_beta: float = _flag(0.2, "--branching: weight of the entropy rise in the branching draw")
     branch_threshold: float = _flag(0.5, "--branching: branch when U(0,1) - beta x entropy rise <= this")
     branch_entropy_tokens: int = _flag(20, "--branching: the first tokens of an action whose entropy is measured")
-    dynamic_sampling: bool = _flag(False, "train only on groups whose episodes disagree on BFCL's verdict "
-                                          "(DAPO; needs --group_size)")
+    dynamic_sampling: bool = _flag(False, "train only on groups whose episodes' returns differ (DAPO; needs "
+                                          "--group_size): under --reward bfcl, groups that disagree on BFCL's verdict")
     num_env_steps: int = _flag(6400, "total actions over the run (all processes); it ends after the iteration "
                                      "that reaches them")
     # --- PPO ---------------------------------------------------------------------------

@@ -11,8 +11,10 @@ are played with and rewrites the played group's rewards.
   z-scored action tokens: a right answer with fewer calls or fewer tokens than its group earns
   up to 2, a wrong one 0, a broken format -1. ``sigma`` decays to 0 over the run (ET-Agent's
   released scripts end at 0), where the reward is BFCL's verdict minus the format penalty.
-- ``informative_groups``: dynamic sampling (DAPO): only groups whose episodes disagree on
-  BFCL's verdict go to the update; an all-right or all-wrong group has no advantage to learn.
+- ``informative_groups``: dynamic sampling (DAPO): only groups whose episodes' returns differ
+  go to the update; a group of equal returns has no group-relative advantage to learn. Under
+  ``--reward bfcl`` that is a group whose episodes disagree on BFCL's verdict; under a shaped
+  reward a group of failing episodes is kept when some failed less than others.
 """
 
 from __future__ import annotations
@@ -73,13 +75,15 @@ def efficiency_rewards(rollout: Rollout, group_size: int, sigma: float) -> None:
 
 
 def informative_groups(rollout: Rollout, group_size: int) -> tuple[Rollout, int]:
-    """The rollout cut to the groups whose episodes disagree on the verdict, and how many groups
-    were dropped. Actions are renumbered; each kept episode keeps its actions."""
+    """The rollout cut to the groups whose episodes' returns differ, and how many groups were
+    dropped. Actions are renumbered; each kept episode keeps its actions."""
     kept_episodes: list[EpisodeRecord] = []
     dropped = 0
     for members in _groups(rollout, group_size).values():
-        verdicts = {episode_valid(rollout, rollout.episodes[i]) for i in members}
-        if len(verdicts) > 1:
+        # Rounded: returns summed in another order must not look different.
+        returns = {round(sum(rollout.actions[a].reward for a in rollout.episodes[i].action_indices), 9)
+                   for i in members}
+        if len(returns) > 1:
             kept_episodes += [rollout.episodes[i] for i in members]
         else:
             dropped += 1

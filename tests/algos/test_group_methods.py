@@ -102,12 +102,20 @@ def test_efficiency_reward_pays_right_answers_with_fewer_calls_and_tokens_more()
     assert [a.reward for a in rollout.actions] == [1.0, 1.0, 0.0, -1.0]
 
 
-def test_dynamic_sampling_keeps_only_groups_that_disagree():
+def test_dynamic_sampling_keeps_only_groups_whose_returns_differ():
     rollout = _episode_rollout([(0, True, 1, 3, None), (1, False, 1, 3, None), (2, True, 1, 3, None),
                                 (3, True, 1, 3, None), (4, False, 1, 3, None), (5, False, 1, 3, None)])
+    for action in rollout.actions:  # --reward bfcl: the verdict
+        action.reward = float(action.info["valid"])
     kept, dropped = informative_groups(rollout, group_size=2)
     assert dropped == 2 and [a.thread for a in kept.actions] == [0, 1]
     assert [e.action_indices for e in kept.episodes] == [[0], [1]]
+    # A shaped reward: two failing episodes where one failed less are a group to learn from;
+    # two that earned the same are not, whatever their verdicts.
+    for action, reward in zip(rollout.actions, [1.0, 0.25, 0.5, 0.5, 0.1, 0.3]):
+        action.reward = reward
+    kept, dropped = informative_groups(rollout, group_size=2)
+    assert dropped == 1 and [a.thread for a in kept.actions] == [0, 1, 4, 5]
 
 
 def test_one_iteration_with_branching_efficiency_reward_and_dynamic_sampling(tiny_model, tmp_path):

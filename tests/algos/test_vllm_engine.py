@@ -405,7 +405,12 @@ def test_generate_answers_greedy_with_vllm_as_with_hf(trained_run, tmp_path):
         assert done.returncode == 0, done.stderr[-3000:]
     for data in files:
         name = f"{data.stem}_result.json"
-        assert (tmp_path / "vllm" / name).read_text() == (tmp_path / "hf" / name).read_text()
+        answers = {engine: [json.loads(line) for line in (tmp_path / engine / name).read_text().splitlines()]
+                   for engine in ("hf", "vllm")}
+        # Each line records its engine (fcenv/result_record.py); everything else is the same.
+        assert [line["fcenv_generate"].pop("engine") for line in answers["vllm"]] == ["vllm"] * len(answers["vllm"])
+        assert [line["fcenv_generate"].pop("engine") for line in answers["hf"]] == ["hf"] * len(answers["hf"])
+        assert answers["vllm"] == answers["hf"]
 
 
 def test_process_rewards_samples_with_vllm(trained_run, tmp_path):
