@@ -5,7 +5,7 @@ wall time of each.
 
 Each mode is one ``fcenv generate`` (the model loaded once, entries answered in batches by the
 ``hf`` engine, or by vLLM with ``--rollout_engine vllm``, whose prefix cache serves the start of
-a multi-turn step's chat again) and one ``fcenv evaluate``. The sample is ``bench/bfcl_sample.py``'s: ``k``
+a multi-turn step's chat again) and one ``fcenv evaluate``. The sample is ``fcenv/bfcl_sample.py``'s: ``k``
 entries spread evenly over each category's file (for ``memory``, BFCL's memory file: ``k``
 questions of each scenario, each played in the three memory categories after its scenario's
 prerequisite conversations). BFCL's summary groups and overall are estimated from the sample
@@ -31,7 +31,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from bench.bfcl_sample import MULTI_TURN, SENSITIVITY_FILE, SINGLE_TURN, write_sample, write_sensitivity_sample
+from fcenv.bfcl_sample import MULTI_TURN, SENSITIVITY_FILE, SINGLE_TURN, write_sample, write_sensitivity_sample
 from fcenv.bfcl_data import DEFAULT_DIR as BFCL_DIR
 from fcenv.pretrained import DEFAULT_DIR as MODELS_DIR
 from fcenv.score_card import CATEGORY_SIZES, ScoreCard, card_from_accuracies, render
@@ -191,7 +191,7 @@ def main() -> None:
     report_path = Path(args.report)
     report = json.loads(report_path.read_text()) if report_path.exists() else {"modes": {}}
     report.update(model=Path(args.model).name, **({"run": args.run} if args.run else {}), greedy=True, max_new_tokens=args.max_new_tokens, machine=f"{platform.machine()}, {os.cpu_count()} cores",
-                  sample="bench/bfcl_sample.py: k entries spread evenly over each category's file")
+                  sample="fcenv/bfcl_sample.py: k entries spread evenly over each category's file")
     if args.format_sensitivity:
         with tempfile.TemporaryDirectory() as tmp:
             report["format_sensitivity"] = sensitivity_card(args, Path(tmp))

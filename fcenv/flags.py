@@ -1,12 +1,14 @@
 """The flags several commands share, declared once: ``fcenv train`` (``fcenv.algos.config.TrainConfig``),
-``fcenv generate``, ``fcenv process-rewards`` and ``fcenv evaluate`` take each of them under the
-same name, with the same type, default, help and checks.
+``fcenv generate``, ``fcenv process-rewards``, ``fcenv evaluate`` and ``fcenv card`` take each of them
+under the same name, with the same type, default, help and checks.
 
 A ``Group`` is a few flags of one concern and its one ``validate`` (a list of problems, each naming
 its flag): ``MODEL`` (the model, its adapter, or a training run and its checkpoint), ``DATA`` (a
 dataset spec: anything ``fcenv.sources.resolve`` resolves), ``SAMPLING``, ``ENGINE``,
 ``TOOL_FORMAT``, ``FORMAT_SENSITIVITY`` (a slice of BFCL v4's format-sensitivity set) and
-``WEB_SEARCH`` (the search source of web-search entries). A command adds the groups it needs (``add_group``) and calls ``check`` on them
+``WEB_SEARCH`` (the search source of web-search entries); ``SAMPLE`` (which of BFCL's entries
+``fcenv sample`` and ``fcenv card`` draw, not in ``SHARED``: generate answers files, not
+categories). A command adds the groups it needs (``add_group``) and calls ``check`` on them
 before anything heavy; the trainer's dataclass takes its fields' defaults and help from the same
 declarations (``fcenv.algos.config``).
 
@@ -29,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from fcenv.arguments import UsageError
+from fcenv.bfcl_sample import CARD_CATEGORIES, CARD_K
 
 EMBEDDED_MODEL = "tiny"  # the embedded default model, built offline
 DEFAULT_DATASET = "tiny_train"  # the data of a command that has a default (train, process-rewards)
@@ -45,6 +48,7 @@ class Flag:
     switch: bool = False  # takes no value (store_true)
     choices: Callable[[], list[str]] | None = None  # the names it takes (a registry's), read as the parser is built
     metavar: str | None = None
+    many: bool = False  # takes one value or more (its default a list)
 
     def help_text(self, note: str = "") -> str:
         text = self.help.replace("{choices}", ", ".join(self.choices())) if self.choices else self.help
@@ -101,7 +105,8 @@ def add_group(parser: argparse.ArgumentParser, group: Group, *, skip: Collection
         if flag.switch:
             section.add_argument(f"--{flag.name}", action="store_true", default=default, help=flag.help_text(note))
             continue
-        several_values = {"nargs": "+", "required": True, "default": None} if flag.name in several else {}
+        several_values = {"nargs": "+", "required": True, "default": None} if flag.name in several else \
+            {"nargs": "+"} if flag.many else {}
         section.add_argument(f"--{flag.name}", *flag.old, action=_Value, old=flag.old,
                              **{**flag.arguments(default, note), **several_values})
 
@@ -396,6 +401,45 @@ WEB_SEARCH = Group("web search", (
                        "`fcenv web-snapshot`, a folder of documents (searched with BM25), or KIND:PATH for a "
                        "registered kind (fcenv has no live search)", metavar="SOURCE"),
 ), _no_problems)
+
+# ---------------------------------------------------------------------------- BFCL sample
+
+def _sample_problems(args: Any) -> list[str]:
+    from fcenv.bfcl_data import DEFAULT_DIR
+    from fcenv.bfcl_sample import bfcl_dir_problems, category_problems
+
+    categories = list(getattr(args, "categories", []))
+    found = category_problems(categories)
+    if getattr(args, "per_category", 1) <= 0:
+        found.append("--per_category must be positive")
+    return found + bfcl_dir_problems(Path(getattr(args, "bfcl_dir", "") or DEFAULT_DIR), categories)
+
+
+def _category_name(text: str) -> str:
+    """--categories' type: a category a sample is drawn from; refused as it is parsed, saying what
+    to ask instead."""
+    from fcenv.bfcl_sample import category_problem
+
+    if why := category_problem(text):
+        raise argparse.ArgumentTypeError(f"{text}: {why}")
+    return text
+
+
+def _sampled_categories() -> list[str]:
+    from fcenv.bfcl_sample import SAMPLED
+
+    return list(SAMPLED)
+
+
+SAMPLE = Group("BFCL sample", (
+    Flag("categories", "BFCL's categories to sample, from {choices} ('memory': BFCL's memory file, whose questions "
+                       "make the memory_kv, memory_vector and memory_rec_sum entries). Default: every single-turn, "
+                       "live and multi-turn category", list(CARD_CATEGORIES), _category_name, many=True, metavar="CATEGORY",
+         choices=_sampled_categories),
+    Flag("per_category", "entries of each category, spread evenly over its file (positions i * n // K; all of a "
+                         "smaller one; memory: K questions of each scenario)", CARD_K, int, metavar="K"),
+    Flag("bfcl_dir", "BFCL's data, where `fcenv data bfcl` writes it (default: ~/.cache/fcenv/bfcl)", metavar="DIR"),
+), _sample_problems)
 
 SHARED = (MODEL, DATA, SAMPLING, ENGINE, TOOL_FORMAT, FORMAT_SENSITIVITY, WEB_SEARCH)
 

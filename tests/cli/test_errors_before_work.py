@@ -166,9 +166,9 @@ def test_the_vllm_engine_without_vllm_is_named_before_the_model_loads(tiny_model
 
 
 def memory_sample(bfcl_dir: Path, folder: Path) -> Path:
-    """One question of each memory scenario and category (bench.bfcl_sample's), with the folders
+    """One question of each memory scenario and category (fcenv.bfcl_sample's), with the folders
     its loader reads beside it."""
-    from bench.bfcl_sample import write_sample
+    from fcenv.bfcl_sample import write_sample
 
     sample = write_sample(bfcl_dir, "memory", 1, folder)
     for name in ("multi_turn_func_doc", "memory_prereq_conversation"):

@@ -66,8 +66,8 @@ def test_each_category_s_entry_names_its_question_in_bfcl_s_file(memory_tasks, b
 
 
 def test_a_sample_of_the_memory_file_holds_every_scenario_with_its_prerequisites(bfcl_dir, tmp_path):
-    """bench/bfcl_sample.py samples the memory file per scenario (the real model's card plays it)."""
-    from bench.bfcl_sample import write_sample
+    """fcenv/bfcl_sample.py samples the memory file per scenario (the real model's card plays it)."""
+    from fcenv.bfcl_sample import write_sample
 
     sample = write_sample(bfcl_dir, "memory", 2, tmp_path)
     tasks = load_tasks(sample)

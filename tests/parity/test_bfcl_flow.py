@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from bench.bfcl_flow import query_ids
-from bench.bfcl_sample import write_mixed_sample
+from fcenv.bfcl_sample import write_mixed_sample
 from fcenv.data import load_tasks
 from fcenv.env import FunctionCallingEnv
 from harness.generators_fc import fc_turns

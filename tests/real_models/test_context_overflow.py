@@ -15,7 +15,7 @@ from fcenv.algos.model.loading import load_tokenizer
 from fcenv.algos.rollout.codec import CONTEXT_OVERFLOW, TextCodec, chat_of
 from fcenv.algos.rollout.play import take_action
 from fcenv.algos.rollout.records import EpisodeRecord
-from bench.bfcl_sample import write_sample
+from fcenv.bfcl_sample import write_sample
 from fcenv.tool_formats import write_hermes
 from fcenv.handlers import Call
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.bfcl_sample import write_sample
+from fcenv.bfcl_sample import write_sample
 from fcenv.data import load_tasks
 
 pytestmark = pytest.mark.oracle

@@ -16,7 +16,7 @@ from safetensors.torch import load_file
 from fcenv.algos.config import parse_config
 from fcenv.algos.store.results import read_metrics
 from fcenv.algos.training.loop import Runner
-from bench.bfcl_sample import write_sample
+from fcenv.bfcl_sample import write_sample
 from fcenv.data import load_tasks
 
 ROOT = Path(__file__).resolve().parents[2]

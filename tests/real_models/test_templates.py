@@ -187,7 +187,7 @@ def test_a_model_in_qwen3s_shape_samples_multi_turn_episodes_as_one_token_sequen
     from fcenv.algos.rollout.hf import HFEngine
     from fcenv.algos.rollout.play import play
     from fcenv.algos.training.loop import Runner
-    from bench.bfcl_sample import write_sample
+    from fcenv.bfcl_sample import write_sample
 
     folder = qwen3_shaped_model(qwen3_tokenizer, tmp_path / "model")
     data = write_sample(bfcl_dir, "multi_turn_base", 3, tmp_path / "data")
