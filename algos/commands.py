@@ -1,4 +1,4 @@
-"""The ``fcenv`` subcommands of the training layer: ``train``, ``generate`` and
+"""The ``fcenv`` subcommands of the training layer: ``train``, ``generate``, ``card`` and
 ``process-rewards``, registered through the ``fcenv.commands`` entry point group (fcenv never
 imports algos).
 
@@ -15,7 +15,13 @@ from collections.abc import Callable
 # Re-exported: algos.commands.training_extras_missing and TRAINING_PACKAGES, as before.
 from fcenv.algos.extras import TRAINING_PACKAGES as TRAINING_PACKAGES
 from fcenv.algos.extras import training_extras_missing
-from fcenv.flags import DATA, DEFAULT_DATASET, ENGINE, FORMAT_SENSITIVITY, MODEL, SAMPLING, TOOL_FORMAT, WEB_SEARCH, add_group
+from fcenv.flags import (DATA, DEFAULT_DATASET, ENGINE, FORMAT_SENSITIVITY, MODEL, SAMPLE, SAMPLING, TOOL_FORMAT,
+                         WEB_SEARCH, add_group)
+
+# What generate (and card, which answers with generate's code) samples unless told: answers of
+# a real model run longer than a training action, and a batch that fits a CPU's memory.
+ANSWERING = {"max_new_tokens": 256}
+BATCH = {"n_rollout_threads": 16}
 
 
 def _training_command(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
@@ -54,9 +60,8 @@ def generate(commands) -> None:
                                      "format-sensitivity id file (BFCL_v4_format_sensitivity.json, or that name "
                                      "for the one in ~/.cache/fcenv/bfcl): each entry under each configuration, "
                                      "in BFCL_v4_format_sensitivity_result.json"})
-    add_group(parser, SAMPLING, defaults={"max_new_tokens": 256})
-    add_group(parser, ENGINE, defaults={"n_rollout_threads": 16},
-              notes={"n_rollout_threads": "entries answered together (a local model)"})
+    add_group(parser, SAMPLING, defaults=ANSWERING)
+    add_group(parser, ENGINE, defaults=BATCH, notes={"n_rollout_threads": "entries answered together (a local model)"})
     add_group(parser, TOOL_FORMAT,
               notes={"tool_format": "each result line records it, and fcenv evaluate reads the answers in it",
                      "prompt_variation": "one configuration for every entry (not 'random': the result file could "
@@ -76,6 +81,35 @@ def generate(commands) -> None:
                              "'inference_log' (BFCL's flag of that name): the prompt text, or an endpoint's request")
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True)
     parser.set_defaults(command_fn=_runs("fcenv.algos.generate"))
+
+
+def card(commands) -> None:
+    parser = commands.add_parser("card", help="a training run's or a model's BFCL score card: a fixed sample of "
+                                              "BFCL's entries answered, scored, and BFCL's score files written",
+                                 description="A fixed sample of BFCL's entries (fcenv sample's), answered by a "
+                                             "training run's actor or a model (fcenv generate's code), scored as "
+                                             "BFCL scores it and summed up in BFCL's score card and CSV files "
+                                             "(fcenv evaluate's); run again, it goes on from the answers written "
+                                             "(algos/card.py).")
+    parser.add_argument("target", metavar="RUN_OR_MODEL",
+                        help="a training run folder (its latest checkpoint's actor, in the chat format and with the "
+                             "sampling settings it was trained with), a local Hugging Face checkpoint folder, or "
+                             "'tiny' (the embedded default)")
+    add_group(parser, MODEL, skip=["model_name_or_path", "adapter", "run"],
+              notes={"checkpoint": "RUN_OR_MODEL a run folder"})
+    add_group(parser, SAMPLE)
+    add_group(parser, SAMPLING, defaults=ANSWERING)
+    add_group(parser, ENGINE, defaults=BATCH, notes={"n_rollout_threads": "entries answered together"})
+    add_group(parser, TOOL_FORMAT, skip=["prompt_variation"],
+              notes={"tool_format": "a model's (a run answers in the format it was trained in)"})
+    parser.add_argument("--out", help="folder for the sample, the answers and the verdicts (default: RUN/card/"
+                                      "CHECKPOINT for a run, card/MODEL under the current folder for a model)")
+    parser.add_argument("--score_dir", metavar="DIR", help="folder for BFCL's score CSV files (default: OUT/score)")
+    parser.add_argument("--model_name", metavar="NAME",
+                        help="the model's name on the score card (default: the model folder's name; a run's: its "
+                             "base model's, run folder's and checkpoint's)")
+    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True)
+    parser.set_defaults(command_fn=_runs("fcenv.algos.card"))
 
 
 def process_rewards(commands) -> None:
