@@ -9,7 +9,9 @@ checkpoints), ``tiny/`` the embedded default model built offline.
 
 Entry points: ``train`` (``fcenv train`` = ``python train_fctncalling.py``, flags in
 ``config``; ``errors``, its ``ConfigError``), ``generate`` (``fcenv generate``; its ``questions``, a file's entries or the format-sensitivity
-set's, its ``partial_results`` files and ``deadline_http`` requests), ``process_rewards`` (``fcenv process-rewards``,
+set's, its ``partial_results`` files and ``deadline_http`` requests), ``card`` (``fcenv card``: a
+run's or a model's BFCL score card, a fixed sample answered by generate's code and scored by
+evaluate's), ``process_rewards`` (``fcenv process-rewards``,
 LPR) and ``commands`` (their parsers, of the flag groups ``fcenv.flags`` declares; ``extras``: are the
 training packages installed?; ``from_run``: ``--run``, alike in generate and process-rewards);
 ``input_files`` reads every file their flags name before anything heavy starts; ``progress`` (the progress bars of the long steps). ``advantages`` is

@@ -95,8 +95,8 @@ def card(commands) -> None:
                         help="a training run folder (its latest checkpoint's actor, in the chat format and with the "
                              "sampling settings it was trained with), a local Hugging Face checkpoint folder, or "
                              "'tiny' (the embedded default)")
-    add_group(parser, MODEL, skip=["model_name_or_path", "adapter", "run"],
-              notes={"checkpoint": "RUN_OR_MODEL a run folder"})
+    parser.add_argument("--checkpoint", default="", help="when RUN_OR_MODEL is a training run: its checkpoint "
+                                                         "folder's name (default: the latest)")
     add_group(parser, SAMPLE)
     add_group(parser, SAMPLING, defaults=ANSWERING)
     add_group(parser, ENGINE, defaults=BATCH, notes={"n_rollout_threads": "entries answered together"})

