@@ -74,11 +74,13 @@ train-real: $(VENV)/.installed $(VLLM)/.installed models
 # sequence); a turn ends with a reply once its calls are done. The actor's adapter covers the top half
 # of the layers, so the backward pass over chats of ~2,400 tokens stops halfway; micro-batches of
 # 6,144 tokens hold a group's eight episodes after their shared prompt; eight steps with calls end a
-# turn in training (BFCL allows twenty), and such a turn earns nothing.
+# turn in training (BFCL allows twenty), and such a turn earns nothing. Each turn is paid BFCL's turn
+# verdict (shaped: a failing turn at most half a passing one), since whole-entry verdicts left every
+# multi-turn group all-zero; 40 warm-up steps make <tool_call> the greedy opening on BFCL's prompts.
 MT_FLAGS = --model_name_or_path $(REAL_MODEL) --tool_format hermes --dataset_path varied_train:1,multi_turn_varied_train:1 \
 	--trainable_tokens "<tool_call>" "</tool_call>" --actor_fraction 0.5 \
 	--algorithm_name GRPO --group_size 8 --n_rollout_threads 8 --gradient_cp_steps 2 --dynamic_sampling \
-	--warmup_steps 24 --warmup_lr 4e-4 --sft_coef 1 --temperature 0.7 --lr 5e-5 --kl_coef 0 --ppo_epoch 1 --reward bfcl \
+	--warmup_steps 40 --warmup_lr 4e-4 --sft_coef 1 --temperature 0.7 --lr 5e-5 --kl_coef 0 --ppo_epoch 1 --reward shaped \
 	--num_env_steps 1500 --max_new_tokens 128 --max_steps_per_turn 8 --micro_batch_tokens 6144 --rollout_engine vllm --torch_threads 2 \
 	--eval_interval 0 --save_interval 2 --seed $(REAL_SEED)
 train-real-mt: $(VENV)/.installed $(VLLM)/.installed models
