@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -212,22 +211,13 @@ def _same(name: str, recorded: Any, asked: Any) -> bool:
 
 
 def _result_lines(path: Path) -> list[tuple[int, dict]]:
-    """A result or ``.partial`` file's lines, numbered; none when there is no file. A last line
-    without its newline (a kill cut it short) is left out, as generate leaves it out."""
-    if not path.is_file():
-        return []
-    pieces = path.read_text(encoding="utf-8").split("\n")
-    pieces.pop()
-    lines = []
-    for number, text in enumerate(pieces, 1):
-        try:
-            line = json.loads(text)
-        except ValueError:
-            line = None
-        if not isinstance(line, dict) or not isinstance(line.get("id"), str) or "result" not in line:
-            raise UsageError(f"{path}, line {number}: not a result line; delete the file to answer its entries again")
-        lines.append((number, line))
-    return lines
+    """A result or ``.partial`` file's lines, numbered (the card keeps those of its sample)."""
+    from fcenv.algos.partial_results import PartialError, numbered_lines
+
+    try:
+        return numbered_lines(path)
+    except PartialError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _answered(result: Path, kept: dict[str, dict], ids: list[str]) -> bool:

@@ -27,17 +27,15 @@ def result_names(data: str | Path, samples: int) -> list[str]:
     return [f"{stem}_result.json" if samples == 1 else f"{stem}_result_sample{k}.json" for k in range(samples)]
 
 
-def kept_answers(path: Path, ids: list[str]) -> dict[str, dict[str, Any]]:
-    """The result lines of ``path`` (a ``.partial`` file) by entry id, in the file's order; empty
-    when there is no such file. Raises ``PartialError`` for a line that is not a result line
-    of an entry in ``ids``."""
+def numbered_lines(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    """The result lines of ``path`` (a result or ``.partial`` file) with their line numbers; none
+    when there is no such file. Raises ``PartialError`` for a line that is not a result line."""
     if not path.is_file():
-        return {}
-    text = path.read_text(encoding="utf-8")
-    lines = text.split("\n")
+        return []
+    lines = path.read_text(encoding="utf-8").split("\n")
     lines.pop()  # after the last newline: empty, or a line a kill cut short, whose entry is asked again
-    known, kept = set(ids), {}
     hint = f"delete {path} to answer every entry again"
+    numbered = []
     for number, line in enumerate(lines, 1):
         try:
             record = json.loads(line)
@@ -45,9 +43,19 @@ def kept_answers(path: Path, ids: list[str]) -> dict[str, dict[str, Any]]:
             raise PartialError(f"{path}, line {number}: not JSON ({exc}); {hint}") from None
         if not isinstance(record, dict) or "result" not in record or not isinstance(record.get("id"), str):
             raise PartialError(f"{path}, line {number}: not a result line (an object with 'id' and 'result'); {hint}")
+        numbered.append((number, record))
+    return numbered
+
+
+def kept_answers(path: Path, ids: list[str]) -> dict[str, dict[str, Any]]:
+    """The result lines of ``path`` (a ``.partial`` file) by entry id, in the file's order; empty
+    when there is no such file. Raises ``PartialError`` for a line that is not a result line
+    of an entry in ``ids``."""
+    known, kept = set(ids), {}
+    for number, record in numbered_lines(path):
         if record["id"] not in known:
             raise PartialError(f"{path}, line {number}, entry {record['id']!r}: no entry with this id in the "
-                               f"question file; {hint}")
+                               f"question file; delete {path} to answer every entry again")
         kept.setdefault(record["id"], record)
     return kept
 
