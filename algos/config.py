@@ -201,7 +201,7 @@ class TrainConfig:
     warmup_steps: int = _flag(0, "supervised steps on ground truth for the actor adapter before RL")
     warmup_lr: float = _flag(1e-3, "learning rate of the supervised warm-up")
     sft_coef: float = _flag(0.0, "weight of a supervised loss on the training tasks' ground truth, a micro-batch "
-                                 "of it added to every actor step (PPO-ptx): RL keeps what the warm-up taught, "
+                                 "of it (within --micro_batch_tokens) added to every actor step (PPO-ptx): RL keeps what the warm-up taught, "
                                  "such as answering without a call when no function fits (0: none)")
     # --- logging, evaluation, checkpoints ---------------------------------------------
     log_interval: int = _flag(1, "iterations between TensorBoard writes")

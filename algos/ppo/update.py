@@ -298,16 +298,30 @@ class PPOTrainer:
 
     def _demonstration_step(self, rng: np.random.Generator, rows: int) -> float:
         """PPO-ptx: the mean answer-token NLL of one micro-batch of demonstrations (as many as
-        a micro-batch of the minibatch's rows), its gradient, weighted by --sft_coef, added to the
-        actor step's. Drawn with the run's generator, so a resumed run draws what an unbroken
-        one would. Returns the NLL."""
+        a micro-batch of the minibatch's rows, and no more than ``--micro_batch_tokens`` hold),
+        its gradient, weighted by --sft_coef, added to the actor step's. Drawn with the run's
+        generator, so a resumed run draws what an unbroken one would. Returns the NLL."""
         s = self.settings
         size = min(len(self.demonstrations), max(1, math.ceil(rows / s.gradient_cp_steps)))
         chosen = rng.choice(len(self.demonstrations), size=size, replace=False)
+        chosen = chosen[:fitting([sum(map(len, self.demonstrations[i])) for i in chosen], s.micro_batch_tokens)]
         nll = answer_nll(lambda batch: self.policy.token_logprobs(batch)[0], [self.demonstrations[i] for i in chosen],
                          self.policy.pad_id, self.policy.device)
         (s.sft_coef * nll).backward()
         return float(nll.detach())
+
+
+def fitting(lengths: list[int], budget: int) -> int:
+    """How many of the first ``lengths`` fit ``budget`` tokens together (0: no limit), at least
+    one. A multi-turn step's demonstration carries its whole conversation (2,000 tokens and
+    more): as many of them as a minibatch has rows made the supervised term cost several times
+    the RL update, and its memory."""
+    total = 0
+    for count, length in enumerate(lengths):
+        total += length
+        if count and budget and total > budget:
+            return count
+    return len(lengths)
 
 
 def _unit_heads(units: torch.Tensor) -> torch.Tensor:

@@ -204,3 +204,28 @@ def test_sft_coef_teaches_the_ground_truth_in_every_actor_step(tiny_model, tmp_p
         assert not moved and "sft_loss" not in stats
     else:
         assert stats["sft_loss"] > 0 and _demonstration_nll(runner) < before
+
+
+def test_sft_demonstrations_fit_the_micro_batch_tokens(tiny_model, tmp_path):
+    """A demonstration micro-batch holds no more than --micro_batch_tokens (at least one
+    demonstration): multi-turn demonstrations carry whole conversations, and as many as a
+    minibatch has rows cost the update several times its RL part, and its memory."""
+    from fcenv.algos.ppo.update import fitting
+
+    assert fitting([700, 700, 700, 700], 2048) == 2
+    assert fitting([3000, 10], 2048) == 1  # one too long for the budget is still learnt from
+    assert fitting([700, 700, 700], 0) == 3  # 0: no limit
+    for budget, rows in (("0", 16), ("64", 1)):  # a tiny task's demonstration is longer than 64 tokens
+        runner = make_runner(tiny_model, tmp_path / budget, "--algorithm_name", "GRPO", "--group_size", "2",
+                             "--sft_coef", "1", "--gradient_cp_steps", "2", "--micro_batch_tokens", budget)
+        drawn = []
+        runner.trainer.policy.token_logprobs = _recording(runner.trainer.policy.token_logprobs, drawn)
+        runner.trainer._demonstration_step(np.random.default_rng(0), rows=32)
+        assert [batch.input_ids.shape[0] for batch in drawn] == [rows]
+
+
+def _recording(token_logprobs, drawn):
+    def recorded(batch):
+        drawn.append(batch)
+        return token_logprobs(batch)
+    return recorded
