@@ -17,7 +17,7 @@ this runs from a separate environment::
     /tmp/agilerl-venv/bin/pip install -e . tensorboard
     /tmp/agilerl-venv/bin/python -m bench.bench_ppo_peer [--rounds 2 --steps 4]
 
-What each side does per sample is in BENCHMARKS.md ("A PPO peer with a critic").
+What each side does per sample is in docs/benchmarks/speed.md ("A PPO peer with a critic").
 """
 
 from __future__ import annotations

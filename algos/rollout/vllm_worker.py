@@ -17,7 +17,8 @@ The actor is folded into the base weights (``sync``): each adapted linear layer 
 trained rows of the embedding or output layer (PEFT's trainable tokens) replace the base's
 rows; the prefix cache, whose blocks hold the previous weights' keys and values, is emptied. Sampling
 then costs what the base model costs: vLLM's CPU LoRA kernels gather each token's adapter
-matrices and ran at a third of the base model's speed (BENCHMARKS.md).
+matrices, 82% of a profile on long prompts and an answer 2.4 times dearer than the base's on
+short ones (docs/benchmarks/real-model.md).
 
 Two things vLLM does not give are added by one logits processor (``SamplingExtras``), which
 sees the very logits each token is drawn from, and only for the requests that ask: the
