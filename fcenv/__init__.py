@@ -12,7 +12,8 @@ prompts; ``format_sensitivity``: that set, its result ids and its figures), ``to
 or FC mode with its renderer, decided once by a command and handed to every env it makes), ``rewards``, ``spaces`` (the
 text spaces), ``backends/`` (the tool classes, memory and web-search ones included), ``search/`` (where
 the web-search tools get their answers: a recorded snapshot, a local corpus; ``fcenv web-snapshot``), ``evaluate`` and ``cli`` (``fcenv evaluate``, with
-``score_card``: BFCL's summary and score CSV files from per-category accuracies; ``result_record``:
+``score_card``: BFCL's summary and score CSV files from per-category accuracies, with
+``bfcl_models``, BFCL's names of the models it lists; ``result_record``:
 how ``fcenv generate`` made a result file's answers, recorded in its lines and read back;
 ``fcenv data``; ``arguments``, the command-line parser of every command: one-line errors, no
 abbreviated flags; ``flags``, the flags several commands share, declared once), ``bfcl_data`` (BFCL's data from the bfcl-eval wheel), ``bfcl_sample`` (a fixed sample of

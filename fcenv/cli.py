@@ -126,7 +126,8 @@ def _evaluate(args: argparse.Namespace) -> int:
         print(accuracy_table(plain, by_id))
     if figures is not None:
         print(("\n" if plain else "") + render_sensitivity(figures))
-    _print_score_card(args, plain, by_id, model, figures)
+    timing = _card_timing(args.dataset_path, varied, all_lines, by_id)
+    _print_score_card(args, plain, by_id, model, figures, timing)
     if partial:
         print("\n--partial: accuracy over the entries answered only; " + "; ".join(partial))
     print(f"\n{len(verdicts)} verdicts written to {args.out}")
@@ -215,11 +216,20 @@ def _card_categories(tasks) -> tuple[list[str], list[str]]:
     return [c for c in categories if c in CATEGORY_SIZES], [c for c in categories if c not in CATEGORY_SIZES]
 
 
+def _card_timing(specs: list[str], varied: list[str], all_lines: list, by_id: dict):
+    """BFCL's cost and latency over the lines BFCL's evaluation would read: those of its scoring
+    categories and of the format-sensitivity set."""
+    from fcenv.score_card import CATEGORY_SIZES, cost_latency, latencies
+
+    return cost_latency(latencies(line.latency for spec, lines in zip(specs, all_lines) for line in lines
+                                  if spec in varied or by_id[line.id].category in CATEGORY_SIZES))
+
+
 def _print_score_card(args: argparse.Namespace, verdicts: list, by_id: dict, model: str | None,
-                      figures=None) -> None:
+                      figures=None, timing=None) -> None:
     """BFCL's score card over the BFCL categories scored (none: nothing printed), and with
     --score_dir the CSV files BFCL's evaluation writes (with the format-sensitivity figures,
-    when that set was scored)."""
+    when that set was scored, and the cost and latency of ``timing``)."""
     from fcenv.evaluate import category_accuracies
     from fcenv.score_card import card_from_accuracies, render, write_score_csvs
 
@@ -228,10 +238,10 @@ def _print_score_card(args: argparse.Namespace, verdicts: list, by_id: dict, mod
     card = card_from_accuracies({category: accuracies[category] for category in on_card})
     if not on_card:
         if figures is not None and args.score_dir:
-            written = write_score_csvs(Path(args.score_dir), card, model, figures)
+            written = write_score_csvs(Path(args.score_dir), card, model, figures, timing)
             print(f"\nBFCL's score files written to {args.score_dir}: {', '.join(p.name for p in written)}")
         return
-    print("\n" + render(card, model, figures))
+    print("\n" + render(card, model, figures, timing))
     if model and not args.model_name:
         print("(model: the results folder's name, each _ read as / as BFCL's runner reads it; --model_name sets it)")
     if len(verdicts) > len({v["id"] for v in verdicts}):
@@ -240,7 +250,7 @@ def _print_score_card(args: argparse.Namespace, verdicts: list, by_id: dict, mod
     if off_card:
         print(f"Not on BFCL's card (not BFCL scoring categories): {', '.join(off_card)}")
     if args.score_dir:
-        written = write_score_csvs(Path(args.score_dir), card, model, figures)
+        written = write_score_csvs(Path(args.score_dir), card, model, figures, timing)
         print(f"\nBFCL's score files written to {args.score_dir}: {', '.join(p.name for p in written)}")
 
 

@@ -28,6 +28,7 @@ class ResultLine:
     line: int
     id: str
     result: Any
+    latency: Any = None  # BFCL's ``latency`` where the line has it (its generation times each call)
 
 
 def read_results(path: Path, tasks: dict[str, Task]) -> list[ResultLine]:
@@ -53,7 +54,7 @@ def read_results(path: Path, tasks: dict[str, Task]) -> list[ResultLine]:
             if issue:
                 problems.append(Problem(file, record.line, entry_id, "result", issue))
             else:
-                lines.append(ResultLine(record.line, entry_id, value["result"]))
+                lines.append(ResultLine(record.line, entry_id, value["result"], value.get("latency")))
     unknown = [p.entry_id for p in problems if p.field == "id" and p.entry_id is not None]
     if unknown and len(unknown) == len(records):
         raise DatasetError([_answers_another_file(file, unknown, tasks)])

@@ -21,16 +21,27 @@ average, and BFCL displays it "N/A"; so does every sub-summary built over it, wh
 group scores (non-live, live, multi-turn, agentic) and the overall stay numbers. Format
 sensitivity counts in no average: its cells (max delta and standard deviation in points, each
 configuration's accuracy) come from the set's figures when it was scored
-(``fcenv.format_sensitivity``), "N/A" otherwise. Pure functions, no file read; only
-``write_score_csvs`` writes.
+(``fcenv.format_sensitivity``), "N/A" otherwise.
+
+The Model column holds BFCL's display name for a model its registry lists
+(``fcenv.bfcl_models``: ``Qwen/Qwen3-8B`` is "Qwen3-8B (Prompt)"), with its link, organisation
+and licence; any other model keeps the name it was given, and those three cells "N/A". Cost
+and latency come from the ``latency`` the result lines carry, as BFCL computes them for a
+locally served model (``cost_latency``); "N/A" when no line carries one. Pure functions, no
+file read; only ``write_score_csvs`` writes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+import numpy
+
+from fcenv.bfcl_models import bfcl_model
 from fcenv.format_sensitivity import Sensitivity
 from fcenv.prompt_variations import format_sensitivity_configs
 
@@ -169,6 +180,56 @@ def card_from_accuracies(accuracies: Mapping[str, tuple[float, int]]) -> ScoreCa
                      agentic=agentic, overall=overall)
 
 
+# --- Cost and latency --------------------------------------------------------------------------
+
+# What BFCL charges a locally served model (bfcl-eval 2026.3.23, constants/eval_config.py): an
+# 8 x H100 node's hourly price, shared by the 100 requests its server answers at once.
+GPU_PRICE_PER_HOUR = 23.92
+CONCURRENT_REQUESTS = 100
+
+
+@dataclass(frozen=True)
+class CostLatency:
+    """The overall table's cost and latency cells: numbers rounded to cents and hundredths of a
+    second as BFCL rounds them, or "N/A"."""
+
+    cost: float | str = NA
+    mean: float | str = NA
+    std: float | str = NA
+    p95: float | str = NA
+
+
+def latencies(values: Iterable[Any]) -> list[float]:
+    """The latencies BFCL counts, from each result line's ``latency`` value (None: the line has
+    none): a single-turn line's number, or a multi-turn or agentic line's turns of step
+    numbers. Zeros, and anything not a number, are left out, as BFCL leaves them out; so is a
+    value of any other shape."""
+    counted = []
+    for value in values:
+        if isinstance(value, list) and all(isinstance(turn, list) for turn in value):
+            steps = [step for turn in value for step in turn]
+        else:
+            steps = [value]
+        counted += [step for step in steps if isinstance(step, (int, float)) and step != 0]
+    return counted
+
+
+def cost_latency(seconds: Sequence[float]) -> CostLatency:
+    """BFCL's cost and latency figures for a locally served model: the cost of the GPU hours
+    the latencies add up to, at ``GPU_PRICE_PER_HOUR`` shared by ``CONCURRENT_REQUESTS``; the
+    latencies' mean, standard deviation (of a sample) and 95th percentile (numpy's, as BFCL
+    takes it). "N/A" without latencies. With one latency there is no standard deviation:
+    BFCL's evaluation stops there with an error, the card shows "N/A"."""
+    if not seconds:
+        return CostLatency()
+    hours = sum(seconds) / 3600
+    cost = round(hours * GPU_PRICE_PER_HOUR / CONCURRENT_REQUESTS, 2)
+    std = round(statistics.stdev(seconds), 2) if len(seconds) > 1 else NA
+    # numpy's round on numpy's percentile, as BFCL rounds it (it can differ from Python's round)
+    p95 = float(round(numpy.percentile(seconds, 95), 2))
+    return CostLatency(cost, round(statistics.mean(seconds), 2), std, p95)
+
+
 # --- The CSV files -----------------------------------------------------------------------------
 
 NON_LIVE_COLUMNS = ["Rank", "Model", "Non-Live Overall Acc", "AST Summary", "Simple AST", "Python Simple AST",
@@ -197,43 +258,55 @@ FORMAT_SENSITIVITY_COLUMNS = (["Rank", "Model", "Format Sensitivity Max Delta", 
                               + [f"Config {config}" for config in format_sensitivity_configs()])
 
 
-def csv_rows(card: ScoreCard, model: str,
-             sensitivity: Sensitivity | None = None) -> dict[str, tuple[list[str], list[float | str]]]:
+def shown_name(model: str) -> str:
+    """The model as the Model column shows it: BFCL's display name where its registry lists the
+    model, else the name as given."""
+    listed = bfcl_model(model)
+    return listed.display_name if listed else model
+
+
+def csv_rows(card: ScoreCard, model: str, sensitivity: Sensitivity | None = None,
+             timing: CostLatency | None = None) -> dict[str, tuple[list[str], list[float | str]]]:
     """Each CSV file's header and the model's row before formatting: accuracies as numbers,
-    "N/A" where BFCL shows it. The cells BFCL takes from its model registry or from the run's
-    token counts and latencies (link, cost, latency, organisation, licence) are "N/A": fcenv has
-    none. The format-sensitivity cells come from ``sensitivity`` (the set's figures,
-    ``fcenv.format_sensitivity``), "N/A" without it, and for each configuration not scored."""
+    "N/A" where BFCL shows it. The model's name, link, organisation and licence are BFCL's
+    where its registry lists the model (``shown_name``; otherwise the name as given and "N/A");
+    cost and latency are ``timing``'s ("N/A" without it). The format-sensitivity cells come from
+    ``sensitivity`` (the set's figures, ``fcenv.format_sensitivity``), "N/A" without it, and for
+    each configuration not scored."""
     c = {name: score.display for name, score in card.categories.items()}
     rank = NA  # BFCL fills the rank in when it sorts the rows
+    name = shown_name(model)
+    listed = bfcl_model(model)
+    link, org, licence = (listed.url, listed.org, listed.license) if listed else (NA, NA, NA)
+    timing = timing or CostLatency()
     spread = [NA, NA] if sensitivity is None else [sensitivity.max_delta, sensitivity.std]
     by_config = [NA if sensitivity is None or (a := sensitivity.config_accuracy(config)) is None else a
                  for config in format_sensitivity_configs()]
     return {
         "data_overall.csv": (OVERALL_COLUMNS, [
-            rank, card.overall.display, model, NA, NA, NA, NA, NA,
+            rank, card.overall.display, name, link, timing.cost, timing.mean, timing.std, timing.p95,
             card.non_live_ast.display, card.simple.display, c["multiple"], c["parallel"], c["parallel_multiple"],
             card.live.display, c["live_simple"], c["live_multiple"], c["live_parallel"], c["live_parallel_multiple"],
             card.multi_turn.display, c["multi_turn_base"], c["multi_turn_miss_func"], c["multi_turn_miss_param"],
             c["multi_turn_long_context"],
             card.web_search.display, c["web_search_base"], c["web_search_no_snippet"],
             card.memory.display, c["memory_kv"], c["memory_vector"], c["memory_rec_sum"],
-            card.relevance.display, card.irrelevance.display, *spread, NA, NA]),
+            card.relevance.display, card.irrelevance.display, *spread, org, licence]),
         "data_non_live.csv": (NON_LIVE_COLUMNS, [
-            rank, model, card.non_live.display, card.non_live_ast.display, card.simple.display,
+            rank, name, card.non_live.display, card.non_live_ast.display, card.simple.display,
             c["simple_python"], c["simple_java"], c["simple_javascript"], c["multiple"], c["parallel"],
             c["parallel_multiple"], c["irrelevance"]]),
         "data_live.csv": (LIVE_COLUMNS, [
-            rank, model, card.live.display, card.live_ast.display, c["live_simple"], c["live_multiple"],
+            rank, name, card.live.display, card.live_ast.display, c["live_simple"], c["live_multiple"],
             c["live_parallel"], c["live_parallel_multiple"], c["live_irrelevance"], c["live_relevance"]]),
         "data_multi_turn.csv": (MULTI_TURN_COLUMNS, [
-            rank, model, card.multi_turn.display, c["multi_turn_base"], c["multi_turn_miss_func"],
+            rank, name, card.multi_turn.display, c["multi_turn_base"], c["multi_turn_miss_func"],
             c["multi_turn_miss_param"], c["multi_turn_long_context"]]),
         "data_agentic.csv": (AGENTIC_COLUMNS, [
-            rank, model, card.agentic.display, card.web_search.display, c["web_search_base"],
+            rank, name, card.agentic.display, card.web_search.display, c["web_search_base"],
             c["web_search_no_snippet"], card.memory.display, c["memory_kv"], c["memory_vector"],
             c["memory_rec_sum"]]),
-        "data_format_sensitivity.csv": (FORMAT_SENSITIVITY_COLUMNS, [rank, model, *spread, *by_config]),
+        "data_format_sensitivity.csv": (FORMAT_SENSITIVITY_COLUMNS, [rank, name, *spread, *by_config]),
     }
 
 
@@ -256,19 +329,21 @@ def csv_text(header: list[str], row: list[float | str], rank: int = 1, plain: Se
     return ",".join(header) + "\n" + ",".join(cells)
 
 
-def csv_files(card: ScoreCard, model: str, sensitivity: Sensitivity | None = None) -> dict[str, str]:
+def csv_files(card: ScoreCard, model: str, sensitivity: Sensitivity | None = None,
+              timing: CostLatency | None = None) -> dict[str, str]:
     """Each file's name and text. BFCL joins cells with commas and never quotes: a model name
     with a comma or a line break would shift or split the row, so it is refused."""
     if any(ch in model for ch in ",\n\r") or not model:
         raise ValueError(f"model name {model!r}: BFCL's CSV files hold it unquoted; give one without commas or "
                          "line breaks")
     return {name: csv_text(header, row, plain=PLAIN_COLUMNS.get(name, ()))
-            for name, (header, row) in csv_rows(card, model, sensitivity).items()}
+            for name, (header, row) in csv_rows(card, model, sensitivity, timing).items()}
 
 
-def write_score_csvs(folder: Path, card: ScoreCard, model: str, sensitivity: Sensitivity | None = None) -> list[Path]:
+def write_score_csvs(folder: Path, card: ScoreCard, model: str, sensitivity: Sensitivity | None = None,
+                     timing: CostLatency | None = None) -> list[Path]:
     """Write the six files into ``folder`` (made if needed); returns their paths."""
-    files = csv_files(card, model, sensitivity)
+    files = csv_files(card, model, sensitivity, timing)
     folder.mkdir(parents=True, exist_ok=True)
     written = []
     for name, text in files.items():
@@ -308,15 +383,34 @@ def model_name_of(result_files: Sequence[Path]) -> str | None:
 
 # --- The printed card --------------------------------------------------------------------------
 
+def _titled(model: str) -> str:
+    shown = shown_name(model)
+    return model if shown == model else f"{shown} (BFCL's name for {model})"
+
+
 def _cell(score: Score | float | str) -> str:
     value = score.display if isinstance(score, Score) else score
     return value if isinstance(value, str) else percent(value)
 
 
-def render(card: ScoreCard, model: str | None = None, sensitivity: Sensitivity | None = None) -> str:
+def _cost_latency_rows(timing: CostLatency) -> list[tuple[str, str, str]]:
+    if timing.cost == NA:
+        return [("Cost and Latency", NA, "the result lines carry no latency (BFCL's generation writes it)")]
+    return [
+        ("Total Cost ($)", str(timing.cost), f"BFCL's for a local model: hours of latency x ${GPU_PRICE_PER_HOUR} "
+                                             f"/ {CONCURRENT_REQUESTS} requests at once"),
+        ("Latency Mean (s)", str(timing.mean), "over every model call the result lines time"),
+        ("Latency Standard Deviation (s)", str(timing.std), "" if timing.std != NA else "one latency: none"),
+        ("Latency 95th Percentile (s)", str(timing.p95), ""),
+    ]
+
+
+def render(card: ScoreCard, model: str | None = None, sensitivity: Sensitivity | None = None,
+           timing: CostLatency | None = None) -> str:
     """The card as ``fcenv evaluate`` prints it: the groups, what each averages and how, and
     the categories behind them; with ``sensitivity`` (the format-sensitivity set was scored),
-    its max delta and standard deviation, as the CSV files hold them."""
+    its max delta and standard deviation, as the CSV files hold them; the cost and latency of
+    ``timing``. The model is named as the Model column names it (``shown_name``)."""
     c = card.categories
     rows: list[tuple[str, str, str]] = [
         ("Overall Acc", _cell(card.overall), "non-live 10, live 10, irrelevance 10, multi-turn 30, agentic 40"),
@@ -360,9 +454,10 @@ def render(card: ScoreCard, model: str | None = None, sensitivity: Sensitivity |
             ("  Max Delta", str(sensitivity.max_delta), "points: the best configuration's accuracy minus the worst's"),
             ("  Standard Deviation", str(sensitivity.std), "points, over the configurations' accuracies"),
         ]
+    rows += _cost_latency_rows(timing or CostLatency())
     width = max(len(name) for name, _, _ in rows)
     values = max(len(value) for _, value, _ in rows)
-    title = "BFCL score card (bfcl-eval 2026.3.23's averaging)" + (f", model {model}" if model else "")
+    title = "BFCL score card (bfcl-eval 2026.3.23's averaging)" + (f", model {_titled(model)}" if model else "")
     lines = [title, "-" * len(title)]
     lines += [f"{name:<{width}}  {value:>{values}}" + (f"  {note}" if note else "") for name, value, note in rows]
     missing = card.missing

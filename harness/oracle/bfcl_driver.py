@@ -16,8 +16,11 @@ Requests (``op``):
   fc_single {family, text, category, function, ground_truth} -> {valid, error_type}   (FC mode)
   fc_multi  {family, entry, turns, ground_truth}  -> {valid, error_type, decoded}      (FC mode)
   fc_tools  {family, entry}                       -> {tools}   (what the family's FC handler prompts with)
-  score_card {model, scores: {category: {accuracy, total_count}}} -> {rows: {file: [header, row before
-            formatting]}, csv: {file: text}}   (eval_runner_helper.generate_leaderboard_csv, one model)
+  score_card {model, scores: {category: {accuracy, total_count}}, results?: [[result line]]}
+            -> {rows: {file: [header, row before formatting]}, csv: {file: text}, known}
+            (eval_runner_helper.record_cost_latency on each file's lines, then generate_leaderboard_csv, one
+            model: BFCL's own config where it lists the model, else a stand-in named as given)
+  model_registry {}                               -> {name: ModelConfig's fields, map}   (MODEL_CONFIG_MAPPING)
   category_sizes {}                               -> {category: entries}   (what a missing category counts as)
   score_empty {category}                          -> {raised}   (save_eval_results on a category with no entries)
   memory_ready {}                                 -> {missing: [module, ...]}   (what the memory backends import)
@@ -693,24 +696,87 @@ def _score_helper():
             sys.modules[name] = types.ModuleType(name)
     from bfcl_eval.eval_checker import eval_runner_helper
 
+    # It reads a missing category's whole question file for its size, again for each card (a
+    # minute per card); it only takes the length, so one read per process gives the same.
+    if not hasattr(eval_runner_helper.load_dataset_entry, "cache_info"):
+        import functools
+
+        eval_runner_helper.load_dataset_entry = functools.lru_cache(maxsize=None)(eval_runner_helper.load_dataset_entry)
     return eval_runner_helper
 
 
+_REGISTRY = {}
+
+
+def model_registry():
+    """BFCL's MODEL_CONFIG_MAPPING as data: {name: {field: value}, "map": the dict it is listed
+    in}. Read from model_config.py's source, not imported: importing it imports every vendor's
+    SDK its handlers use. Each entry's fields are ModelConfig's defaults updated with the
+    literal keywords of its ModelConfig(...) call (the handler, a class, is left out); the maps
+    are merged in the order MODEL_CONFIG_MAPPING spreads them."""
+    if _REGISTRY:
+        return _REGISTRY
+    import ast
+    from pathlib import Path
+
+    import bfcl_eval
+
+    tree = ast.parse((Path(bfcl_eval.__file__).parent / "constants" / "model_config.py").read_text())
+    defaults, maps, order = {}, {}, []
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == "ModelConfig":
+            defaults = {field.target.id: ast.literal_eval(field.value) for field in node.body
+                        if isinstance(field, ast.AnnAssign) and field.value is not None}
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict):
+            name = node.targets[0].id
+            if name == "MODEL_CONFIG_MAPPING":
+                order = [spread.id for key, spread in zip(node.value.keys, node.value.values) if key is None]
+                continue
+            entries = {}
+            for key, call in zip(node.value.keys, node.value.values):
+                fields = {word.arg: ast.literal_eval(word.value) for word in call.keywords if word.arg != "model_handler"}
+                entries[ast.literal_eval(key)] = {**defaults, **fields, "map": name}
+            maps[name] = entries
+    for name in order:
+        _REGISTRY.update(maps[name])
+    return _REGISTRY
+
+
+def op_model_registry(req):
+    return model_registry()
+
+
+def _register(model):
+    """The model as BFCL's lookup finds it (its folder name, each _ read back as /): BFCL's own
+    config where BFCL lists the model; else a stand-in (BFCL refuses a model it does not list)
+    named as given, with no prices (a locally served model's cost) and "N/A" for link,
+    organisation and licence. Returns whether BFCL lists it."""
+    name = model.replace("/", "_").replace("_", "/")
+    known = model_registry().get(name)
+    fields = known or {"display_name": model, "url": "N/A", "org": "N/A", "license": "N/A", "input_price": None,
+                       "output_price": None, "underscore_to_dot": False}
+    _stub.MODEL_CONFIG_MAPPING[name] = types.SimpleNamespace(**fields)
+    return known is not None
+
+
 def op_score_card(req):
-    """generate_leaderboard_csv on a leaderboard table of one model, as BFCL's runner fills it
-    ({category: {accuracy, total_count}}), the model registered under its name with no prices
-    (so no cost) and "N/A" for link, organisation and licence. Each table's row is captured
-    as the CSV writer receives it, before it formats the numbers."""
+    """generate_leaderboard_csv on a leaderboard table of one model, as BFCL's runner fills it:
+    record_cost_latency on each result file's lines (``results``: a list of files' lines, none
+    by default), then {category: {accuracy, total_count}}. The model is registered as
+    ``_register`` says. Each table's row is captured as the CSV writer receives it, before it
+    formats the numbers."""
     import contextlib
     import tempfile as _tempfile
     from pathlib import Path
 
     helper = _score_helper()
     model = req["model"]
-    _stub.MODEL_CONFIG_MAPPING[model.replace("/", "_").replace("_", "/")] = types.SimpleNamespace(  # BFCL's lookup
-        display_name=model, url="N/A", org="N/A", license="N/A", input_price=None, output_price=None,
-        underscore_to_dot=False)
-    table = {model.replace("/", "_"): {c: dict(score) for c, score in req["scores"].items()}}
+    known = _register(model)
+    folder = model.replace("/", "_")
+    table = {}
+    for lines in req.get("results", []):
+        helper.record_cost_latency(table, folder, lines)
+    table.setdefault(folder, {}).update({c: dict(score) for c, score in req["scores"].items()})
     rows = {}
     writer = helper.write_score_csv_file
 
@@ -725,7 +791,7 @@ def op_score_card(req):
             csv = {p.name: p.read_text() for p in sorted(Path(out).glob("*.csv"))}
     finally:
         helper.write_score_csv_file = writer
-    return {"rows": rows, "csv": csv}
+    return {"rows": rows, "csv": csv, "known": known}
 
 
 def op_category_sizes(req):
@@ -749,7 +815,8 @@ def op_score_empty(req):
     return {"raised": None}
 
 
-HANDLERS.update(score_card=op_score_card, category_sizes=op_category_sizes, score_empty=op_score_empty)
+HANDLERS.update(score_card=op_score_card, category_sizes=op_category_sizes, score_empty=op_score_empty,
+                model_registry=op_model_registry)
 
 
 # --- The memory categories: BFCL's memory backends and its agentic checker ---

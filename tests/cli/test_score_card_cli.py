@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from fcenv.score_card import (CATEGORY_SIZES, card_from_accuracies, csv_files, model_folder, model_name_of, render,
-                              score_card)
+from fcenv.score_card import (CATEGORY_SIZES, NA, card_from_accuracies, cost_latency, csv_files, csv_rows, latencies,
+                              model_folder, model_name_of, render, score_card)
 from tests.support.question_files import first_entries
 
 SCORE_FILES = ["data_agentic.csv", "data_format_sensitivity.csv", "data_live.csv", "data_multi_turn.csv",
@@ -89,6 +89,65 @@ def test_score_dir_writes_bfcls_score_files(run_folder, tmp_path):
                "--compat", "bfcl", "--score_dir", str(score), "--model_name", "my_model-v2")
     assert proc.returncode == 0, proc.stderr
     assert (score / "data_live.csv").read_text().splitlines()[1].startswith("1,my_model-v2,0.09%,")
+
+
+def test_a_model_bfcl_lists_is_named_as_bfcl_names_it_and_timed_lines_give_cost_and_latency(bfcl_dir, tmp_path):
+    """A results folder named after a model in BFCL's registry: BFCL's display name, link,
+    organisation and licence on the card; the lines' latencies (BFCL's generation writes them)
+    give BFCL's cost and latency figures, worked out here by hand. A zero (a failed call) and a
+    line without one are left out."""
+    data = tmp_path / "data"
+    model = tmp_path / "result" / "Qwen_Qwen3-8B"
+    lines = {"simple_python_0": ("[calculate_triangle_area(base=10, height=5)]", 3600.0),
+             "simple_python_1": ("[math.factorial(number=4)]", 0),
+             "simple_python_2": ("[f()]", None)}
+    simple = model / "non_live" / "BFCL_v4_simple_python_result.json"
+    simple.parent.mkdir(parents=True)
+    simple.write_text("".join(json.dumps({"id": i, "result": text, **({} if t is None else {"latency": t})}) + "\n"
+                              for i, (text, t) in lines.items()))
+    multi = model / "multi_turn" / "BFCL_v4_multi_turn_base_result.json"
+    multi.parent.mkdir(parents=True)
+    multi.write_text(json.dumps({"id": "multi_turn_base_0", "result": [["[f()]"]], "latency": [[7200.0], [10800.0]]})
+                     + "\n")
+    data_files = [first_entries(bfcl_dir, data, "simple_python", 3), first_entries(bfcl_dir, data, "multi_turn_base", 1)]
+    score = tmp_path / "score"
+    proc = run("evaluate", "--dataset_path", *map(str, data_files), "--results", str(simple), str(multi), "--out",
+               str(tmp_path / "v.jsonl"), "--compat", "bfcl", "--score_dir", str(score), "--partial")
+    assert proc.returncode == 0, proc.stderr
+    overall = (score / "data_overall.csv").read_text().splitlines()
+    row = dict(zip(overall[0].split(","), overall[1].split(",")))
+    assert (row["Model"], row["Model Link"], row["Organization"], row["License"]) == \
+        ("Qwen3-8B (Prompt)", "https://huggingface.co/Qwen/Qwen3-8B", "Qwen", "apache-2.0")
+    # 3600, 7200 and 10800 seconds: 6 hours x $23.92 / 100 = $1.4352; mean 7200, sample
+    # deviation 3600; 95th percentile (linear): 7200 + 0.9 x 3600
+    assert [row[c] for c in ("Total Cost ($)", "Latency Mean (s)", "Latency Standard Deviation (s)",
+                             "Latency 95th Percentile (s)")] == ["1.44", "7200.0", "3600.0", "10440.0"]
+    for file in score.iterdir():
+        header, cells = (line.split(",") for line in file.read_text().splitlines())
+        assert cells[header.index("Model")] == "Qwen3-8B (Prompt)", file.name
+    assert "model Qwen3-8B (Prompt) (BFCL's name for Qwen/Qwen3-8B)" in proc.stdout
+    assert re.search(r"\nTotal Cost \(\$\) +1\.44  ", proc.stdout) and re.search(r"\nLatency Mean \(s\) +7200\.0",
+                                                                                proc.stdout), proc.stdout
+
+
+def test_a_model_bfcl_does_not_list_keeps_its_name_and_untimed_lines_show_no_cost():
+    """fcenv card's name for the real model, its hub name, a training run's: not in BFCL's
+    registry (BFCL's evaluation would refuse them); the card names them as given, with "N/A"
+    for link, organisation and licence, and without latencies "N/A" for cost and latency."""
+    card = score_card({"simple_python": (1, 2)})
+    for model in ("qwen2.5-coder-0.5b-instruct", "Qwen/Qwen2.5-Coder-0.5B-Instruct", "qwen:run/iter_40",
+                  "Qwen/Qwen3-8B-Base"):
+        header, row = csv_rows(card, model, timing=cost_latency(latencies([None, 0])))["data_overall.csv"]
+        cells = dict(zip(header, row))
+        assert cells["Model"] == model, model
+        assert [cells[c] for c in ("Model Link", "Organization", "License", "Total Cost ($)", "Latency Mean (s)",
+                                   "Latency Standard Deviation (s)", "Latency 95th Percentile (s)")] == [NA] * 7
+        text = render(card, model)
+        assert text.splitlines()[0].endswith(f"model {model}") and "BFCL's name" not in text
+        assert "\nCost and Latency" in text and "the result lines carry no latency" in text
+    # the same model as BFCL's results folder names it, and as --model_name names it
+    assert csv_rows(card, "Qwen_Qwen3-0.6B-FC")["data_live.csv"][1][1] == "Qwen3-0.6B (FC)"
+    assert csv_rows(card, "Qwen/Qwen3-0.6B")["data_live.csv"][1][1] == "Qwen3-0.6B (Prompt)"
 
 
 def test_the_card_is_printed_without_score_dir_and_misuse_is_refused_before_work(run_folder, tmp_path):
