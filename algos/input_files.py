@@ -17,21 +17,20 @@ from pathlib import Path
 from typing import Any
 
 from fcenv.algos.config import EMBEDDED_MODEL, RESUME_FIXED, ConfigError
+from fcenv.algos.model.hub import model_folder
 
 TOKENIZER_FILES = {"tokenizer.json", "tokenizer_config.json", "tokenizer.model", "vocab.json", "spiece.model"}
 
 
 def check_model_folder(flag: str, value: str) -> None:
-    """A local Hugging Face checkpoint folder (or the embedded ``tiny``): it holds a config.json,
-    a tokenizer and weights."""
+    """A local Hugging Face checkpoint folder or a hub name (``model_folder``; or the embedded
+    ``tiny``): it holds a config.json, a tokenizer and weights."""
     if value in ("", EMBEDDED_MODEL):
         return
-    if not Path(value).is_dir():
-        raise ConfigError(f"{flag} {value}: no such folder (a local Hugging Face checkpoint folder, or "
-                          f"'{EMBEDDED_MODEL}')")
-    if not (Path(value) / "config.json").is_file():
+    folder = model_folder(flag, value)
+    if not (folder / "config.json").is_file():
         raise ConfigError(f"{flag} {value}: not a Hugging Face checkpoint folder (it has no config.json)")
-    names = [p.name for p in Path(value).iterdir()]
+    names = [p.name for p in folder.iterdir()]
     # Without them transformers fails deep in its loading code (a tokenizer it tries to convert
     # with sentencepiece, weights it cannot find): the folder is named here instead.
     if not set(names) & TOKENIZER_FILES:
@@ -184,7 +183,7 @@ def check_trainable_tokens(config: Any) -> None:
         raise ConfigError("--trainable_tokens: an empty string is no token: name tokens as the tokenizer writes them "
                           "(e.g. <tool_call>)")
     if tokens and not is_embedded(config.model_name_or_path):
-        token_ids(load_tokenizer(Path(config.model_name_or_path)), tokens)
+        token_ids(load_tokenizer(model_folder("--model_name_or_path", config.model_name_or_path)), tokens)
 
 
 def _learnable(task: Any) -> bool:

@@ -141,8 +141,10 @@ def _model_problems(args: Any) -> list[str]:
 
 
 MODEL = Group("model", (
-    Flag("model_name_or_path", f"a local Hugging Face checkpoint folder, or '{EMBEDDED_MODEL}' for the embedded "
-                               f"default built offline", EMBEDDED_MODEL, old=("--model",)),
+    Flag("model_name_or_path", f"a local Hugging Face checkpoint folder, a model's name on the Hugging Face hub "
+                               f"(e.g. Qwen/Qwen2.5-0.5B-Instruct: downloaded into the hub's cache, or found there "
+                               f"offline), or '{EMBEDDED_MODEL}' for the embedded default built offline", EMBEDDED_MODEL,
+         old=("--model",)),
     Flag("adapter", "a PEFT LoRA adapter folder to apply (e.g. a run's checkpoints/iter_N/actor)"),
     Flag("run", "a training run folder: its base model and actor adapter, with its tool format, system prompt or "
                 "prompt variation, context window, --max_new_tokens, --temperature and data as trained; a sampling "

@@ -14,6 +14,7 @@ from pathlib import Path
 import torch
 
 from fcenv.algos.config import EMBEDDED_MODEL, ConfigError
+from fcenv.algos.model.hub import model_folder
 from fcenv.algos.tiny.build import (
     DEFAULT_CACHE_DIR,
     TINY_MODEL_NAME,
@@ -33,8 +34,8 @@ class LoadedModel:
     renderer: Callable[[list[dict]], str] | None  # None: the env's default rendering
     system_prompt: str | None  # None: BFCL's prompting prompt
     chat_mode: ChatMode  # how every chat is shown to this model: the flags' mode with its renderer
-    label: str  # the model folder in the results path
-    path: Path  # the folder the base model and tokenizer were loaded from
+    label: str  # the model folder in the results path (the checkpoint folder's name, or the hub name's)
+    path: Path  # the folder the base model and tokenizer were loaded from (a hub name's snapshot)
     pad_id: int
     stop_ids: list[int]
 
@@ -100,10 +101,10 @@ def load_model(model_name_or_path: str, device: torch.device, *, cache_dir: str 
         path = build_tiny(cache_dir or DEFAULT_CACHE_DIR, dataset_path=split, tool_format=tool_format)
         label, default_prompt = TINY_MODEL_NAME, TINY_SYSTEM_PROMPT
     else:
-        path = Path(model_name_or_path)
-        if not path.is_dir():
-            raise FileNotFoundError(f"--model_name_or_path {model_name_or_path!r} is not a local checkpoint folder")
-        label, default_prompt = path.name, None
+        path = model_folder("--model_name_or_path", model_name_or_path)
+        # A hub name's snapshot folder is named by its commit: the run is named by the model's name.
+        label = path.name if Path(model_name_or_path).is_dir() else model_name_or_path.split("/")[-1]
+        default_prompt = None
     tokenizer = load_tokenizer(path)
     # transformers' "Loading weights" bar is worth seeing for a large checkpoint; the embedded
     # model loads in a blink, and its bar would be noise in every run's output.
