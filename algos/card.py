@@ -86,13 +86,15 @@ def _command(args: argparse.Namespace) -> int:
 class _Target:
     """What RUN_OR_MODEL names: a run (its checkpoint) or a model, with the card's default names."""
 
-    def __init__(self, path: str, run: bool, checkpoint: Path | None = None, base: str = ""):
+    def __init__(self, path: str, run: bool, checkpoint: Path | None = None, base: str = "", base_name: str = ""):
+        from fcenv.algos.model.hub import model_label
+
         self.path, self.run, self.checkpoint = path, run, checkpoint
         if run:
             self.default_out = Path(path) / "card" / checkpoint.name
-            self.card_name = f"{Path(base).name}:{Path(path).resolve().name}/{checkpoint.name}"
+            self.card_name = f"{model_label(base_name, Path(base))}:{Path(path).resolve().name}/{checkpoint.name}"
         else:
-            name = Path(path).resolve().name if Path(path).is_dir() else path
+            name = Path(path).resolve().name if Path(path).is_dir() else path.split("/")[-1]  # a hub name's own name
             self.default_out = Path("card") / name
             self.card_name = name
 
@@ -103,6 +105,7 @@ def _target(args: argparse.Namespace) -> _Target:
     the same folder whichever folder the command is run from."""
     from fcenv.algos.config import ConfigError
     from fcenv.algos.input_files import check_model_folder
+    from fcenv.algos.model.hub import is_hub_name
     from fcenv.algos.store.checkpoint import open_run
     from fcenv.flags import EMBEDDED_MODEL
 
@@ -112,6 +115,14 @@ def _target(args: argparse.Namespace) -> _Target:
             raise UsageError(f"--checkpoint names a checkpoint of a training run, and {TARGET} {given} is a model")
         return _Target(given, run=False)
     path = Path(given)
+    if not path.exists() and is_hub_name(given):  # a model by its name on the Hugging Face hub
+        if args.checkpoint:
+            raise UsageError(f"--checkpoint names a checkpoint of a training run, and {TARGET} {given} is a model")
+        try:
+            check_model_folder(TARGET, given)
+        except ConfigError as exc:
+            raise UsageError(str(exc)) from None
+        return _Target(given, run=False)
     if not path.is_dir():
         raise UsageError(f"{TARGET} {given}: no such folder (a training run folder, a local Hugging Face checkpoint "
                          f"folder, or '{EMBEDDED_MODEL}')")
@@ -120,7 +131,8 @@ def _target(args: argparse.Namespace) -> _Target:
             saved, checkpoint = open_run(path.resolve(), args.checkpoint)
         except ConfigError as exc:
             raise UsageError(str(exc).replace(f"--run {path.resolve()}", f"{TARGET} {given}", 1)) from None
-        return _Target(str(path.resolve()), run=True, checkpoint=checkpoint, base=saved["resolved"]["base_model"])
+        return _Target(str(path.resolve()), run=True, checkpoint=checkpoint, base=saved["resolved"]["base_model"],
+                       base_name=str(saved.get("model_name_or_path") or ""))
     if args.checkpoint:
         raise UsageError(f"--checkpoint names a checkpoint of a training run, and {TARGET} {given} has no args.json")
     if not (path / "config.json").is_file():

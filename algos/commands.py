@@ -93,8 +93,8 @@ def card(commands) -> None:
                                              "(algos/card.py).")
     parser.add_argument("target", metavar="RUN_OR_MODEL",
                         help="a training run folder (its latest checkpoint's actor, in the chat format and with the "
-                             "sampling settings it was trained with), a local Hugging Face checkpoint folder, or "
-                             "'tiny' (the embedded default)")
+                             "sampling settings it was trained with), a local Hugging Face checkpoint folder, a "
+                             "model's name on the Hugging Face hub, or 'tiny' (the embedded default)")
     parser.add_argument("--checkpoint", default="", help="when RUN_OR_MODEL is a training run: its checkpoint "
                                                          "folder's name (default: the latest)")
     add_group(parser, SAMPLE)

@@ -1,8 +1,8 @@
 """Where a model's checkpoint folder is: ``--model_name_or_path`` names a local folder, or a model
 on the Hugging Face hub by its name (``Qwen/Qwen2.5-0.5B-Instruct``), which is the folder of its
 snapshot in the hub's cache. Everything past this point (the checks, the loading, the vLLM engine,
-the run's record) works on that folder; only the run folder's name and the answers' record keep
-the name as given.
+the run's record) works on that folder; the run folder and the score card are named after the
+model (``model_label``), and the answers' record keeps the name as given.
 """
 
 from __future__ import annotations
@@ -52,3 +52,10 @@ def model_folder(flag: str, value: str) -> Path:
         raise ConfigError(f"{flag} {value}: no such folder, and no model of that name from the Hugging Face hub "
                           f"({reason})") from None
     return folder
+
+
+def model_label(value: str, folder: Path) -> str:
+    """The model's name in run folders and score cards: its checkpoint folder's name; for a hub
+    name, whose folder is a snapshot named by its commit, the name without its org
+    (``Qwen2.5-0.5B-Instruct``)."""
+    return value.rstrip("/").split("/")[-1] if Path(folder).parent.name == "snapshots" else Path(folder).name

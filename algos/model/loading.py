@@ -14,7 +14,7 @@ from pathlib import Path
 import torch
 
 from fcenv.algos.config import EMBEDDED_MODEL, ConfigError
-from fcenv.algos.model.hub import model_folder
+from fcenv.algos.model.hub import model_folder, model_label
 from fcenv.algos.tiny.build import (
     DEFAULT_CACHE_DIR,
     TINY_MODEL_NAME,
@@ -102,9 +102,7 @@ def load_model(model_name_or_path: str, device: torch.device, *, cache_dir: str 
         label, default_prompt = TINY_MODEL_NAME, TINY_SYSTEM_PROMPT
     else:
         path = model_folder("--model_name_or_path", model_name_or_path)
-        # A hub name's snapshot folder is named by its commit: the run is named by the model's name.
-        label = path.name if Path(model_name_or_path).is_dir() else model_name_or_path.split("/")[-1]
-        default_prompt = None
+        label, default_prompt = model_label(model_name_or_path, path), None
     tokenizer = load_tokenizer(path)
     # transformers' "Loading weights" bar is worth seeing for a large checkpoint; the embedded
     # model loads in a blink, and its bar would be noise in every run's output.

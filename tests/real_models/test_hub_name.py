@@ -5,12 +5,13 @@ The hub is out of reach here, so its cache is laid out by hand as huggingface_hu
 (``models--Org--Name/snapshots/<commit>/`` with ``refs/main`` naming the commit), its files
 links to the SmolLM2 folder `make models` fetched, and the commands run with huggingface_hub's
 own variables (``HF_HUB_OFFLINE``, ``HF_HOME``, ``HF_HUB_CACHE``) set for them alone. The name
-must load and train the model, not be refused as a missing folder, and must name the run folder
-and the answers' record as the user gave it (not the snapshot's commit); a name the cache does
-not hold is one line naming the flag."""
+must load and train the model, not be refused as a missing folder (by fcenv card either), and the
+run folder and score card are named after the model (not the snapshot's commit), the answers'
+record as the user gave it; a name the cache does not hold is one line naming the argument."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
@@ -19,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from fcenv.algos.card import _target
 from fcenv.bundled import BUNDLED
 from fcenv.result_record import RECORD_KEY
 
@@ -96,14 +98,34 @@ def test_a_training_run_of_a_hub_name_is_named_after_the_model(hub, tmp_path):
     # What the name resolved to: the snapshot it loaded (the commit pinned), as a local folder.
     assert args["resolved"]["base_model"] == str(snapshot.resolve())
     assert (args_file.parent / "checkpoints" / "iter_000001" / "actor" / "adapter_model.safetensors").is_file()
+    # fcenv card names the run's card after the model too (the run alone says which: no hub here).
+    card = _target(argparse.Namespace(target=str(args_file.parent), checkpoint=""))
+    assert card.card_name == "SmolLM2-135M-Instruct:run1/iter_000001"
 
 
-def test_a_hub_name_the_cache_lacks_is_one_line(hub, tmp_path):
+CARD_PROBE = """
+import argparse, json
+from fcenv.algos.card import _target
+from fcenv.arguments import UsageError
+found = _target(argparse.Namespace(target="HuggingFaceTB/SmolLM2-135M-Instruct", checkpoint=""))
+try:
+    _target(argparse.Namespace(target="HuggingFaceTB/NoSuchModel", checkpoint=""))
+except UsageError as exc:
+    refused = str(exc)
+print(json.dumps({"path": found.path, "out": str(found.default_out), "name": found.card_name, "refused": refused}))
+"""
+
+
+def test_fcenv_card_takes_the_name_and_a_name_the_cache_lacks_is_one_line(hub, tmp_path):
     env, _ = hub
-    data = entries("tiny_eval", 1, tmp_path / "data")
-    done = run(env, "-m", "fcenv", "generate", "--model_name_or_path", "HuggingFaceTB/NoSuchModel", "--dataset_path",
-               str(data), "--out", str(tmp_path / "out"), cwd=tmp_path)
-    assert done.returncode == 2
-    [line] = done.stderr.strip().splitlines()
-    assert line.startswith("fcenv generate: --model_name_or_path HuggingFaceTB/NoSuchModel: ") and "Hugging Face hub" in line
-    assert not (tmp_path / "out").exists()
+    done = run(env, "-c", CARD_PROBE, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    probe = json.loads(done.stdout)
+    # Answered by the name (generate's --model_name_or_path), the card and its folder named after the model.
+    assert probe["path"] == HUB_NAME and probe["out"] == "card/SmolLM2-135M-Instruct"
+    assert probe["name"] == "SmolLM2-135M-Instruct"
+    # The check every command shares (fcenv.algos.input_files.check_model_folder): one line, the reason
+    # huggingface_hub gives.
+    refused = probe["refused"]
+    assert refused.startswith("RUN_OR_MODEL HuggingFaceTB/NoSuchModel: no such folder, and no model of that name "
+                              "from the Hugging Face hub (") and "\n" not in refused, refused
