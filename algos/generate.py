@@ -233,15 +233,11 @@ def local_responder(args: argparse.Namespace, loaded, engine, device: torch.devi
     return respond
 
 
-def endpoint_responder(args: argparse.Namespace) -> Respond:
-    """One chat-completions request per chat to an OpenAI-compatible server."""
+def endpoint_responder(args: argparse.Namespace, chat_mode: ChatMode) -> Respond:
+    """One chat-completions request per chat to an OpenAI-compatible server (FC mode: the
+    chat's tools sent with it, the calls it answers written in the mode's tool format)."""
     url = args.endpoint.rstrip("/") + "/chat/completions"
-
-    tool_format = None
-    if args.tool_format:
-        from fcenv.tool_formats import get_tool_format
-
-        tool_format = get_tool_format(args.tool_format)
+    tool_format = chat_mode.tool_format
 
     def ask(chat: list[dict]) -> Reply:
         body = {"model": args.model_name_or_path, "messages": chat, "max_tokens": args.max_new_tokens,
@@ -388,7 +384,7 @@ def generation_record(args: argparse.Namespace, chat_mode: ChatMode, data: str |
         "fcenv": __version__,
         "model": args.model_name_or_path, "adapter": args.adapter or None, "run": args.run or None,
         "endpoint": args.endpoint or None,
-        "tool_format": chat_mode.tool_format,  # None: prompting
+        "tool_format": chat_mode.tool_format_name,  # None: prompting
         "system_prompt": None if varied else chat_mode.system_prompt,  # None: the mode's own (BFCL's in prompting)
         "prompt_variation": "each id's configuration" if varied else chat_mode.prompt_variation,
         "engine": "endpoint" if args.endpoint else args.rollout_engine,
@@ -418,7 +414,7 @@ def generate(args: argparse.Namespace) -> list[Path]:
     if args.endpoint:
         # The server renders the chat: the env's own rendering is its default for the mode.
         chat_mode = ChatMode.from_flags(args.tool_format, args.system_prompt)
-        respond = endpoint_responder(args)
+        respond = endpoint_responder(args, chat_mode)
         return _generate_files(args, chat_mode, lambda render: respond, threads=1)
     loaded, policy = load_local(args)
     engine = start_engine(args, loaded, policy)  # one for all the files (vLLM takes a while to start)

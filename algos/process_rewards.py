@@ -60,7 +60,7 @@ class Sampler:
     generator: torch.Generator
     dataset_path: Path
     held_out: frozenset[int] = frozenset()  # the run's held-out tasks in this file: never sampled
-    tool_format: str = ""  # FC mode's family ("": prompting)
+    tool_format: str | None = None  # FC mode's family (None: prompting)
 
 
 @dataclass
@@ -147,7 +147,7 @@ def sampler_from_flags(args: argparse.Namespace, dataset: Path | None = None) ->
     generator.manual_seed(args.seed)
     engine = make_engine(args.rollout_engine, policy, EngineSettings(Path(loaded.path), window, args.seed))
     return Sampler(policy, engine, codec, envs, max_new_tokens, generator, dataset, held_out,
-                   chat_mode.tool_format or "")
+                   chat_mode.tool_format_name)
 
 
 def _play(sampler: Sampler, starts: Sequence[int | tuple[int, dict]], progress: str = "") -> list[tuple[int, bool, list[str]]]:
@@ -300,7 +300,7 @@ def _process_rewards(args: argparse.Namespace, sampler: Sampler, started: float)
         {"id": r.task_id, "task_index": r.trajectory.task_index, "valid": r.valid, "messages": r.messages,
          **({"tools": r.tools} if r.tools is not None else {}), "steps": s} for r, s in zip(replayed, steps)])
     _write_jsonl(out / "pairs.jsonl", pairs)
-    summary = {"tool_format": sampler.tool_format or None, "trajectories": len(replayed), "valid": float(np.mean([r.valid for r in replayed])) if replayed else 0.0,
+    summary = {"tool_format": sampler.tool_format, "trajectories": len(replayed), "valid": float(np.mean([r.valid for r in replayed])) if replayed else 0.0,
                "states_valued": len(values), "completions": len(values) * args.completions, "pairs": len(pairs),
                "seconds": round(time.perf_counter() - started, 1)}
     (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")

@@ -35,6 +35,7 @@ from fcenv.handlers import available_handlers
 
 
 def _evaluate(args: argparse.Namespace) -> int:
+    from fcenv.chat_mode import ChatMode
     from fcenv.env import dataset_tasks
     from fcenv.episode import EpisodeSettings
     from fcenv.evaluate import (accuracy_table, evaluate, read_results, unanswered, unanswered_problem, uneven_repeats,
@@ -42,7 +43,6 @@ def _evaluate(args: argparse.Namespace) -> int:
     from fcenv.format_sensitivity import is_set_file, load_set, select_configs, sensitivity, set_path, varied_verdicts
     from fcenv.format_sensitivity import render as render_sensitivity
     from fcenv.rewards import get_reward_fn
-    from fcenv.tool_formats import get_tool_format
 
     from fcenv.handlers import available_handlers
 
@@ -110,7 +110,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     reward_fn = get_reward_fn(args.reward)
 
     def file_verdicts(data, tasks, lines, tool_format_name):
-        tool_format = get_tool_format(tool_format_name) if tool_format_name else None
+        tool_format = ChatMode(tool_format=tool_format_name).tool_format  # the mode the answers were made in
         settings = EpisodeSettings(handler=args.handler or None, tool_format=tool_format)
         if data in varied_specs:
             return varied_verdicts(tasks, lines, settings, reward_fn)

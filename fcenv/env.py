@@ -23,6 +23,7 @@ import gymnasium as gym
 from gymnasium.error import ResetNeeded
 
 from fcenv.checkers import CheckResult, get_checker
+from fcenv.chat_mode import ChatMode
 from fcenv.chat_view import ChatView
 from fcenv.data import content_key, load_tasks
 from fcenv.episode import EpisodeSettings, SingleTurnEpisode, StepOutcome, calls_info
@@ -31,8 +32,8 @@ from fcenv.prompt_variations import PromptVariation, format_sensitivity_configs,
 from fcenv.prompts import BFCL_SYSTEM_PROMPT, Renderer, get_renderer
 from fcenv.rewards import PROCESS_SHARE, RewardFn, get_reward_fn, pays_per_step, pays_per_turn
 from fcenv.spaces import UnicodeText
-from fcenv.tool_formats import get_tool_format, tool_format_conflicts
 from fcenv.tasks import Task
+from fcenv.tool_formats import ToolFormat
 
 # Long enough for BFCL's long-context prompts, which run to a few hundred thousand characters.
 MAX_TEXT_LENGTH = 1 << 24
@@ -122,10 +123,10 @@ class FunctionCallingEnv(gym.Env[str, str]):
             the family's template from ``fcenv/chat_templates``.
         tool_format: native tool calling (BFCL's FC mode) in a model family's format:
             ``"hermes"`` (``<tool_call>`` blocks, Qwen), ``"llama_json"`` (bare JSON, Llama 3.x)
-            or ``"mistral"`` (``[TOOL_CALLS]``); see ``fcenv.tool_formats``. No system prompt
-            is added; the tools go to the chat template and are in ``info["tools"]``; tool
-            results come back as ``tool`` messages with their call's id. None (default):
-            BFCL's prompting format.
+            or ``"mistral"`` (``[TOOL_CALLS]``), or a ``ToolFormat``; see ``fcenv.tool_formats``.
+            No system prompt is added; the tools go to the chat template and are in
+            ``info["tools"]``; tool results come back as ``tool`` messages with their call's id.
+            None (default): BFCL's prompting format.
         order: ``"random"`` (an entry drawn with the env's seeded generator at each reset) or
             ``"sequential"`` (entries in file order, wrapping around).
         max_steps_per_turn: multi-turn step limit per turn (BFCL's is 20).
@@ -160,7 +161,7 @@ class FunctionCallingEnv(gym.Env[str, str]):
         reward_weights: Mapping[str, float] | None = None,
         system_prompt: str | None = None,
         renderer: str | Renderer | Any | None = None,
-        tool_format: str | None = None,
+        tool_format: str | ToolFormat | None = None,
         order: str = "random",
         max_steps_per_turn: int = 20,
         backend_package: str | None = None,
@@ -186,6 +187,9 @@ class FunctionCallingEnv(gym.Env[str, str]):
         _check_decoder_and_checker(handler, checker, self.tasks)
         search_source = _search_source(web_search, self.tasks)
         self.reward_fn = get_reward_fn(reward, reward_weights)
+        # The keywords enter as a chat mode: a tool format's name resolved, and what a tool format
+        # leaves no place for (a system prompt, a decoder) refused, there (fcenv.chat_mode).
+        tool_format = ChatMode(tool_format=tool_format, system_prompt=system_prompt, handler=handler).tool_format
         self.settings = EpisodeSettings(
             handler=handler,
             checker=checker,
@@ -193,13 +197,11 @@ class FunctionCallingEnv(gym.Env[str, str]):
             max_steps_per_turn=int(max_steps_per_turn),
             backend_package=backend_package,
             turn_rewards=pays_per_turn(self.reward_fn),
-            tool_format=None if tool_format is None else get_tool_format(tool_format),
+            tool_format=tool_format,
             web_search=search_source,
         )
-        conflicts = tool_format_conflicts(tool_format is not None, system_prompt=system_prompt is not None,
-                                          handler=handler is not None)
-        conflicts += variation_conflicts(prompt_variation, tool_format=tool_format is not None, handler=handler is not None,
-                                         system_prompt=system_prompt not in (None, BFCL_SYSTEM_PROMPT))
+        conflicts = variation_conflicts(prompt_variation, tool_format=tool_format is not None, handler=handler is not None,
+                                        system_prompt=system_prompt not in (None, BFCL_SYSTEM_PROMPT))
         if conflicts:
             raise ValueError("; ".join(conflicts))
         self.prompt_variation = "none" if prompt_variation is None else prompt_variation

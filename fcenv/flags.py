@@ -252,7 +252,7 @@ ENGINE = Group("engine", (
 
 # ---------------------------------------------------------------------------- tool format
 
-def _unknown_tool_format(name: str) -> str | None:
+def _unknown_tool_format(name: str | None) -> str | None:
     from fcenv.tool_formats import available_tool_formats
 
     if name and name not in available_tool_formats():
@@ -268,17 +268,17 @@ def _tool_format_name(text: str) -> str:
 
 
 def _tool_format_problems(args: Any) -> list[str]:
-    from fcenv.tool_formats import tool_format_conflicts
-
+    from fcenv.chat_mode import mode_conflicts
     from fcenv.prompt_variations import variation_conflicts
 
-    tool_format = getattr(args, "tool_format", "") or ""
+    # A flag not given is "" (or absent from a command's flags): None for the chat mode's check.
+    tool_format, system_prompt, handler = (getattr(args, name, "") or None
+                                           for name in ("tool_format", "system_prompt", "handler"))
     if problem := _unknown_tool_format(tool_format):  # a config made in code, not parsed
         return [f"--tool_format: {problem}"]
-    system_prompt, handler = bool(getattr(args, "system_prompt", "")), bool(getattr(args, "handler", ""))
-    return (tool_format_conflicts(bool(tool_format), system_prompt=system_prompt, handler=handler, prefix="--")
-            + variation_conflicts(getattr(args, "prompt_variation", "") or "", tool_format=bool(tool_format),
-                                  handler=handler, system_prompt=system_prompt, prefix="--"))
+    return (mode_conflicts(tool_format, system_prompt, handler, prefix="--")
+            + variation_conflicts(getattr(args, "prompt_variation", "") or "", tool_format=tool_format is not None,
+                                  handler=handler is not None, system_prompt=system_prompt is not None, prefix="--"))
 
 
 def _tool_format_names() -> list[str]:

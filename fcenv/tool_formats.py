@@ -107,8 +107,9 @@ def tool_format_conflicts(tool_format: bool, *, system_prompt: bool = False, han
                           prefix: str = "") -> list[str]:
     """What a tool format leaves no place for, given with it: a system prompt (the tools go
     through the chat template; BFCL's FC mode adds none) and a decoder (answers are read in the
-    family's format). The one statement of this rule: the env's arguments (``prefix=""``) and
-    every command's flags (``prefix="--"``, ``fcenv.flags.TOOL_FORMAT``) are checked by it."""
+    family's format). The one statement of this rule, checked in one place,
+    ``fcenv.chat_mode.mode_conflicts``: the env's arguments and a ``ChatMode``'s (``prefix=""``)
+    and every command's flags (``prefix="--"``, ``fcenv.flags.TOOL_FORMAT``)."""
     if not tool_format:
         return []
     found = []

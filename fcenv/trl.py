@@ -213,6 +213,7 @@ class EpisodeRollout:
         self.env_options = dict(env_options)
         self.max_step_tokens = max_step_tokens
         self._envs = [make_env(dataset_path, **env_options)]  # bad options are refused here
+        self.tool_format = self._envs[0].settings.tool_format  # as the env resolved it (None: prompting)
         reward = env_options.get("reward", "bfcl")
         self.reward_func = EpisodeReward(f"fcenv_{reward if isinstance(reward, str) else getattr(reward, '__name__', 'reward')}")
         self.outcomes: list[dict[str, Any]] = []
@@ -244,14 +245,12 @@ class EpisodeRollout:
 
         from fcenv.doors.core import Episode
         from fcenv.doors.tokens import ChatTemplate, TokenEpisode
-        from fcenv.tool_formats import get_tool_format
 
         if getattr(trainer, "use_vllm", False):
             raise ValueError("EpisodeRollout samples with the trainer's own model (transformers' generate); "
                              "set use_vllm=False")
         tokenizer = getattr(trainer.processing_class, "tokenizer", trainer.processing_class)
-        tool_format = self.env_options.get("tool_format")
-        template = ChatTemplate(tokenizer, get_tool_format(tool_format).chat_template if tool_format else None)
+        template = ChatTemplate(tokenizer, self.tool_format.chat_template if self.tool_format else None)
         total = int(trainer.max_completion_length)
         step_tokens = min(int(self.max_step_tokens or total), total)
         positions = getattr(trainer.model.config, "max_position_embeddings", None)

@@ -34,6 +34,7 @@ from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopMetr
 from verl.tools.base_tool import BaseTool
 from verl.tools.schemas import OpenAIFunctionToolSchema, ToolResponse
 
+from fcenv.chat_mode import ChatMode
 from fcenv.doors.calls import CallRefused, written_call
 from fcenv.doors.core import Episode, make_env
 from fcenv.doors.tokens import ChatTemplate, TokenEpisode
@@ -45,7 +46,13 @@ ENV_SETTINGS = ("reward", "system_prompt", "tool_format", "handler", "max_steps_
 
 
 def _settings(values: dict[str, Any]) -> dict[str, Any]:
-    return {key: values[key] for key in ENV_SETTINGS if values.get(key) is not None}
+    """The env's settings among ``values`` (an agent-loop file's keys, a tool's config), a tool
+    format's name resolved once, by its chat mode: the loop's template and the tool's calls take
+    the ``ToolFormat`` from here, and the envs made from these settings take it as it is."""
+    settings = {key: values[key] for key in ENV_SETTINGS if values.get(key) is not None}
+    if "tool_format" in settings:
+        settings["tool_format"] = ChatMode(tool_format=settings["tool_format"]).tool_format
+    return settings
 
 
 def dataset_rows(dataset_path: str | Path, *, agent_name: str = AGENT_NAME, indices: Sequence[int] | None = None,
@@ -92,12 +99,7 @@ class FunctionCallingAgentLoop(AgentLoopBase):
         self.response_length = int(self.rollout_config.response_length)
         self.max_step_tokens = int(max_step_tokens or self.response_length)
         tool_format = self.env_options.get("tool_format")
-        fallback = None
-        if tool_format:
-            from fcenv.tool_formats import get_tool_format
-
-            fallback = get_tool_format(tool_format).chat_template
-        self.template = ChatTemplate(self.tokenizer, fallback)
+        self.template = ChatTemplate(self.tokenizer, tool_format.chat_template if tool_format else None)
 
     async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> AgentLoopOutput:
         dataset, task_id = _task(kwargs.get("extra_info"), self.dataset_path)
@@ -193,12 +195,8 @@ class FunctionCallingTool(BaseTool):
     def _call_text(self, parameters: Any) -> str:
         """The model's one call as the text the env decodes; ``CallRefused`` when no text would
         read back as exactly that call (an argument name with call syntax in it, say)."""
-        tool_format = self.env_options.get("tool_format")
-        if tool_format:
-            from fcenv.tool_formats import get_tool_format
-
-            tool_format = get_tool_format(tool_format)
-        return written_call(self.name, parameters, tool_format=tool_format, handler=self.env_options.get("handler"))
+        return written_call(self.name, parameters, tool_format=self.env_options.get("tool_format"),
+                            handler=self.env_options.get("handler"))
 
     async def execute(self, instance_id: str, parameters: dict[str, Any], **kwargs: Any
                       ) -> tuple[ToolResponse, float, dict]:

@@ -212,18 +212,14 @@ def train_tokenizer(corpus: list[str], vocab_size: int):
     return tokenizer
 
 
-def family_template(tool_format: str) -> str:
-    from fcenv.tool_formats import get_tool_format
-
-    return get_tool_format(tool_format).chat_template
-
-
 def model_template(spec: TinySpec) -> str:
     """The chat template saved with the tiny model: its own (prompting), or its family's, with
     each tool's signature on one line when ``spec.compact_tools``."""
+    from fcenv.chat_mode import ChatMode
+
     if not spec.tool_format:
         return CHAT_TEMPLATE
-    family = family_template(spec.tool_format)
+    family = ChatMode(tool_format=spec.tool_format).tool_format.chat_template
     return TOOLS_ON_ONE_LINE + family if spec.compact_tools else family
 
 

@@ -176,7 +176,7 @@ def create_run_dir(config: TrainConfig, loaded: LoadedModel, data: Data, window:
         base = run_dir / "base"
     resolved = {"train_path": str(data.train_path.resolve()), "eval_path": str(Path(data.eval_path).resolve()),
                 "eval_indices": list(data.eval_indices), "context_window": window,
-                "system_prompt": loaded.chat_mode.system_prompt, "tool_format": loaded.chat_mode.tool_format,
+                "system_prompt": loaded.chat_mode.system_prompt, "tool_format": loaded.chat_mode.tool_format_name,
                 "base_model": str(Path(base).resolve()),
                 # What the data held when the run began: --resume refuses data changed since.
                 "data": data_record(config, data.files)}

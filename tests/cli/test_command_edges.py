@@ -154,10 +154,29 @@ def test_fc_mode_reaches_the_env_the_warm_up_and_the_trl_door_alike(tiny_model):
 
 
 def test_a_chat_mode_takes_one_of_a_tool_format_and_a_system_prompt():
-    assert ChatMode.from_flags("hermes", "ignored {functions}").env_options() == {"tool_format": "hermes",
+    from fcenv.tool_formats import get_tool_format, tool_format_conflicts
+
+    hermes = get_tool_format("hermes")
+    assert ChatMode.from_flags("hermes", "ignored {functions}").env_options() == {"tool_format": hermes,
                                                                                   "renderer": None}
     assert ChatMode.from_flags("", "") == ChatMode() and ChatMode().env_options() == {"system_prompt": None,
                                                                                       "renderer": None}
     assert ChatMode(system_prompt="no docs").hides_function_docs and not ChatMode(tool_format="hermes").hides_function_docs
-    with pytest.raises(ValueError, match="give one of tool_format and system_prompt"):
+    with pytest.raises(ValueError) as caught:
         ChatMode(tool_format="hermes", system_prompt="{functions}")
+    assert str(caught.value) == tool_format_conflicts(True, system_prompt=True)[0]
+    with pytest.raises(ValueError) as caught:
+        ChatMode(tool_format="hermes", handler="auto")
+    assert str(caught.value) == tool_format_conflicts(True, handler=True)[0]
+
+
+def test_a_chat_mode_resolves_its_tool_format_once():
+    """A name is looked up as the mode is made; the mode and what it hands on carry the object."""
+    from fcenv.tool_formats import get_tool_format
+
+    mode = ChatMode(tool_format="mistral")
+    assert mode.tool_format is get_tool_format("mistral") and mode.tool_format_name == "mistral"
+    assert ChatMode(tool_format=mode.tool_format) == mode and mode.varied("random") is mode
+    assert ChatMode().tool_format is None and ChatMode().tool_format_name is None
+    with pytest.raises(ValueError, match="unknown tool_format 'xml'"):
+        ChatMode(tool_format="xml")
