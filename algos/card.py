@@ -94,7 +94,7 @@ class _Target:
             self.default_out = Path(path) / "card" / checkpoint.name
             self.card_name = f"{model_label(base_name, Path(base))}:{Path(path).resolve().name}/{checkpoint.name}"
         else:
-            name = Path(path).resolve().name if Path(path).is_dir() else path.split("/")[-1]  # a hub name's own name
+            name = Path(path).resolve().name if Path(path).is_dir() else model_label(path)  # tiny, or a hub name
             self.default_out = Path("card") / name
             self.card_name = name
 
@@ -110,12 +110,9 @@ def _target(args: argparse.Namespace) -> _Target:
     from fcenv.flags import EMBEDDED_MODEL
 
     given = args.target
-    if given == EMBEDDED_MODEL and not Path(given).exists():
-        if args.checkpoint:
-            raise UsageError(f"--checkpoint names a checkpoint of a training run, and {TARGET} {given} is a model")
-        return _Target(given, run=False)
     path = Path(given)
-    if not path.exists() and is_hub_name(given):  # a model by its name on the Hugging Face hub
+    # The embedded model, or a model by its name on the Hugging Face hub: a model, not a folder here.
+    if not path.exists() and (given == EMBEDDED_MODEL or is_hub_name(given)):
         if args.checkpoint:
             raise UsageError(f"--checkpoint names a checkpoint of a training run, and {TARGET} {given} is a model")
         try:

@@ -7,6 +7,7 @@ model (``model_label``), and the answers' record keeps the name as given.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 from fcenv.algos.config import EMBEDDED_MODEL, ConfigError
@@ -41,21 +42,30 @@ def model_folder(flag: str, value: str) -> Path:
     if path.exists() or not is_hub_name(value):
         raise ConfigError(f"{flag} {value}: no such folder (a local Hugging Face checkpoint folder, a model's "
                           f"name on the Hugging Face hub, or '{EMBEDDED_MODEL}')")
-    from huggingface_hub import snapshot_download
-
     try:
-        folder = Path(snapshot_download(value, allow_patterns=HUB_FILES, ignore_patterns=HUB_SKIPPED))
-        if not any(folder.glob("*.safetensors")):
-            folder = Path(snapshot_download(value, allow_patterns=HUB_BIN_WEIGHTS, ignore_patterns=HUB_SKIPPED))
+        return _hub_snapshot(value)
     except (OSError, ValueError) as exc:  # huggingface_hub's errors: not found, offline, no connection
         reason = " ".join(str(exc).split()) or type(exc).__name__
         raise ConfigError(f"{flag} {value}: no such folder, and no model of that name from the Hugging Face hub "
                           f"({reason})") from None
+
+
+@functools.cache
+def _hub_snapshot(name: str) -> Path:
+    """The hub model's snapshot folder, asked of the hub once per process: the flag checks, the
+    tokenizer check and the loading all name the model, and each would otherwise ask again."""
+    from huggingface_hub import snapshot_download
+
+    folder = Path(snapshot_download(name, allow_patterns=HUB_FILES, ignore_patterns=HUB_SKIPPED))
+    if not any(folder.glob("*.safetensors")):
+        folder = Path(snapshot_download(name, allow_patterns=HUB_BIN_WEIGHTS, ignore_patterns=HUB_SKIPPED))
     return folder
 
 
-def model_label(value: str, folder: Path) -> str:
-    """The model's name in run folders and score cards: its checkpoint folder's name; for a hub
-    name, whose folder is a snapshot named by its commit, the name without its org
-    (``Qwen2.5-0.5B-Instruct``)."""
-    return value.rstrip("/").split("/")[-1] if Path(folder).parent.name == "snapshots" else Path(folder).name
+def model_label(value: str, folder: Path | None = None) -> str:
+    """The model's name in run folders and score cards: its checkpoint ``folder``'s name; for a
+    hub name, whose folder is a snapshot named by its commit (or none given), the name without
+    its org (``Qwen2.5-0.5B-Instruct``)."""
+    if folder is not None and Path(folder).parent.name != "snapshots":
+        return Path(folder).name
+    return value.rstrip("/").split("/")[-1]
