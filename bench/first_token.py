@@ -11,8 +11,12 @@ saved base, the actor through ``PeftModel.from_pretrained``, the tokenizer's tem
     python -m bench.first_token RUN --data OUT/bfcl_heldout.json --checkpoints first last \
         --per_kind 24 --out first_token.json
 
-For each checkpoint and kind (``no_call``: irrelevance categories; ``call``: the others): the mean
-probability of the tag, and the share of entries where greedy decoding opens with it.
+For each checkpoint and kind (``no_call``: irrelevance categories; ``call``: the others; in
+multi-turn entries, the ground truth's states before a turn's first call, a later call, and the
+reply that ends the turn: ``turn_first``, ``turn_next``, ``turn_end``): the mean probability of the
+tag, and the share of prompts where greedy decoding opens with it. A model that never ends a turn
+shows a ``turn_end`` tag probability near 1; one that stops after a turn's first call, a
+``turn_next`` one near 0.
 """
 
 from __future__ import annotations
@@ -32,19 +36,37 @@ TAGS = {"hermes": "<tool_call>", "mistral": "[TOOL_CALLS]"}  # a call opens with
 
 
 def first_prompts(data: Path, tool_format: str, per_kind: int, tokenizer, context_window: int) -> dict[str, list]:
-    """Up to ``per_kind`` first-step prompts (token ids) of each kind, in file order."""
+    """Up to ``per_kind`` prompts (token ids) of each kind, in file order: the first step of
+    single-turn entries (``no_call``: irrelevance, ``call``: the others), and in multi-turn entries
+    the states their ground truth reaches by running its calls: where it makes a turn's first call
+    (``turn_first``, after the user's request), a later one (``turn_next``, after a call's result),
+    or ends the turn with a reply once its calls are made (``turn_end``)."""
+    from fcenv.algos.model.warmup import END_OF_TURN, ground_truth_steps, written_in
+
     env = gym.make(fcenv.ENV_ID, dataset_path=str(data), tool_format=tool_format,
                    renderer=lambda messages, tools: "")
-    prompts: dict[str, list] = {"no_call": [], "call": []}
+    written = written_in(env.unwrapped.settings.tool_format)
+    prompts: dict[str, list] = {"no_call": [], "call": [], "turn_first": [], "turn_next": [], "turn_end": []}
+
+    def add(kind: str, info: dict) -> None:
+        if len(prompts[kind]) < per_kind:
+            prompts[kind].append(prompt_ids(tokenizer, info["messages"], info.get("tools"), max_new_tokens=1,
+                                            context_window=context_window))
+
     for index, task in enumerate(env.unwrapped.tasks):
-        wanted = prompts["no_call" if task.kind == "irrelevance" else "call"]
-        if len(wanted) >= per_kind:
-            continue
+        if all(len(found) >= per_kind for found in prompts.values()):
+            break
         _, info = env.reset(options={"index": index})
-        wanted.append(prompt_ids(tokenizer, info["messages"], info.get("tools"), max_new_tokens=1,
-                                 context_window=context_window))
+        if task.kind != "multi_turn":
+            add("no_call" if task.kind == "irrelevance" else "call", info)
+            continue
+        for step in ground_truth_steps(task) if task.ground_truth else []:
+            add("turn_end" if step.text == END_OF_TURN else "turn_next" if step.index else "turn_first", info)
+            _, _, terminated, truncated, info = env.step(written(step.text))
+            if terminated or truncated:
+                break
     env.close()
-    return prompts
+    return {kind: found for kind, found in prompts.items() if found}
 
 
 @torch.no_grad()
@@ -52,7 +74,7 @@ def tag_probabilities(model, prompts: list[list[int]], tag_id: int) -> list[tupl
     """(P(tag), whether the tag is the most likely token) at the answer's first position."""
     out = []
     for ids in prompts:
-        logits = model(input_ids=torch.tensor([ids])).logits[0, -1].float()
+        logits = model(input_ids=torch.tensor([ids]), logits_to_keep=1).logits[0, -1].float()  # the last position only
         probs = torch.softmax(logits, -1)
         out.append((float(probs[tag_id]), int(probs.argmax()) == tag_id))
     return out
@@ -64,7 +86,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, required=True, help="question file (possible answers beside it)")
     parser.add_argument("--checkpoints", nargs="+", default=["first", "last"],
                         help="'base', 'first', 'last' or checkpoint folder names")
-    parser.add_argument("--per_kind", type=int, default=24, help="entries of each kind (no_call, call)")
+    parser.add_argument("--per_kind", type=int, default=24,
+                        help="prompts of each kind (no_call, call, turn_first, turn_next, turn_end)")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
