@@ -7,10 +7,10 @@ op): its generation runner's per-entry function runs the Qwen FC handler's multi
 its backends running the calls, its step limit), and its evaluation runner judges what the loop
 recorded (``multi_turn_checker``, force-terminated and inference-error entries as it fails them).
 Only the model call is ours: each time the loop asks for the model's next answer, this process
-renders BFCL's chat and tools with the tokenizer's own chat template (``bench.heldout.prompt_ids``)
-and generates greedily with vLLM's ``LLM`` on the actor's weights (``bench.heldout.VLLMClient``:
-the checkpoint's LoRA adapter merged into the saved base by PEFT, or the base alone), every
-entry's pending query in one batch.
+renders BFCL's chat and tools with the tokenizer's own chat template
+(``harness.template_prompts.query_ids``) and generates greedily with vLLM's ``LLM`` on the
+actor's weights (``bench.heldout.VLLMClient``: the checkpoint's LoRA adapter merged into the
+saved base by PEFT, or the base alone), every entry's pending query in one batch.
 
 BFCL keeps its chat in its handler's own message shape; the client hands it to the chat template
 in the shape Hugging Face templates take (a call as ``{"type": "function", "function": {...}}``).
@@ -37,8 +37,9 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from bench.heldout import VLLMClient, checkpoints, prompt_ids
+from bench.heldout import VLLMClient, checkpoints
 from harness.oracle import OracleSession
+from harness.template_prompts import query_ids
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -63,39 +64,6 @@ def multi_turn_sample(data: Path, per_category: int) -> tuple[list[dict], list[l
         seen[category] += 1
         kept.append(entry)
     return kept, [truth[entry["id"]] for entry in kept]
-
-
-def template_messages(messages: list[dict]) -> list[dict]:
-    """BFCL's chat history in the message shape chat templates take: its handler keeps each
-    call as ``{"name", "arguments"}`` and an empty ``reasoning_content`` on every answer.
-
-    Arguments a model wrote as a JSON string are given parsed, as BFCL's decoder runs them
-    (``convert_to_function_call``): templates write arguments with ``tojson``, which would quote
-    the string, where BFCL's own Qwen prompt writes it as it is."""
-    shaped = []
-    for message in messages:
-        message = {k: v for k, v in message.items() if k != "reasoning_content" or v}
-        if message.get("tool_calls"):
-            message["tool_calls"] = [{"type": "function", "function": _parsed_arguments(call)}
-                                     for call in message["tool_calls"]]
-        shaped.append(message)
-    return shaped
-
-
-def _parsed_arguments(call):
-    if not isinstance(call, dict) or not isinstance(call.get("arguments"), str):
-        return call
-    try:
-        return {**call, "arguments": json.loads(call["arguments"])}
-    except ValueError:
-        return call
-
-
-def query_ids(tokenizer, query: dict) -> list[int]:
-    """The prompt of one of BFCL's queries: its chat and tools through the tokenizer's own chat
-    template, whole (``prompt_ids`` with a window as large as a list can be)."""
-    return prompt_ids(tokenizer, template_messages(query["messages"]), query["tools"], max_new_tokens=0,
-                      context_window=sys.maxsize)
 
 
 class Responder:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import subprocess
 import sys
 import tempfile
@@ -28,38 +27,9 @@ from pathlib import Path
 from bench.bench_real_card import category_figures, summaries
 from fcenv.bfcl_sample import write_sample
 from fcenv.bfcl_data import DEFAULT_DIR as BFCL_DIR
-from fcenv.tool_formats import get_tool_format
-from fcenv.handlers.base import Call, DecodeError
-from fcenv.handlers.json_calls import calls_from_json, load_json
+from harness.any_format import as_tool_calls
 
 ROOT = Path(__file__).resolve().parents[1]
-FENCE = re.compile(r"```[ \t]*[A-Za-z]*[ \t]*\n(.*?)```", re.DOTALL)
-
-
-def json_calls(text: str) -> list[Call]:
-    """The calls written as JSON in ``text``: in each Markdown fence, or in the whole text."""
-    bodies = FENCE.findall(text) or [text]
-    calls = []
-    for body in bodies:
-        try:
-            calls += calls_from_json(load_json(body))
-        except (DecodeError, RecursionError):
-            continue
-    return calls
-
-
-def as_tool_calls(text: str, tool_format: str = "hermes") -> str:
-    """``text`` with its JSON calls written as the ``tool_format`` family writes calls
-    (``<tool_call>`` blocks for hermes); unchanged when it has none, or when it already holds
-    calls in that format."""
-    family = get_tool_format(tool_format)
-    try:
-        if family.calls(text):
-            return text
-    except DecodeError:
-        pass
-    calls = json_calls(text)
-    return family.write(calls) if calls else text
 
 
 def main() -> None:

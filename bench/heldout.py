@@ -49,9 +49,10 @@ import gymnasium as gym
 import torch
 
 import fcenv  # registers the env id
-from bench.format_ceiling import as_tool_calls
 from fcenv.chat_mode import ChatMode
 from fcenv.prompt_variations import format_sensitivity_configs, reaches
+from harness.any_format import any_format_verdicts
+from harness.template_prompts import prompt_ids
 
 ROOT = Path(__file__).resolve().parents[1]
 VLLM_CLIENT = Path(__file__).resolve().with_name("heldout_vllm.py")
@@ -74,15 +75,6 @@ def load_actor(run_dir: Path, checkpoint: Path | None):
     if checkpoint is not None:
         model = PeftModel.from_pretrained(model, checkpoint / "actor")
     return tokenizer, model.eval()
-
-
-def prompt_ids(tokenizer, messages: list[dict], tools: list[dict] | None, *, max_new_tokens: int,
-               context_window: int) -> list[int]:
-    """The tokenizer's own chat template over the env's messages (and tools in FC mode), its
-    latest tokens that leave room for the answer."""
-    ids = tokenizer.apply_chat_template(messages, tools=tools, add_generation_prompt=True, tokenize=True,
-                                        return_dict=False)
-    return list(ids)[-(context_window - max_new_tokens):]
 
 
 def sampling_options(greedy: bool, temperature: float) -> dict:
@@ -232,21 +224,6 @@ def play_lockstep(make_env, jobs: list[tuple[str | None, int]], respond) -> list
             else:
                 live[number] = (env, info, total + reward, steps + 1)
     return [results[number] for number in range(len(jobs))]
-
-
-def any_format_verdicts(make_env, tool_format: str, jobs: list[int], answers: list[str | None]) -> list[bool | None]:
-    """The ceiling a format fix can reach (FC mode): each single-step answer judged again with
-    its JSON calls (a ```` ```json ```` block, bare JSON) written in the family's format, as
-    ``bench/format_ceiling.py`` does for the BFCL card; None for episodes of several steps."""
-    env = make_env()
-    verdicts: list[bool | None] = []
-    for index, text in zip(jobs, answers):
-        if text is None:
-            verdicts.append(None)
-            continue
-        env.reset(options={"index": index})
-        verdicts.append(bool(env.step(as_tool_calls(text, tool_format))[4]["valid"]))
-    return verdicts
 
 
 def vllm_responder(client: VLLMClient, checkpoint: Path, greedy: bool, args):

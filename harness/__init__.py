@@ -7,6 +7,12 @@
 - ``trajectories``: multi-turn ground-truth steps and perturbations of them;
 - ``decoder_parity``: decoder texts for the parity corpus and the comparison with BFCL's decoders;
 - ``format_answers``: answers in the return formats of BFCL's prompt variations, right and wrong;
+- ``any_format``: FC answers right in any format (their JSON calls rewritten in the family's
+  format, and judged again): the ceiling a format fix can reach;
+- ``template_prompts``: prompts through the tokenizer's own chat template, as the independent
+  clients (``bench/heldout.py``, ``bench/bfcl_flow.py``) render them;
+- ``public_style_set``: a public-style training set that copies nothing of BFCL, and the tasks
+  decontamination flags in it;
 - ``fuzz_text``, ``strategies``, ``strategies_multi_turn``: the fuzz inputs (hypothesis);
 - ``fuzz_properties``: the properties every fuzz input must keep (decoders, checkers, env steps);
 - ``hostile_tools``: a user tool backend that misbehaves in every way we know;

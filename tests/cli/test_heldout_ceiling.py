@@ -1,7 +1,7 @@
-"""The held-out client's any-format ceiling (bench/heldout.py): an FC answer whose calls are right
-but written as a ```json block fails BFCL and counts toward the ceiling; a right <tool_call>
-block counts toward both; a wrong call toward neither; and on an irrelevance entry a fenced
-invented call is a call, so it fails the ceiling too."""
+"""The held-out client's any-format ceiling (bench/heldout.py, harness/any_format.py): an FC
+answer whose calls are right but written as a ```json block fails BFCL and counts toward the
+ceiling; a right <tool_call> block counts toward both; a wrong call toward neither; and on an
+irrelevance entry a fenced invented call is a call, so it fails the ceiling too."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import gymnasium as gym
 
 import fcenv
-from bench.heldout import any_format_verdicts
+from harness.any_format import any_format_verdicts
 
 WEATHER = {"name": "get_weather", "description": "Weather in a city.",
            "parameters": {"type": "dict", "properties": {"city": {"type": "string", "description": "City."}},

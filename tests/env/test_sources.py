@@ -316,10 +316,10 @@ def test_a_common_tool_s_own_words_condemn_no_public_style_set(bfcl_dir, tmp_pat
     celsius." asking get_current_weather(location, unit) was flagged as a copy of BFCL's
     live_simple_10-3-6 (it shares 'celsius', an enum value of the tool's, and 'tell'), and so
     were 1,499 of 2,397 tasks of a public-style set of weather questions that copies nothing
-    of BFCL (bench/bench_decontaminate.py). Its copies with other values, lowercase enum values
+    of BFCL (harness/public_style_set.py, bench/bench_decontaminate.py). Its copies with other values, lowercase enum values
     included, are still found."""
-    from bench.bench_decontaminate import WEATHER, flagged
     from fcenv.cli import main
+    from harness.public_style_set import WEATHER, flagged
 
     tasks, found, _ = flagged(3000, bfcl_dir)
     assert tasks == 3000 and len(found) <= 0.005 * tasks, found[:5]

@@ -20,12 +20,12 @@ from pathlib import Path
 
 import pytest
 
-from bench.bfcl_flow import query_ids
 from fcenv.bfcl_sample import write_mixed_sample
 from fcenv.data import load_tasks
 from fcenv.env import FunctionCallingEnv
 from harness.generators_fc import fc_turns
 from harness.oracle import OracleSession
+from harness.template_prompts import query_ids
 from harness.trajectories import ground_truth_steps, perturbed_trajectories
 
 pytestmark = pytest.mark.oracle

@@ -117,9 +117,9 @@ def test_the_card_holds_both_modes_and_the_any_format_ceiling():
 
 
 def test_fenced_json_calls_rewritten_as_tool_call_blocks_read_back_as_the_same_calls():
-    """bench/format_ceiling.py's rewrite changes the format of the card's FC answers and nothing else."""
-    from bench.format_ceiling import as_tool_calls, json_calls
+    """bench/format_ceiling.py's rewrite (harness/any_format.py) changes the format of the card's FC answers and nothing else."""
     from fcenv.handlers import decode
+    from harness.any_format import as_tool_calls, json_calls
 
     rewritten = 0
     for path in sorted((CARD / "fc").glob("BFCL_v4_*_result.json")):
