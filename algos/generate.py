@@ -1,59 +1,14 @@
 """``fcenv generate``: a model's answers to BFCL question files, written as BFCL result files.
 
-    fcenv generate --model_name_or_path PATH [--adapter DIR] --dataset_path SPEC [SPEC ...] --out DIR [--n 4] [--greedy]
-    fcenv generate --run RUN --dataset_path SPEC --out DIR                            # a run's actor, as trained
-    fcenv generate --endpoint http://127.0.0.1:8000/v1 --model_name_or_path NAME --dataset_path SPEC --out DIR
-    fcenv generate --model_name_or_path PATH --tool_format hermes --dataset_path SPEC --out DIR     # FC mode
-    fcenv generate --model_name_or_path PATH --rollout_engine vllm --dataset_path SPEC --out DIR    # sampled by vLLM
+    fcenv generate --model_name_or_path PATH [--adapter DIR] --dataset_path SPEC ... --out DIR
+    fcenv generate --run RUN | --endpoint URL --model_name_or_path NAME ...  # a run's actor; a server
 
-The model is a local Hugging Face checkpoint (``tiny`` for the embedded default), optionally
-with a PEFT LoRA adapter such as a trained run's ``checkpoints/iter_N/actor``, sampled in
-batches by a rollout engine (``--rollout_engine``: ``hf`` in this process, the default, or
-``vllm``, the trainer's vLLM engine, or one a package registers); or an OpenAI-compatible chat-completions server the user runs (``--endpoint``), asked
-one chat at a time. Either way the env plays each entry: multi-turn calls run on fcenv's
-backends between steps, exactly as in training and in BFCL. Each ``--dataset_path`` spec (the
-trainer's: a question file, a bundled split, a converted source, a mix) is resolved to one
-question file (``fcenv.sources.resolve``; a source or a mix in the conversion cache), which gives
-``<out>/<stem>_result.json`` after that file's stem (JSON Lines of ``{"id", "result"}``: a
-single-turn entry's text, a multi-turn entry's list of turns of step texts), which ``fcenv
-evaluate --dataset_path`` scores given the same spec; with ``--n`` above 1, one file per sample
-(``<stem>_result_sample<k>.json``).
-
-BFCL v4's format-sensitivity id file (``BFCL_v4_format_sensitivity.json``) as a spec asks each
-entry it lists under each of BFCL's prompt variations (``fcenv.algos.questions``; a slice:
-``--sensitivity_configs``, ``--sensitivity_entries``), each answer written under the set's id
-for it in ``BFCL_v4_format_sensitivity_result.json``, which ``fcenv evaluate`` scores given the
-id file. ``--prompt_variation`` (or a run's) renders every other entry under one configuration.
-
-With ``--tool_format`` (BFCL's FC mode) the tools go through the model's chat template and the
-answers are read in the family's format (``fcenv evaluate`` reads them so, from the record below);
-an endpoint gets the tools in the request, and calls it returns parsed are written back in the
-family's format.
-
-An endpoint's reply that holds no readable answer for one chat (no ``choices[0].message``, a
-message that is not an object, content of another shape than text or a list of text parts, a
-tool call whose arguments are not JSON, a 400 for that request) is that entry's failed
-answer, recorded as BFCL records a failed inference (``"Error during inference: ..."``, which
-scores as a failure), and the run goes on; the failures are counted at the end. A failing
-server (no connection, a 5xx or 429 after ``ATTEMPTS`` tries, another 4xx) ends the run with
-exit status 2. Answers are appended to ``<name>.partial`` as they finish, so none is lost when
-a run ends early; a finished run writes ``<name>`` in the file's order and removes it. Run
-again, the command goes on from the ``.partial`` files it finds: their answers are kept and
-only the entries they lack are asked (``fcenv.algos.partial_results``).
-
-Each result line records how it was made under the key ``fcenv_generate``
-(``generation_record``: the model, the chat mode, the engine, the sampling settings), which
-BFCL's runner ignores and ``fcenv evaluate`` reads (``fcenv.result_record``).
-
-With ``--include-input-log`` each result line also holds ``inference_log``, as BFCL's flag of
-that name writes it: what the model was given at each step, as ``{"role": "inference_input",
-"content": {"formatted_prompt": TEXT}}`` (a local model: its context tokens decoded, the chat
-template's text) or ``{"message": [...], "tools": [...]}`` (an endpoint: the request); a
-single-turn entry's log is a list holding that one input, a multi-turn entry's one object per
-turn (``begin_of_turn_query``, then ``step_<k>``: the step's input and the model's reply). A
-memory entry's log holds its question's conversation alone, as its result does (its scenario's
-prerequisite conversations are played first, and are no part of its answer). Going on from a
-``.partial`` file, answers written without a log by a run without the flag are answered again.
+Each ``--dataset_path`` spec gives ``<out>/<stem>_result.json`` (one file per sample with ``--n``),
+which ``fcenv evaluate`` scores given the same spec; multi-turn entries play on fcenv's backends
+as in training. A reply with no readable answer is that entry's failed answer, recorded as BFCL
+records one; a failing server ends the run with status 2. Answers go to ``<name>.partial`` as
+they finish, and a run started again goes on from it (``fcenv.algos.partial_results``).
+More: docs/evaluation.md#generating-result-files (format sensitivity, the record: same page).
 """
 
 from __future__ import annotations
@@ -361,7 +316,14 @@ def records_turns(task) -> bool:
 
 def result_line(task_id: str, answer: Answer, multi_turn: bool, input_log: bool = False,
                 record: dict[str, Any] | None = None) -> dict[str, Any]:
-    """BFCL's result line for an answer; with ``record``, how it was made (``fcenv.result_record``)."""
+    """BFCL's result line for an answer; with ``record``, how it was made (``fcenv.result_record``).
+
+    ``input_log`` adds ``inference_log`` as BFCL's ``--include-input-log`` writes it: each input is
+    ``{"role": "inference_input", "content": ...}``, the content ``{"formatted_prompt": TEXT}`` (a
+    local model: its context tokens decoded) or ``{"message": [...], "tools": [...]}`` (an
+    endpoint: the request). A single-turn entry's log is a list of its one input; a multi-turn
+    entry's one object per turn (``begin_of_turn_query``, then ``step_<k>``: the step's input and
+    the model's reply); a memory entry's holds its question's conversation alone."""
     if answer.failure:  # as BFCL records a failed inference; it scores as a failure
         line = {"id": task_id, "result": f"Error during inference: {answer.failure}"}
     else:

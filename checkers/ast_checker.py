@@ -1,39 +1,12 @@
 """BFCL's AST checker for single-turn entries (checker name ``"ast"``).
 
-``check(task, decoded, *, underscore_to_dot=False)`` gives BFCL's verdict on decoded calls:
-dispatch by category substring (``parallel`` -> order-free greedy matching, ``multiple`` ->
-one call against the answer's function, else simple), then BFCL's rule order per call:
-function name, required parameters, each given parameter (known, type, value), omitted
-parameters. ``error_type`` names and messages are BFCL's; a ``DecodeError`` maps to
-``ast_decoder:<kind>``.
-
-``underscore_to_dot=True`` applies BFCL's rule for function-calling models whose tool names
-cannot hold dots: a documented name ``a.b`` is then expected as ``a_b`` (and ``a.b`` fails).
-
-Where BFCL's own evaluation crashes (an unknown parameter type, a Java ``Set``, a JS
-``"10n\\n"`` Bigint, an empty possible answer), there is no BFCL verdict; the checker returns
-``valid=False`` with ``error_type="checker_error:<ExceptionName>"``.
-
-Facets (each in [0, 1], 1 = right; computed only when the verdict is not valid, since a
-valid answer has every facet at 1.0; a ``DecodeError`` gives all 0.0), with their default
-weights in the shaped reward (``FACET_WEIGHTS``):
-
-- ``decodable``: 1.0 when the text decoded into calls.
-- ``function_name``, ``required_args``, ``types``, ``values``: the model's calls are matched
-  one to one with the expected calls (best-scoring pairs first), each pair scored as below,
-  and each facet is the sum over matched pairs divided by the larger of the number of calls
-  made and expected. So every call beyond the expected ones dilutes every facet: listing
-  alternatives ("[f(x=1), f(x=2)]" for one call) never pays, and a repeated call is matched
-  once, so duplicating a call never stands in for a missing one.
-  - ``function_name``: 1.0 when the names match (BFCL's name rule), else 0.0.
-  - ``required_args``: fraction of the schema's required parameters present (0.0 when the
-    name is wrong; 1.0 when nothing is required).
-  - ``types``: over the parameters the model gave plus the expected ones it must give (no
-    ``""`` in the answer), the fraction given, known, and of an acceptable type.
-  - ``values``: over the same parameters, the fraction that also have an acceptable value.
-  - With no parameters to judge, ``types`` and ``values`` are 1.0 when the name matches.
-  An entry with no expected calls scores these 1.0 when there are no calls, else 0.0; an
-  answer with no calls where calls are expected scores 0.0 on every facet.
+``check(task, decoded, *, underscore_to_dot=False)`` gives BFCL's verdict on decoded calls, with
+BFCL's ``error_type`` names and messages (a ``DecodeError`` is ``ast_decoder:<kind>``):
+``ast_check`` dispatches by category, ``check_call`` applies BFCL's rules in BFCL's order.
+``underscore_to_dot=True`` is BFCL's rule for FC models whose tool names cannot hold dots (a
+documented ``a.b`` is expected as ``a_b``). Where BFCL's own evaluation crashes there is no BFCL
+verdict: ``valid=False`` with ``error_type="checker_error:<ExceptionName>"``. A failing answer's
+partial-credit facets (``facets``): docs/environment.md#decoders-checkers-and-facets.
 """
 
 from __future__ import annotations
@@ -71,7 +44,9 @@ def check(task: Any, decoded: list[Call] | DecodeError, *, underscore_to_dot: bo
         ast_check(task.functions, calls, task.ground_truth, language, task.category, underscore_to_dot)
     except Failure as failure:
         error_type, errors = failure.error_type, failure.errors
-    except Exception as exc:  # BFCL's runner crashes here; no BFCL verdict exists
+    # BFCL's runner crashes on these (an unknown parameter type, a Java ``Set``, a JS ``"10n\n"``
+    # Bigint, an empty possible answer): no BFCL verdict exists.
+    except Exception as exc:
         error_type, errors = f"checker_error:{type(exc).__name__}", [str(exc)]
     else:
         return CheckResult(True, None, [], _ALL_RIGHT)
@@ -81,7 +56,9 @@ def check(task: Any, decoded: list[Call] | DecodeError, *, underscore_to_dot: bo
 
 def ast_check(functions: list[dict], calls: list[Call], answers: list[dict], language: str,
               category: str, underscore_to_dot: bool = False) -> None:
-    """BFCL's ``ast_checker``: returns when valid, raises ``Failure`` otherwise."""
+    """BFCL's ``ast_checker``: returns when valid, raises ``Failure`` otherwise. Dispatch by
+    category substring: ``parallel``, order-free greedy matching; ``multiple``, one call against
+    the answer's function; else simple."""
     if "parallel" in category:
         return _parallel(functions, calls, answers, language, underscore_to_dot)
     if "multiple" in category:
@@ -120,7 +97,9 @@ def expected_name(doc: dict, underscore_to_dot: bool) -> str:
 
 
 def check_call(doc: dict, call: Call, answer: dict, language: str, underscore_to_dot: bool = False) -> None:
-    """BFCL's ``simple_function_checker`` on one call; the first failed rule raises."""
+    """BFCL's ``simple_function_checker`` on one call; the first failed rule raises. The rules,
+    in order: function name, required parameters, each given parameter (known, type, value),
+    omitted parameters."""
     acceptable = next(iter(answer.values()))
     name = expected_name(doc, underscore_to_dot)
     if call.name != name:
@@ -178,7 +157,18 @@ def _parallel(functions: list[dict], calls: list[Call], answers: list[dict], lan
 
 def facets(functions: list[dict], calls: list[Call], answers: Any, language: str,
            underscore_to_dot: bool = False) -> dict[str, float]:
-    """Partial-credit facets (see the module docstring); never raises on odd inputs."""
+    """Partial-credit facets, each in [0, 1] (1 = right); never raises on odd inputs.
+
+    Computed only when the verdict is not valid (a valid answer has every facet at 1.0; a
+    ``DecodeError`` gives all 0.0). ``decodable``: 1.0 (the text decoded into calls). The
+    others: the model's calls are matched one to one with the expected calls (best-scoring pairs
+    first, ``_call_scores``), and each facet is the sum over matched pairs divided by the larger
+    of the number of calls made and expected. So every call beyond the expected ones dilutes
+    every facet: listing alternatives ("[f(x=1), f(x=2)]" for one call) never pays, and a
+    repeated call is matched once, so duplicating a call never stands in for a missing one. An
+    entry with no expected calls scores them 1.0 when there are no calls, else 0.0; an answer
+    with no calls where calls are expected scores 0.0 on every facet.
+    """
     answers = answers if isinstance(answers, list) else []
     if answers and not calls:  # "[]" or an empty text where calls are needed: nothing is right
         return dict.fromkeys(FACETS, 0.0)
@@ -226,6 +216,12 @@ def _call_key(call: Call, index: int) -> str:
 
 def _call_scores(doc: dict, call: Call, answer: dict, language: str,
                  underscore_to_dot: bool) -> tuple[float, float, float, float]:
+    """One pair's ``function_name`` (1.0 when the names match by BFCL's name rule, else 0.0),
+    ``required_args`` (the share of the schema's required parameters present; 0.0 when the name
+    is wrong, 1.0 when nothing is required), ``types`` (over the parameters given plus the
+    expected ones that must be given, no ``""`` in the answer: the share given, known and of an
+    acceptable type) and ``values`` (the share that also have an acceptable value); with no
+    parameters to judge, ``types`` and ``values`` are 1.0 when the name matches."""
     if call.name != expected_name(doc, underscore_to_dot):
         return (0.0, 0.0, 0.0, 0.0)
     acceptable = next(iter(answer.values()))

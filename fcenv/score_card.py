@@ -1,34 +1,12 @@
 """BFCL's score card from per-category accuracies.
 
-One job: turn ``{category: (correct, total)}`` into the summary BFCL's leaderboard publishes
-(non-live, live, irrelevance, multi-turn, agentic, overall) and into the rows of the CSV files
-BFCL's evaluation writes (``data_overall.csv``, ``data_non_live.csv``, ``data_live.csv``,
-``data_multi_turn.csv``, ``data_agentic.csv``, ``data_format_sensitivity.csv``), with BFCL's
-averaging rules as bfcl-eval 2026.3.23 applies them (``eval_runner_helper.py``):
-
-- Simple AST: the plain mean of Python, Java and JavaScript simple.
-- Non-live: the plain mean of simple, multiple, parallel and parallel multiple.
-- Live: the mean of the four live AST categories weighted by their entry counts.
-- Irrelevance: the plain mean of irrelevance and live irrelevance. Live relevance is shown,
-  never averaged into anything.
-- Multi-turn: the plain mean of base, miss func, miss param and long context.
-- Agentic: the plain mean of web search (plain mean of base and no snippet) and memory (plain
-  mean of kv, vector and recursive summarisation).
-- Overall: non-live, live, irrelevance, multi-turn and agentic weighted 10, 10, 10, 30, 40.
-
-A category not scored counts as accuracy 0 with its full size (BFCL's entry count) in every
-average, and BFCL displays it "N/A"; so does every sub-summary built over it, while the
-group scores (non-live, live, multi-turn, agentic) and the overall stay numbers. Format
-sensitivity counts in no average: its cells (max delta and standard deviation in points, each
-configuration's accuracy) come from the set's figures when it was scored
-(``fcenv.format_sensitivity``), "N/A" otherwise.
-
-The Model column holds BFCL's display name for a model its registry lists
-(``fcenv.bfcl_models``: ``Qwen/Qwen3-8B`` is "Qwen3-8B (Prompt)"), with its link, organisation
-and licence; any other model keeps the name it was given, and those three cells "N/A". Cost
-and latency come from the ``latency`` the result lines carry, as BFCL computes them for a
-locally served model (``cost_latency``); "N/A" when no line carries one. Pure functions, no
-file read; only ``write_score_csvs`` writes.
+Turns ``{category: (correct, total)}`` into the summary BFCL's leaderboard publishes (non-live,
+live, irrelevance, multi-turn, agentic, overall) and the rows of the CSV files BFCL's evaluation
+writes (``data_overall.csv`` and the others), averaged as bfcl-eval 2026.3.23 averages
+(``eval_runner_helper.py``; ``card_from_accuracies``). A category not scored counts as 0 over its
+full size and shows "N/A", as in BFCL. The Model column, cost and latency, and where the card
+differs from BFCL's: docs/evaluation.md#bfcls-score-card. Pure functions, no file read; only
+``write_score_csvs`` writes.
 """
 
 from __future__ import annotations
@@ -161,6 +139,10 @@ def card_from_accuracies(accuracies: Mapping[str, tuple[float, int]]) -> ScoreCa
         else:  # as BFCL: 0 in every average, over the category's whole size, displayed N/A
             c[category] = Score(0, size, shown=False)
 
+    # Plain means, but the live AST categories (weighted by their entries) and the overall
+    # (OVERALL_WEIGHTS). A sub-summary over a category not scored is N/A too; the group scores
+    # (non-live, live, multi-turn, agentic) and the overall stay numbers (na_if_missing=False).
+    # Live relevance is shown, never averaged into anything; format sensitivity counts in no average.
     simple = plain_mean([c["simple_python"], c["simple_java"], c["simple_javascript"]])
     non_live_parts = [simple, c["multiple"], c["parallel"], c["parallel_multiple"]]
     live_parts = [c["live_simple"], c["live_multiple"], c["live_parallel"], c["live_parallel_multiple"]]

@@ -1,31 +1,12 @@
 """fcenv's tasks and verdicts inside TRL's trainers (GRPOTrainer, RLOOTrainer, ...).
 
-    from fcenv.trl import VerdictReward, prompt_dataset
-
-    dataset = prompt_dataset("tiny_train")
-    trainer = GRPOTrainer(model=model, processing_class=tokenizer, train_dataset=dataset,
-                          reward_funcs=[VerdictReward("tiny_train", reward="shaped")],
-                          args=GRPOConfig(...))
-
-Each row's ``prompt`` is the chat the env starts the task with (the system prompt with the
-function docs, then the user's question), which TRL renders with the model's chat template;
-``task_index`` goes with it to the reward function. ``VerdictReward`` steps an env on the row's
-task with each completion's text: the reward is fcenv's (``"bfcl"``: 1 for BFCL's valid
-verdict, else 0; ``"shaped"``: the facet-shaped reward, which pays a failing answer less than a
-valid one), and every verdict is kept (``verdicts``) for logging. In FC mode (native tool
-calling, ``tool_format="hermes"`` etc.) the prompts are rendered with each task's tools and
-the completions judged in the family's format.
-
-Multi-turn tasks (and single-turn ones alike) go through ``EpisodeRollout``, a
-``rollout_func``: it plays each prompt's episode to its end with the trainer's model, the env's
-tool results and later user turns between the steps, and hands TRL the tokens that were sampled
-with the env's tokens masked (``env_mask``)::
-
-    from fcenv.trl import EpisodeRollout, episode_dataset
-
-    rollout = EpisodeRollout("multi_turn_train", reward="shaped")
-    trainer = GRPOTrainer(model=model, processing_class=tokenizer, train_dataset=episode_dataset("multi_turn_train"),
-                          rollout_func=rollout, reward_funcs=rollout.reward_func, args=GRPOConfig(...))
+``EpisodeRollout`` is a ``rollout_func``: it plays each prompt's episode (``episode_dataset``;
+multi-turn or not) to its end with the trainer's model, the env's tool results and later user
+turns between the steps, and hands TRL the sampled tokens with the env's tokens masked
+(``env_mask``); its ``reward_func`` pays the env's reward. For single-turn tasks,
+``prompt_dataset`` gives each row's chat and ``task_index``, and ``VerdictReward`` steps an env
+on that task with each completion's text (reward ``"bfcl"`` or ``"shaped"``), keeping every
+verdict (``verdicts``). FC mode: ``tool_format=``. Examples: docs/doors.md.
 """
 
 from __future__ import annotations

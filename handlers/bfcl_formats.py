@@ -1,39 +1,12 @@
 """BFCL's prompting decoders for the return formats of its prompt variations (format sensitivity).
 
-BFCL v4 prompts a model in one of four return formats (``python``, ``json``, ``verbose_xml``,
-``concise_xml``), with or without a ``<TOOLCALL>`` tag around the calls, and reads the answer
-as ``default_decode_ast_prompting(text, ReturnFormat(fmt), has_tool_call_tag)`` of bfcl-eval
-2026.3.23 does:
-
-1. strip backticks, newlines and spaces at both ends and add ``[`` / ``]`` where missing
-   (``fcenv.handlers.bfcl_text.bracketed``), whatever the format;
-2. with the tag, keep the (stripped) text between the first ``<TOOLCALL>`` and the next
-   ``</TOOLCALL>``; no such pair fails;
-3. read the format:
-
-   - python: the text without wrapping single quotes is one call or a list, tuple or set of
-     calls, read as the ``python`` decoder reads its calls;
-   - json: the span from the first ``[`` to the last ``]`` (when there is one), then the first
-     ``[{...}, {...}]`` span BFCL's regular expression finds in it (when it finds one), parsed as
-     JSON; text that is not JSON reads as *no calls* (BFCL returns ``[]``); each object of the
-     list gives ``{obj["function"]: obj["parameters"]}`` (a missing key fails), other items are
-     skipped, a value that is not iterable fails;
-   - verbose_xml / concise_xml: the span from the first ``<functions>`` to the next
-     ``</functions>`` parsed as XML (none fails); each ``<function name=...>`` gives a call, each
-     ``<param>`` a value converted by its ``type`` attribute (integer, float, boolean, null, a
-     Python literal for array/tuple/object/dict, the text otherwise). verbose_xml reads the
-     ``value`` attribute of the params (inside ``<params>`` if there is one), concise_xml the
-     params' stripped text.
-
-Decoded output that is not ``{name: {arguments}}`` (json ``parameters`` that are not an
-object) is ``decoder_wrong_output_format``, as BFCL's runner reports it; every other failure
-is ``decoder_failed``.
-
-BFCL's JSON regular expression backtracks exponentially on text such as ``[{}, {}, {}, ...``
-without its closing bracket (30 items take minutes); ``first_call_array`` finds the same span
-in one pass. XML is parsed by expat 2.4 or later, which refuses entity-expansion bombs. A
-Python literal too large to parse quickly (``fcenv.handlers.python.parse_expression``'s bound) fails
-where BFCL would read it.
+BFCL v4 prompts in one of four return formats (``python``, ``json``, ``verbose_xml``,
+``concise_xml``), with or without a ``<TOOLCALL>`` tag around the calls; ``decode_format``
+reads an answer as ``default_decode_ast_prompting(text, ReturnFormat(fmt), has_tool_call_tag)``
+of bfcl-eval 2026.3.23 does (each ``read_*`` gives its format's rules). Output that is not
+``{name: {arguments}}`` is ``decoder_wrong_output_format``, every other failure ``decoder_failed``.
+Unlike BFCL, reading is bounded: ``first_call_array`` replaces its exponential regular
+expression, expat refuses entity bombs. Docs: docs/evaluation.md#format-sensitivity-bfcl-v4.
 """
 
 from __future__ import annotations
@@ -83,6 +56,9 @@ def inside_tag(text: str) -> str:
 
 
 def read_python(source: str) -> list[Call]:
+    """The text without wrapping single quotes is one call or a list, tuple or set of calls,
+    read as the ``python`` decoder reads its calls. A Python literal too large to parse quickly
+    (``fcenv.handlers.python.parse_expression``'s bound) fails where BFCL would read it."""
     # BFCL strips wrapping single quotes a model may have added; a tag's inside can be one
     # bare call or a set of calls as well as a list.
     return decode_syntax_tree(source.strip().strip("'"))
@@ -97,7 +73,8 @@ def first_call_array(text: str) -> str | None:
     first ``}`` from which the rest still matches. ``rest[p]`` (the end of a match that goes
     on at ``p``, after an item and its spaces) and ``item_end[x]`` (the same for an item whose
     closing ``}`` lies at ``x`` or later, the first that works) depend only on later positions,
-    so one pass from the end fills both."""
+    so one pass from the end fills both. BFCL's regular expression backtracks exponentially on
+    text such as ``[{}, {}, {}, ...`` without its closing bracket (30 items take minutes)."""
     if "{" not in text or "}" not in text or "]" not in text:
         return None
     n = len(text)
@@ -126,6 +103,11 @@ def first_call_array(text: str) -> str | None:
 
 
 def read_json(source: str) -> list[Call]:
+    """The span from the first ``[`` to the last ``]`` (when there is one), then the first
+    ``[{...}, {...}]`` span BFCL's regular expression finds in it (when it finds one), parsed as
+    JSON; text that is not JSON reads as *no calls* (BFCL returns ``[]``). Each object of the
+    list gives ``{obj["function"]: obj["parameters"]}`` (a missing key fails), other items are
+    skipped, a value that is not iterable fails."""
     start, end = source.find("["), source.rfind("]")
     if 0 <= start < end:  # BFCL's greedy r"\[.*\]"
         source = source[start:end + 1]
@@ -155,6 +137,8 @@ def iterate(data: Any) -> Any:
 
 
 def xml_root(source: str) -> ET.Element:
+    """The span from the first ``<functions>`` to the next ``</functions>`` parsed as XML (none
+    fails), by expat 2.4 or later, which refuses entity-expansion bombs."""
     span = between(source, "<functions>", "</functions>")
     if span is None:
         raise DecodeError("no <functions>...</functions> in the answer")
@@ -165,7 +149,8 @@ def xml_root(source: str) -> ET.Element:
 
 
 def typed_value(raw: str, kind: str) -> Any:
-    """BFCL's conversion of a parameter's text by its ``type`` attribute."""
+    """BFCL's conversion of a parameter's text by its ``type`` attribute: integer, float,
+    boolean, null, a Python literal for array/tuple/object/dict, the text otherwise."""
     if kind == "string":
         return raw
     if kind == "integer":
@@ -183,6 +168,8 @@ def typed_value(raw: str, kind: str) -> Any:
 
 
 def read_verbose_xml(source: str) -> list[Call]:
+    """Each ``<function name=...>`` a call, each ``<param>`` (inside ``<params>`` if there is one)
+    the ``value`` attribute converted by its ``type`` (``typed_value``)."""
     calls = []
     for function in xml_root(source).findall("function"):
         container = function.find("params")
@@ -194,6 +181,8 @@ def read_verbose_xml(source: str) -> list[Call]:
 
 
 def read_concise_xml(source: str) -> list[Call]:
+    """Each ``<function name=...>`` a call, each ``<param>`` its stripped text converted by its
+    ``type`` (``typed_value``)."""
     calls = []
     for function in xml_root(source).findall("function"):
         arguments = {param.attrib["name"]: typed_value((param.text or "").strip(), param.attrib.get("type", "string"))
@@ -208,7 +197,13 @@ READERS: dict[str, Callable[[str], list[Call]]] = {
 
 
 def decode_format(text: str, return_format: str, tool_call_tag: bool) -> list[Call]:
-    """BFCL's reading of a prompting answer in ``return_format``, with or without the tag."""
+    """BFCL's reading of a prompting answer in ``return_format``, with or without the tag.
+
+    Whatever the format, strip backticks, newlines and spaces at both ends and add ``[`` / ``]``
+    where missing (``fcenv.handlers.bfcl_text.bracketed``); with the tag, keep the (stripped)
+    text between the first ``<TOOLCALL>`` and the next ``</TOOLCALL>`` (no such pair fails);
+    then the format's reader.
+    """
     if return_format == "python" and not tool_call_tag:
         return decode_python(text)
     source = bracketed(text)

@@ -1,30 +1,12 @@
 """BFCL's prompting decoder for Java calls: ``obj.method(name=value, ...)``.
 
-Behaves like ``default_decode_ast_prompting(text, ReturnFormat.JAVA)`` from bfcl-eval
-2026.3.23 (docs/bfcl_reference.md section 3.1), on the current tree-sitter API:
-
-- the text gets BFCL's ``[...]`` clean-up, then loses its first and last character;
-- any ERROR node in the tree rejects it (``decoder_failed``); a tree without a method
-  invocation gives BFCL's ``{}``, which its runner reports as ``decoder_wrong_output_format``;
-- only the first method invocation in document order counts; its name is
-  ``<object text>.<name>`` (``a . b.f`` keeps the object's own spacing);
-- arguments: ``name=value`` (any assignment, ``x+=1`` included: the key is the first child's
-  text, the value the third child, which is a comment in ``x=/*c*/1``); a bare identifier or
-  class literal goes under the key None; other positional arguments are dropped; a repeated
-  key (None included) fails;
-- values are strings: a string or char literal loses its first and last character; method
-  invocations, identifiers and class literals keep their source text; ``new T[..]{...}``
-  becomes ``new T[]{...}``; ``new T(args)`` becomes ``new T(a, b)`` (anonymous class body
-  dropped; arguments joined with ", "); everything else is its children's renderings joined
-  without whitespace (``1 + 2`` gives ``1+2``); ``new T[n]`` without an initializer fails;
-- BFCL cuts every text out of the *decoded* string with tree-sitter's *byte* offsets, so
-  after a non-ASCII character the texts shift; that is reproduced on purpose.
-
-Grammar versions differ (BFCL pins tree-sitter-java 0.21.0, ours is 0.23.5), but no
-difference in outcome was found on about 140,000 generated, corrupted and exotic texts once
-skipped characters (``ke\\y``) counted as errors (see ``tree_sitter_support``). Values nested
-more deeply than about 330 levels fail on both sides (Python's recursion limit), except
-``new A(new A(...))``, which BFCL renders up to about 990 levels.
+``decode`` behaves like ``default_decode_ast_prompting(text, ReturnFormat.JAVA)`` of bfcl-eval
+2026.3.23 on the current tree-sitter API; its docstring gives the rules, ``_Source`` renders the
+values as BFCL does (byte offsets cut from the decoded text included, on purpose). BFCL pins
+tree-sitter-java 0.21.0, ours is 0.23.5: no difference in outcome was found on about 140,000
+generated, corrupted and exotic texts (``tree_sitter_support``). Plain calls skip the tree
+(``fcenv.handlers.java_fast``). Decoders: docs/environment.md#decoders-checkers-and-facets;
+parity with BFCL: docs/parity.md.
 """
 
 from __future__ import annotations
@@ -45,7 +27,16 @@ _QUOTED = {"string_literal", "character_literal"}
 
 @register_handler("java")
 def decode(text: str) -> list[Call]:
-    """Decode BFCL's Java prompting format into (at most) one call."""
+    """Decode BFCL's Java prompting format into (at most) one call.
+
+    The text gets BFCL's ``[...]`` clean-up, then loses its first and last character; any ERROR
+    node rejects it (``decoder_failed``; skipped characters such as ``ke\\y`` count as errors,
+    see ``tree_sitter_support``); a tree without a method invocation gives BFCL's ``{}``, which
+    its runner reports as ``decoder_wrong_output_format``. Only the first method invocation in
+    document order counts; its name is ``<object text>.<name>`` (``a . b.f`` keeps the object's
+    own spacing). Values nested more deeply than about 330 levels fail on both sides (Python's
+    recursion limit), except ``new A(new A(...))``, which BFCL renders up to about 990 levels.
+    """
     code = bracketed(text)[1:-1]
     if len(code) <= MAX_SOURCE_CHARS:
         calls = read_java_call(code)  # one plain call: no syntax tree needed
@@ -65,13 +56,26 @@ def decode(text: str) -> list[Call]:
 
 
 class _Source:
-    """Renders nodes of one parsed text the way BFCL's Java parser does."""
+    """Renders nodes of one parsed text the way BFCL's Java parser does.
+
+    Arguments: ``name=value`` (any assignment, ``x+=1`` included: the key is the first child's
+    text, the value the third child, which is a comment in ``x=/*c*/1``); a bare identifier or
+    class literal goes under the key None; other positional arguments are dropped; a repeated
+    key (None included) fails. Values are strings: a string or char literal loses its first and
+    last character; method invocations, identifiers and class literals keep their source text;
+    ``new T[..]{...}`` becomes ``new T[]{...}``; ``new T(args)`` becomes ``new T(a, b)``
+    (anonymous class body dropped; arguments joined with ", "); everything else is its
+    children's renderings joined without whitespace (``1 + 2`` gives ``1+2``); ``new T[n]``
+    without an initializer fails. BFCL cuts every text out of the *decoded* string with
+    tree-sitter's *byte* offsets, so after a non-ASCII character the texts shift; that is
+    reproduced on purpose.
+    """
 
     def __init__(self, code: str):
         self.code = code
 
     def text(self, node: Any) -> str:
-        # Byte offsets applied to a str: deliberate, see the module docstring.
+        # Byte offsets applied to a str: deliberate, see the class docstring.
         return self.code[node.start_byte:node.end_byte]
 
     def call_name(self, call: Any) -> str:

@@ -1,36 +1,12 @@
 """A fast path for the Java decoder: one plain call statement, read without tree-sitter.
 
-Most Java answers are one call statement with keyword arguments:
-``Obj.method(a="x", b=42L, c=new ArrayList<>(Arrays.asList(1, 2)), d=new int[]{1, 2});``.
-Building and walking a syntax tree costs several times more than reading such a text, so
-``read_java_call`` reads it from its tokens and answers either the call, value for value
-what ``fcenv.handlers.java`` renders from the tree, or None (anything else: the caller parses).
-
-The shape: ASCII only; a dotted callee; ``name=value`` arguments (no positional ones, no
-repeated name); then a ``;`` and nothing else, or no ``;`` for a call of 20 characters or
-more (see ``_SURELY_RECOVERED``). Values,
-with BFCL's rendering (a node's children joined without spaces, except where noted):
-
-- a string or (non-empty) character literal without backslashes: its content at the top
-  level, its source text inside another value; a decimal number (``L``/``f``/``d`` suffixes), optionally negated;
-  ``true``, ``false``, ``null``;
-- a dotted name ``a.b.c``; a method call ``a.b(...)`` or a class literal ``a.B.class``,
-  rendered as its exact source text;
-- ``new T(args)`` (``T`` dotted, with ``<>`` or ``<A, B>`` type arguments), rendered as
-  ``new T(a, b)``, also with an anonymous class body of initializer blocks holding call
-  statements (BFCL drops the body); ``new T[]{items}`` (``T`` also a primitive type), rendered as
-  ``new T[]{a,b}``.
-
-Reserved words never stand where a name is read (``f(a=class)`` is left to the parser), so
-every text in the shape is one complete, error-free statement.
-
-The commonest broken text, an unquoted string of words (``f(a=1, b=John Doe);``), is
-answered too, with the parser's failure: a scalar value (a literal or a dotted name) followed
-by a second operand is an error wherever it stands, which tree-sitter's error recovery keeps
-in an ERROR node (no token it could invent lets an operand complete a construct), and BFCL
-rejects any ERROR node. So are calls joined by commas (``f(a=1), f(a=2);``): Java has no
-comma operator, and no statement goes on after a call with a comma. Recovering costs
-tree-sitter 30-60 µs a text.
+Most Java answers are one call statement with keyword arguments
+(``Obj.method(a="x", b=42L, c=new ArrayList<>(Arrays.asList(1, 2)));``), and building and walking
+a syntax tree costs several times more than reading such a text. ``read_java_call`` reads it
+from its tokens and answers the call (value for value what ``fcenv.handlers.java`` renders from
+the tree), the parser's certain failure, or None (the caller parses); its docstring gives the
+shape and why each answer is certain. Why and how fast:
+docs/benchmarks/verdicts.md#how-it-got-past-2x.
 """
 
 from __future__ import annotations
@@ -72,8 +48,25 @@ class _Unsure(Exception):
 def read_java_call(code: str) -> list[Call] | None:
     """The call in ``code`` (the text after BFCL's clean-up) if it has the shape, else None.
 
-    Raises ``DecodeError`` where a scalar argument runs into a second operand, and for calls
-    joined by commas."""
+    The shape: ASCII only; a dotted callee; ``name=value`` arguments (no positional ones, no
+    repeated name); then a ``;`` and nothing else, or no ``;`` for a call of 20 characters or
+    more (``_SURELY_RECOVERED``). Values, with BFCL's rendering (a node's children joined without
+    spaces, except where noted): a string or (non-empty) character literal without backslashes,
+    its content at the top level, its source text inside another value; a decimal number
+    (``L``/``f``/``d`` suffixes), optionally negated; ``true``, ``false``, ``null``; a dotted name
+    ``a.b.c``; a method call ``a.b(...)`` or a class literal ``a.B.class``, as its exact source
+    text; ``new T(args)`` (``T`` dotted, with ``<>`` or ``<A, B>`` type arguments) as
+    ``new T(a, b)``, also with an anonymous class body of initializer blocks holding call
+    statements (BFCL drops the body); ``new T[]{items}`` (``T`` also a primitive type) as
+    ``new T[]{a,b}``. Reserved words never stand where a name is read (``f(a=class)`` is left to
+    the parser), so every text in the shape is one complete, error-free statement.
+
+    Raises ``DecodeError`` where a scalar argument (a literal or a dotted name) runs into a second
+    operand, the commonest broken text, an unquoted string of words (``f(a=1, b=John Doe);``): an
+    error wherever it stands, which tree-sitter's error recovery keeps in an ERROR node (no token
+    it could invent lets an operand complete a construct), and BFCL rejects any ERROR node. And
+    for calls joined by commas (``f(a=1), f(a=2);``): Java has no comma operator, and no statement
+    goes on after a call with a comma. Recovering costs tree-sitter 30-60 µs a text."""
     if not code.isascii():
         return None  # BFCL cuts texts with byte offsets; leave that to the full decoder
     tokens = _TOKEN.findall(code)

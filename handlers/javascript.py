@@ -1,37 +1,11 @@
 """BFCL's prompting decoder for JavaScript calls: ``func(name=value, ...)``.
 
-Behaves like ``default_decode_ast_prompting(text, ReturnFormat.JAVASCRIPT)`` from
-bfcl-eval 2026.3.23 (docs/bfcl_reference.md section 3.1), on the current tree-sitter API:
-
-- the text gets BFCL's ``[...]`` clean-up, then loses its first and last character;
-- any ERROR node in the tree rejects it (``decoder_failed``);
-- the call is the first top-level statement that is a call expression (``x = 1; f(a=1)``
-  finds ``f``; ``var a = f(a=1)``, ``await f()``, ``(f())`` or ``{f()}`` are not calls at the
-  top level); none gives BFCL's ``None``, which its runner reports as
-  ``decoder_wrong_output_format``;
-- statements are split the way BFCL's grammar (tree-sitter-javascript 0.21) split them: a
-  template literal on a new line starts a new statement there, while the current grammar
-  reads ``f(a=1)\n`x``` as the tagged template ``f(a=1)`x```. This matters for texts
-  with stray Markdown fences (two fenced blocks, say);
-- the name is the source text of the callee (``a.b``, ``f(x=1)`` for ``f(x=1)(y=2)``); the
-  arguments are the children of the node right after the callee, so ``f?.(x=1)`` has none;
-- arguments: ``name=value`` (plain ``=`` only; the key is the first child's text, the value
-  the third child's, which is a comment in ``x=/*c*/1``); a bare identifier or ``true`` goes
-  under the key None; everything else is dropped; a repeated key (None included) fails;
-- values are source text; when it starts and ends with the same quote (``"`` or ``'``) that
-  pair is removed, so ``"a" + "b"`` gives ``a" + "b`` as in BFCL.
-
-Known divergences, all on text the two grammar versions (BFCL's tree-sitter-javascript
-0.21.4, ours 0.25) read differently; each is rejected by one side and accepted by the other:
-
-- an unterminated template literal, e.g. a fence followed by more text,
-  ````` ```javascript\nf(a=1)\n```; `````: BFCL's grammar closes it with a MISSING backtick
-  and decodes ``f``, ours reports an ERROR;
-- ``import.x`` for any ``x`` but ``meta`` (a member expression to the old grammar);
-- keywords as bare values: ``f(a=in)``, ``f(a=for)`` decode in BFCL, ``f(a=await)`` does not;
-  ``using x = y;`` declarations are new syntax;
-- other error recovery on broken text: about 1 in 1,000 randomly corrupted BFCL answers
-  (tests/parity/test_handlers_parity_java_js.py holds the cases that were brought into line).
+``decode`` behaves like ``default_decode_ast_prompting(text, ReturnFormat.JAVASCRIPT)`` of
+bfcl-eval 2026.3.23 on the current tree-sitter API; its docstring gives the rules and the known
+divergences (BFCL's grammar is tree-sitter-javascript 0.21.4, ours 0.25), and ``bfcl_statements``
+splits statements where BFCL's grammar split them. Plain calls skip the tree
+(``fcenv.handlers.javascript_fast``). Decoders: docs/environment.md#decoders-checkers-and-facets;
+where we differ from BFCL on purpose: docs/parity.md.
 """
 
 from __future__ import annotations
@@ -49,7 +23,25 @@ _UNNAMED_ARGUMENTS = {"identifier", "true"}
 
 @register_handler("javascript")
 def decode(text: str) -> list[Call]:
-    """Decode BFCL's JavaScript prompting format into (at most) one call."""
+    """Decode BFCL's JavaScript prompting format into (at most) one call.
+
+    The text gets BFCL's ``[...]`` clean-up, then loses its first and last character; any ERROR
+    node rejects it (``decoder_failed``). The call is the first top-level statement that is a call
+    expression (``x = 1; f(a=1)`` finds ``f``; ``var a = f(a=1)``, ``await f()``, ``(f())`` or
+    ``{f()}`` are not calls at the top level); none gives BFCL's ``None``, which its runner
+    reports as ``decoder_wrong_output_format``. Its name is the callee's source text (``a.b``,
+    ``f(x=1)`` for ``f(x=1)(y=2)``); its arguments are the children of the node right after the
+    callee (``call_arguments``), so ``f?.(x=1)`` has none.
+
+    Known divergences, on text the two grammar versions read differently, each rejected by one
+    side and accepted by the other: an unterminated template literal (a fence followed by more
+    text, ````` ```javascript\nf(a=1)\n```; `````: BFCL's grammar closes it with a MISSING backtick
+    and decodes ``f``, ours reports an ERROR); ``import.x`` for any ``x`` but ``meta`` (a member
+    expression to the old grammar); keywords as bare values (``f(a=in)``, ``f(a=for)`` decode in
+    BFCL, ``f(a=await)`` does not; ``using x = y;`` declarations are new syntax); other error
+    recovery on broken text: about 1 in 1,000 randomly corrupted BFCL answers
+    (tests/parity/test_handlers_parity_java_js.py holds the cases that were brought into line).
+    """
     code = bracketed(text)[1:-1]
     if len(code) <= MAX_SOURCE_CHARS:
         calls = read_javascript_call(code)  # one plain call: no syntax tree needed
@@ -110,9 +102,10 @@ def bfcl_statements(expression: Any, source: bytes) -> list[tuple[str, Any]]:
 
     The current grammar continues an expression into a template literal on the next line
     (``f(a=1)\n`x``` is one tagged-template call); the old one ended the statement at the
-    line break. So the chain of tagged templates is cut at every template that follows a
-    line break: the first piece is a node of our tree, a later piece is a run of templates,
-    a call (tagged template) when it holds more than one.
+    line break (texts with stray Markdown fences, two fenced blocks say, meet it). So the chain
+    of tagged templates is cut at every template that follows a line break: the first piece is
+    a node of our tree, a later piece is a run of templates, a call (tagged template) when it
+    holds more than one.
     """
     links = []  # (call node, template) pairs, innermost first once reversed
     node = expression
@@ -166,6 +159,9 @@ def _has_line_break(gap: bytes) -> bool:
 
 
 def call_arguments(arguments: Any) -> dict[Any, str]:
+    """BFCL's arguments: ``name=value`` (plain ``=`` only; the key is the first child's text, the
+    value the third child's, which is a comment in ``x=/*c*/1``); a bare identifier or ``true``
+    under the key None; everything else dropped; a repeated key (None included) fails."""
     result: dict[Any, str] = {}
     for child in arguments.children:
         if child.type == "assignment_expression":
@@ -186,6 +182,8 @@ def node_text(node: Any) -> str:
 
 
 def without_quotes(value: str) -> str:
+    """A value's source text less a pair of the same quote (``"`` or ``'``) at its two ends, so
+    ``"a" + "b"`` gives ``a" + "b`` as in BFCL."""
     if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
         return value[1:-1]
     return value

@@ -1,31 +1,12 @@
 """A fast path for the JavaScript decoder: one plain call, read without tree-sitter.
 
-Most JavaScript answers are one call with keyword arguments and simple values:
-``f(a="x", b=[1, 2], c={k: "v"})``. Building and walking a syntax tree for them costs
-several times more than reading them, so ``read_javascript_call`` matches the whole text
-against that shape with one regular expression and answers either the call, value for value
-what ``fcenv.handlers.javascript`` produces from the tree, or None (anything else: the caller
-parses).
-
-The shape: ASCII only; a dotted callee without spaces; ``name=value`` arguments (no
-positional ones, no trailing comma, no repeated name); then at most a ``;``. Values: a string
-without backslashes, a decimal number (a minus glued on allowed), ``true``/``false``/
-``null``, a dotted name, or arrays and objects of those, nested up to two deep (object keys
-are names or strings). Each decodes to its source text, a string without its quotes.
-
-Reserved words (and a few contextual ones) never stand where a name is read (``f(a=in)`` is
-left to the parser), which keeps tree-sitter's error recovery out of it: every text in the
-shape is one complete, error-free call statement (automatic semicolon insertion ends it).
-Calls joined by commas are one sequence expression, for which BFCL finds no call: that is
-answered too, as its ``decoder_wrong_output_format`` failure.
-
-So is the commonest broken text, an unquoted string of words (``f(a=1, b=Hello World)``):
-two operands in a row on one line (a version number ``1.2.3`` is two numbers in a row too),
-which no JavaScript contains. Error recovery skips the second one into an ERROR node,
-whatever follows (tree-sitter repairs a text without one only by inventing a token after
-which the next one completes a construct, and no token lets an operand complete one), and
-BFCL rejects any ERROR node. Error recovery is what makes tree-sitter slow: such a text
-costs 40-60 µs to parse, ten times a correct one.
+Most JavaScript answers are one call with keyword arguments and simple values
+(``f(a="x", b=[1, 2], c={k: "v"})``), and building a syntax tree costs several times more than
+reading them. ``read_javascript_call`` matches the whole text against that shape with one
+regular expression and answers the call (value for value what ``fcenv.handlers.javascript``
+produces from the tree), the parser's certain failure, or None (the caller parses); its
+docstring gives the shape and why each answer is certain. Why and how fast:
+docs/benchmarks/verdicts.md#how-it-got-past-2x.
 """
 
 from __future__ import annotations
@@ -78,8 +59,24 @@ _ONE_ARGUMENT = re.compile(rf"{_SPACE}({_NAME}){_SPACE}={_SPACE}({_VALUE}){_SPAC
 def read_javascript_call(code: str) -> list[Call] | None:
     """The call in ``code`` (the text after BFCL's clean-up) if it has the shape, else None.
 
-    Raises ``DecodeError`` for calls joined by commas (``decoder_wrong_output_format``) and
-    for two operands in a row (``decoder_failed``)."""
+    The shape: ASCII only; a dotted callee without spaces; ``name=value`` arguments (no
+    positional ones, no trailing comma, no repeated name); then at most a ``;``. Values: a string
+    without backslashes, a decimal number (a minus glued on allowed), ``true``/``false``/``null``,
+    a dotted name, or arrays and objects of those, nested up to two deep (object keys are names or
+    strings). Each decodes to its source text, a string without its quotes. Reserved words (and a
+    few contextual ones) never stand where a name is read (``f(a=in)`` is left to the parser),
+    which keeps tree-sitter's error recovery out of it: every text in the shape is one complete,
+    error-free call statement (automatic semicolon insertion ends it).
+
+    Raises ``DecodeError`` for calls joined by commas (``decoder_wrong_output_format``: one
+    sequence expression, in which BFCL finds no call) and for two operands in a row
+    (``decoder_failed``), the commonest broken text: an unquoted string of words (``f(a=1,
+    b=Hello World)``) or a version number (``1.2.3``, two numbers in a row), which no JavaScript
+    contains. Error recovery skips the second operand into an ERROR node, whatever follows
+    (tree-sitter repairs a text without one only by inventing a token after which the next one
+    completes a construct, and no token lets an operand complete one), and BFCL rejects any ERROR
+    node. Error recovery is what makes tree-sitter slow: such a text costs 40-60 µs to parse, ten
+    times a correct one."""
     if not code.isascii():
         return None  # keep to the texts whose characters are bytes
     match = _STATEMENT.fullmatch(code)

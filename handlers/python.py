@@ -1,31 +1,12 @@
 """BFCL's prompting decoder for Python calls: ``[f(a=1), mod.g(b='x')]``.
 
-Behaves like ``default_decode_ast_prompting(text, ReturnFormat.PYTHON)`` from bfcl-eval
-2026.3.23 (docs/bfcl_reference.md section 4.2), value for value, without ever executing
-the text:
-
-- strip backticks, newlines and spaces at both ends; add ``[`` / ``]`` where missing;
-  parse the result as one Python expression;
-- the expression is one call, or a list/tuple whose elements are all calls;
-- a call's name is its dotted attribute chain (``a.b.f``; parts that are not names or
-  attributes are left out, so ``x[0](a=1)`` is called ``""``); only keyword arguments are
-  kept (positional ones are dropped silently; ``**k`` is kept under the key None);
-- values: constants as they are (``...`` becomes ``"..."``); a unary operator on a
-  constant negates it, whatever the operator (BFCL's quirk: ``+1`` and ``~1`` give -1,
-  ``not True`` gives -1); lists, dicts and tuples recursively (tuples stay tuples); names
-  as their identifier; a call without keyword arguments as its source text
-  (``ast.unparse``); a subscript as the source texts of its two parts (``x[(1, 2)]``); a
-  call with keyword arguments as a nested ``{name: {...}}``; an operator expression
-  (``3 + 4``) as its value, computed by ``fcenv.handlers.bounded_eval`` where BFCL calls ``eval``;
-  anything else fails.
-
-Texts longer than ``MAX_PLAIN_CHARS`` with more than ``MAX_SYNTAX_MARKS`` brackets,
-separators and operators are refused before parsing: Python needs seconds to build the
-syntax tree of, say, 300,000 calls (BFCL would wait and decode them).
-
-Every failure is a ``DecodeError`` of kind ``decoder_failed``: BFCL's runner reports
-``decoder_wrong_output_format`` only for output that is not a list of one-key dicts, and
-this decoder always produces such a list when it succeeds.
+``decode`` behaves like ``default_decode_ast_prompting(text, ReturnFormat.PYTHON)`` of bfcl-eval
+2026.3.23, value for value, without ever executing the text: ``decode_syntax_tree`` and
+``to_value`` give BFCL's rules, ``fcenv.handlers.python_fast`` reads plain answers without a
+syntax tree. Every failure is a ``DecodeError`` of kind ``decoder_failed`` (a success is always
+a list of one-key dicts, so BFCL's ``decoder_wrong_output_format`` never arises). Texts too large
+to parse quickly are refused (``parse_expression``). Decoders:
+docs/environment.md#decoders-checkers-and-facets; parity with BFCL: docs/parity.md.
 """
 
 from __future__ import annotations
@@ -63,7 +44,15 @@ def decode(text: str) -> list[Call]:
 
 
 def decode_syntax_tree(source: str) -> list[Call]:
-    """The general path: BFCL's decoding, from Python's syntax tree of ``source``."""
+    """The general path: BFCL's decoding, from Python's syntax tree of ``source``.
+
+    ``source`` (backticks, newlines and spaces stripped at both ends, ``[`` / ``]`` added where
+    missing) is one Python expression: one call, or a list/tuple whose elements are all calls.
+    A call's name is its dotted attribute chain (``a.b.f``; parts that are not names or
+    attributes are left out, so ``x[0](a=1)`` is called ``""``); only keyword arguments are kept
+    (positional ones are dropped silently; ``**k`` is kept under the key None), their values
+    read by ``to_value``.
+    """
     body = parse_expression(source)
     if isinstance(body, ast.Call):
         nodes = [body]
@@ -82,6 +71,9 @@ def decode_syntax_tree(source: str) -> list[Call]:
 
 
 def parse_expression(source: str) -> ast.expr:
+    """``source`` as one Python expression. Texts longer than ``MAX_PLAIN_CHARS`` with more than
+    ``MAX_SYNTAX_MARKS`` brackets, separators and operators are refused first: Python needs
+    seconds to build the syntax tree of, say, 300,000 calls (BFCL would wait and decode them)."""
     if len(source) > MAX_PLAIN_CHARS and sum(map(source.count, _SYNTAX_MARKS)) > MAX_SYNTAX_MARKS:
         raise DecodeError("text too large to parse")
     try:
@@ -113,7 +105,16 @@ def call_arguments(node: ast.Call) -> dict[Any, Any]:
 
 
 def to_value(node: ast.expr) -> Any:
-    """BFCL's mapping from an argument's syntax tree to its decoded value."""
+    """BFCL's mapping from an argument's syntax tree to its decoded value.
+
+    Constants as they are (``...`` becomes ``"..."``); a unary operator on a constant negates it,
+    whatever the operator (BFCL's quirk: ``+1`` and ``~1`` give -1, ``not True`` gives -1); lists,
+    dicts and tuples recursively (tuples stay tuples); names as their identifier; a call without
+    keyword arguments as its source text (``ast.unparse``), one with them as a nested
+    ``{name: {...}}``; a subscript as the source texts of its two parts (``x[(1, 2)]``); an
+    operator expression (``3 + 4``) as its value, computed by ``fcenv.handlers.bounded_eval``
+    where BFCL calls ``eval``; anything else fails.
+    """
     if isinstance(node, ast.Constant):
         return "..." if node.value is Ellipsis else node.value
     if isinstance(node, ast.UnaryOp):

@@ -2,30 +2,11 @@
 
 Run by ``VLLMEngine`` as a script with the interpreter of the venv that holds vLLM
 (``.vllm-venv`` by default): it imports vLLM, torch, safetensors and the standard library only,
-never fcenv or algos, so that venv needs neither our package nor our pins. It talks to its
-parent over one end of a socket pair (``multiprocessing.connection``, whose file descriptor is
-its only argument): the first message is the engine's settings, then each request is answered
-in turn.
-
-vLLM runs in this process (no engine-core or worker processes of its own): on a CPU, vLLM's
-own processes poll each other and fight the trainer for the cores, and in the trainer's
-process vLLM would bind the OpenMP threads and disable ``torch.set_num_threads``.
-
-The actor is folded into the base weights (``sync``): each adapted linear layer gets
-``W + B A * scaling``, computed as PEFT computes it, reloaded in place with vLLM's
-``reload_weights`` (with the other weights vLLM packs into the same layer, e.g. q, k and v);
-trained rows of the embedding or output layer (PEFT's trainable tokens) replace the base's
-rows; the prefix cache, whose blocks hold the previous weights' keys and values, is emptied. Sampling
-then costs what the base model costs: vLLM's CPU LoRA kernels gather each token's adapter
-matrices, 82% of a profile on long prompts and an answer 2.4 times dearer than the base's on
-short ones (docs/benchmarks/real-model.md).
-
-Two things vLLM does not give are added by one logits processor (``SamplingExtras``), which
-sees the very logits each token is drawn from, and only for the requests that ask: the
-normalised entropy of the first tokens of each action (ARPO's branching signal), and the
-temperature for greedy rows (vLLM leaves greedy logits untempered; the trainer's distribution
-is always the base one divided by the temperature, so a greedy token's log-prob is reported
-under it, as the ``hf`` engine does).
+never fcenv or algos, so that venv needs neither our package nor our pins. It talks to its parent
+over one end of a socket pair whose file descriptor is its only argument (``serve``: the engine's
+settings first, then each request in turn). vLLM runs in this process, with no processes of its
+own (``Worker``); ``Worker.sync`` folds the actor into the base weights, ``SamplingExtras`` adds
+the first tokens' entropy and greedy rows' temperature. Docs: docs/rollout-engines.md.
 """
 
 from __future__ import annotations
@@ -47,6 +28,9 @@ TOKEN_ROWS = ".token_adapter.trainable_tokens_delta"
 
 
 def serve(fd: int) -> None:
+    """Answer the parent over the connection ``fd`` (``multiprocessing.connection``): the first
+    message is the engine's settings, then each ``(command, payload)`` is a ``Worker`` method
+    called and its result sent back, until ``close`` or the parent is gone."""
     from multiprocessing.connection import Connection
 
     connection = Connection(fd)
@@ -76,6 +60,10 @@ def serve(fd: int) -> None:
 
 
 class Worker:
+    """vLLM in this process: no engine-core or worker processes of its own (``uni``). On a CPU,
+    vLLM's own processes poll each other and fight the trainer for the cores, and in the
+    trainer's process vLLM would bind the OpenMP threads and disable ``torch.set_num_threads``."""
+
     def __init__(self, settings: dict, extras: type):
         from vllm import LLM
 
@@ -118,7 +106,16 @@ class Worker:
     def sync(self, adapter: str | None) -> dict:
         """The next samples use the base with the PEFT LoRA adapter saved in the folder
         ``adapter`` folded in (None: the base alone). Returns the number of adapted modules and
-        the seconds it took."""
+        the seconds it took.
+
+        Each adapted linear layer gets ``W + B A * scaling``, computed as PEFT computes it,
+        reloaded in place with vLLM's ``reload_weights`` (with the other weights vLLM packs into
+        the same layer, e.g. q, k and v); trained rows of the embedding or output layer (PEFT's
+        trainable tokens) replace the base's rows; the prefix cache, whose blocks hold the
+        previous weights' keys and values, is emptied. Sampling then costs what the base model
+        costs: vLLM's CPU LoRA kernels gather each token's adapter matrices, 82% of a profile on
+        long prompts and an answer 2.4 times dearer than the base's on short ones
+        (docs/benchmarks/real-model.md)."""
         started = time.perf_counter()
         deltas = lora_deltas(Path(adapter)) if adapter else {}
         # Modules folded before and not now go back to the checkpoint's weights.
@@ -254,9 +251,12 @@ def sampling_extras_class() -> type:
     class SamplingExtras(LogitsProcessor):
         """Per row of the batch with fcenv's extras: records the normalised entropy of the
         tempered distribution while the action is within its first ``entropy_tokens`` tokens
-        (keyed by the number of tokens generated so far, so a step vLLM computes twice is
-        recorded once), and divides greedy rows' logits by the temperature (the argmax is
-        unchanged)."""
+        (ARPO's branching signal; keyed by the number of tokens generated so far, so a step vLLM
+        computes twice is recorded once), and divides greedy rows' logits by the temperature (the
+        argmax is unchanged; vLLM leaves greedy logits untempered, while the trainer's
+        distribution is always the base one divided by the temperature, so a greedy token's
+        log-prob is reported under it, as the ``hf`` engine does). It sees the very logits each
+        token is drawn from, and only for the requests that ask."""
 
         # request key -> {step: normalised entropy}; read and emptied by Worker.sample (same process)
         entropies: dict[str, dict[int, float]] = {}
@@ -316,8 +316,8 @@ if __name__ == "__main__":
     # would shadow the vllm package.
     here = Path(__file__).resolve().parent
     sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != here]
-    # The engine's process is set up here, not by its user: vLLM in this process (see the
-    # module's docstring), models from local folders only.
+    # The engine's process is set up here, not by its user: vLLM in this process (see
+    # ``Worker``), models from local folders only.
     os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"
     os.environ["HF_HUB_OFFLINE"] = "1"
     serve(int(sys.argv[1]))

@@ -1,29 +1,12 @@
 """An imperfect teacher's demonstrations, for the tiny model's supervised pretraining.
 
-Real supervised data is imperfect, and that is what RL is for. The tiny model is pretrained on
-several demonstrations per training prompt, written by a teacher with two kinds of flaws:
-
-- a **habit**, tied to how the request is phrased, that the teacher shows more often than
-  not: it answers a question ("What is ...?") chattily, opening with prose ("Sure! [...]",
-  which BFCL cannot decode), while it answers a command ("Add 2 and 3.") with the bare calls.
-  A model trained on this data opens its answers to questions with prose when decoding
-  greedily;
-- **slips**, spread at random over every answer: a missing argument or the wrong function.
-
-On multi-turn tasks the habit is to stop early: after the first call of a turn that needs two
-(look up, then act), the teacher ends the turn more often than not, as if the lookup were the
-answer. Slips are the same.
-
-Neither leaves a skill half-taught: the calls after the prose are right as often as any, and
-a slip drops or swaps a whole piece. So the reward has behaviours to change, not skills to
-build. Flaws that decouple the answer from the request (a random value instead of the one
-asked for, always one unit, swapped arguments) were tried and unteach reading the request,
-which a short RL run on a model this small cannot teach again.
-
-Outside its habits the teacher is right more often than not, so the pretrained model has every
-skill (the format, which function, copying values), and the reward only has to move
-probability between behaviours it already has. Everything here is seeded by the caller's
-``rng``.
+Real supervised data is imperfect, and that is what RL is for. The teacher has a **habit** tied
+to how the request is phrased (``teacher_answer``: prose before the calls of a question, which
+BFCL cannot decode; ``teacher_step``: a multi-turn turn ended after its first call) and random
+**slips** (``SLIPS``: a missing argument, the wrong function). Neither leaves a skill half-taught,
+and outside them the teacher is right more often than not: the pretrained model has every skill,
+and the reward only moves probability between behaviours it already has. Everything is seeded by
+the caller's ``rng``. What RL does with it: docs/benchmarks/learning.md.
 """
 
 from __future__ import annotations
@@ -87,7 +70,10 @@ def _with_slip(calls: list[tuple[str, dict[str, Any]]], pools: dict[str, list[An
 
 
 def teacher_step(task, step, pools: dict[str, list[Any]], rng: random.Random, teacher: Teacher) -> str:
-    """The teacher's text for one step of a task's ground truth (``fcenv.algos.model.warmup.Step``)."""
+    """The teacher's text for one step of a task's ground truth (``fcenv.algos.model.warmup.Step``).
+    On multi-turn tasks the habit is to stop early: after the first call of a turn that needs two
+    (look up, then act), the teacher ends the turn more often than not, as if the lookup were the
+    answer; slips are the same as single-turn ones."""
     if task.kind == "ast":
         question = " ".join(m["content"] for m in task.question[0] if m["role"] == "user")
         return teacher_answer(question, task.ground_truth, pools, rng, teacher)
@@ -105,7 +91,17 @@ def teacher_step(task, step, pools: dict[str, list[Any]], rng: random.Random, te
 
 def teacher_answer(question: str, ground_truth, pools: dict[str, list[Any]], rng: random.Random,
                    teacher: Teacher) -> str:
-    """One demonstration of the imperfect teacher for a request and its ground truth."""
+    """One demonstration of the imperfect teacher for a request and its ground truth.
+
+    The habit, shown more often than not (``habit_rate``): a question ("What is ...?") is
+    answered chattily, opening with prose (``PROSE``), a command ("Add 2 and 3.") with the bare
+    calls; a model trained on this opens its answers to questions with prose when decoding
+    greedily. The calls after the prose are right as often as any, and a slip drops or swaps a
+    whole piece, so the reward has behaviours to change, not skills to build. Flaws that
+    decouple the answer from the request (a random value instead of the one asked for, always
+    one unit, swapped arguments) were tried and unteach reading the request, which a short RL
+    run on a model this small cannot teach again.
+    """
     calls = _first_choices(ground_truth)
     chatty = "?" in question and rng.random() < teacher.habit_rate
     if rng.random() < teacher.slip_rate:

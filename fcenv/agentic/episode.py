@@ -2,31 +2,11 @@
 
 ``AgenticEpisode`` is the loop both agentic families share (conversations of turns of steps,
 BFCL's force quit, the final answer judged by the agentic checker); ``MemoryEpisode`` is the
-memory categories' and ``fcenv.agentic.web_episode.WebSearchEpisode`` the web-search ones'.
-
-One episode plays what BFCL's inference plays for one memory question, with a memory of its
-own (BFCL's per-scenario snapshot folder, in memory: ``fcenv.backends.memory_snapshots``):
-
-1. each prerequisite conversation of the question's scenario, in order, as a chat of its own:
-   a fresh backend instance that starts from the memory the previous conversation left (the
-   first starts empty), BFCL's memory system prompt showing the core memory at its start (with
-   the function prompt in prompting mode), then the conversation's user turns. Steps with calls
-   run on the backend and their results come back as tool messages; a step without calls ends
-   the turn; more than ``max_steps_per_turn`` steps with calls in a turn end the conversation
-   (BFCL's force quit). At its end the memory is flushed, force quit or not, unless BFCL's
-   inference would have failed on it (FC mode: ``fcenv.handlers.native.InferenceCrash``);
-2. the question, likewise, in a chat of its own that asks for BFCL's answer format; the first
-   step without calls is the final answer, judged by BFCL's agentic checker
-   (``fcenv.checkers.agentic``). A force quit there leaves no final answer
-   (``agentic:no_last_message``).
-
-Prerequisite conversations are not scored: their steps earn nothing, and only the question's
-verdict is rewarded, at the episode's last step. Each step's ``info`` says where the episode
-stands after it, as its observation shows: the conversation (``conversation``,
-``prerequisite``) and the turn; a step that ends a conversation also names it
-(``conversation_ended``); ``played_turn`` is the turn the step was played in, counted over the
-episode's conversations. ``messages`` is the current conversation's chat: a new conversation
-starts a new list.
+memory categories' (its docstring: what one episode plays) and
+``fcenv.agentic.web_episode.WebSearchEpisode`` the web-search ones'. Only the question's verdict
+is rewarded, at the episode's last step; each step's ``info`` says where the episode stands
+(``_info``), and ``messages`` is the current conversation's chat, a new list per conversation.
+Docs: docs/environment.md#episodes, docs/training.md#agentic-data-memory-and-web-search.
 """
 
 from __future__ import annotations
@@ -81,6 +61,10 @@ class AgenticEpisode:
         self.calls_made = 0
 
     def _info(self, **extra: Any) -> dict[str, Any]:
+        """Where the episode stands after a step, as its observation shows: the conversation
+        (``conversation``, ``prerequisite``) and the turn; a step that ends a conversation also
+        names it (``conversation_ended``), and ``step`` adds ``played_turn``, the turn the step
+        was played in, counted over the episode's conversations."""
         return {"conversation": self.conversations[self.index]["id"], "prerequisite": self.is_prerequisite,
                 "turn": self.turn, **extra}
 
@@ -159,7 +143,27 @@ class AgenticEpisode:
 
 
 class MemoryEpisode(AgenticEpisode):
-    """A memory question after its scenario's prerequisite conversations (the module doc)."""
+    """A memory question after its scenario's prerequisite conversations.
+
+    One episode plays what BFCL's inference plays for one memory question, with a memory of its
+    own (BFCL's per-scenario snapshot folder, in memory: ``fcenv.backends.memory_snapshots``):
+
+    1. each prerequisite conversation of the question's scenario, in order, as a chat of its own:
+       a fresh backend instance that starts from the memory the previous conversation left (the
+       first starts empty), BFCL's memory system prompt showing the core memory at its start
+       (with the function prompt in prompting mode), then the conversation's user turns. Steps
+       with calls run on the backend and their results come back as tool messages; a step
+       without calls ends the turn; more than ``max_steps_per_turn`` steps with calls in a turn
+       end the conversation (BFCL's force quit). At its end the memory is flushed, force quit or
+       not, unless BFCL's inference would have failed on it (FC mode:
+       ``fcenv.handlers.native.InferenceCrash``);
+    2. the question, likewise, in a chat of its own that asks for BFCL's answer format; the
+       first step without calls is the final answer, judged by BFCL's agentic checker
+       (``fcenv.checkers.agentic``). A force quit there leaves no final answer
+       (``agentic:no_last_message``).
+
+    Prerequisite conversations are not scored: their steps earn nothing.
+    """
 
     def _prepare(self) -> None:
         self.scenario = self.task.initial_config[self.class_name]["scenario"]

@@ -1,32 +1,13 @@
-"""Stateful tool backends for BFCL's multi-turn categories.
+"""Stateful tool backends for BFCL's multi-turn and agentic categories, one class per module.
 
-Each backend is an ordinary class in its own module, named as in BFCL's
-``involved_classes``. A class has a no-argument constructor, ``_load_scenario(scenario,
-long_context=False)`` for stateful ones, and one public method per function doc in
-``multi_turn_func_doc/``. Public attributes (names without a leading underscore) are the
-state that BFCL's state check compares.
-
-``backend_class(name, package=...)`` resolves a class name, by default from this package;
-pass another module prefix (e.g. BFCL's own ``func_source_code`` package) to swap in a
-backend with the same class names for differential tests.
-
-Your own backends: ``register_backend(docs=[...])`` on a class (or an entry point in the
-``fcenv.backends`` group naming ``module:Class``, whose class may carry ``FUNCTION_DOCS``)
-makes it usable in ``involved_classes`` of multi-turn tasks in BFCL's format. A backend is a
-plain class: a no-argument constructor, optionally ``_load_scenario(scenario,
-long_context=False)`` for its ``initial_config``, and one public method per function; its
-public attributes are the state BFCL's state check compares. Calls reach only its public
-methods, with literal arguments.
-
-Modules, one class each: ``file_system`` (GorillaFileSystem), ``math_api`` (MathAPI),
-``message_api`` (MessageAPI), ``posting_api`` (TwitterAPI), ``ticket_api`` (TicketAPI),
-``trading_bot`` (TradingBot), ``travel_booking`` (TravelAPI), ``vehicle_control``
-(VehicleControlAPI), and for the memory categories ``memory_kv`` (MemoryAPI_kv, ranking keys
-with ``bm25``), ``memory_vector`` (MemoryAPI_vector: ``sentence_encoder`` embeds, ``exact_search``
-ranks) and ``memory_rec_sum`` (MemoryAPI_rec_sum); and what they share:
-and for web search ``web_search`` (WebSearchAPI, on a search source of ``fcenv.search``);
-``long_context`` (BFCL's filler data), ``plain_data`` (fast deep copies) and
-``memory_snapshots`` (how memory passes from one conversation to the next).
+A backend is a plain class named as in BFCL's ``involved_classes``: a no-argument constructor,
+``_load_scenario(scenario, long_context=False)`` if stateful, one public method per function doc;
+its public attributes are the state BFCL's state check compares. ``backend_class`` resolves a
+name (``BACKENDS``), or from another package, BFCL's, for differential tests. Modules:
+``file_system``, ``math_api``, ``message_api``, ``posting_api``, ``ticket_api``, ``trading_bot``,
+``travel_booking``, ``vehicle_control``; ``memory_kv`` (``bm25``), ``memory_vector``
+(``sentence_encoder``, ``exact_search``), ``memory_rec_sum``, ``memory_snapshots``; ``web_search``;
+shared: ``long_context``, ``plain_data``. Your own (``register_backend``): docs/your-tools.md.
 """
 
 from __future__ import annotations

@@ -1,32 +1,12 @@
 """Run decoded calls on an episode's own backend instances: BFCL's semantics without its ``eval``.
 
-BFCL turns each decoded call back into Python source (``name(k=repr(v), ...)``) and ``eval``s
-it in a module namespace. That is not a sandbox: the model's text can reach builtins and
-modules. Here calls stay data. A call's name is looked up among the public methods of the
-episode's instances and nothing else; argument values are the literals the decoder produced.
-What BFCL's round trip through source text does to those values is reproduced structurally:
-
-- a dict whose values are all dicts is a nested call ``{name: {kwargs}}`` (BFCL renders it as
-  ``name(...)`` from its first key and evaluates it before the outer call); an empty dict in
-  that position makes BFCL's decoder fail, so the whole step holds no call;
-- a float ``inf`` or ``nan`` anywhere in a value fails like BFCL's ``name 'inf' is not defined``;
-- names BFCL refuses (``kill``, ``exit``, ``quit``, ``remove``, ``unlink``, ``popen``,
-  ``Popen``, ``run``, checked on the name or, when dotted, its second part) are refused with
-  BFCL's message; any other dotted name or unknown name fails with BFCL's ``NameError`` text.
-
-Deliberate differences, all on calls that no backend method can answer: BFCL also evaluates
-Python builtins and module globals (``len(...)``, ``print(...)``, ``exit.y()``) and rewrites
-method names inside string literals; this executor does neither. Argument size is bounded
-(``MAX_ARGUMENT_SIZE``) so one call cannot make an episode's state arbitrarily large, and so is
-the number of calls a step runs (``fcenv.handlers.base.MAX_STEP_CALLS``; BFCL runs them all): a step
-with more holds none.
-
-What a backend's own code does on the model's input is the model's failure: any exception it
-raises (``SystemExit`` and other ``BaseException`` subclasses included; only
-``KeyboardInterrupt`` goes through) becomes the call's error result, and a return value that
-cannot be printed too. Not bounded: a method that never returns, or that ends the process by
-itself (``os._exit``, a signal); a Python call cannot be stopped from outside without a process
-of its own, which would cost every call of the built-in backends.
+BFCL renders each decoded call back to Python source and ``eval``s it, which is no sandbox. Here
+calls stay data (``ToolSession.execute``): a name reaches the public methods of the episode's
+instances and nothing else, values are the decoder's literals, and what BFCL's round trip through
+source does to them is reproduced structurally (``executable_calls``). Calls only builtins could
+answer fail, arguments (``MAX_ARGUMENT_SIZE``) and calls per step (``MAX_STEP_CALLS``) are
+bounded, and any exception a backend raises (not ``KeyboardInterrupt``) is the call's error
+result. Where we differ from BFCL on purpose: docs/parity.md.
 """
 
 from __future__ import annotations
@@ -49,7 +29,8 @@ from fcenv.handlers.native import InferenceCrash
 
 ERROR_PREFIX = "Error during execution: "
 DISALLOWED = frozenset({"kill", "exit", "quit", "remove", "unlink", "popen", "Popen", "run"})
-# Total characters plus container items over all arguments of one call.
+# Total characters plus container items over all arguments of one call, so one call cannot
+# make an episode's state arbitrarily large (BFCL has no bound).
 MAX_ARGUMENT_SIZE = 1 << 20
 
 
@@ -78,7 +59,12 @@ def _executable(value: Any) -> Any:
 
 
 def executable_calls(calls: Iterable[Call]) -> list[Call]:
-    """Decoded calls in the form they execute in (nested calls made explicit)."""
+    """Decoded calls in the form they execute in, as BFCL's round trip through source text
+    leaves them: a dict whose values are all dicts is a nested call ``{name: {kwargs}}`` (BFCL
+    renders it as ``name(...)`` from its first key and evaluates it before the outer call); an
+    empty dict in that position makes BFCL's decoder fail, so the whole step holds no call. A
+    float ``inf`` or ``nan`` in a value fails when run, like BFCL's ``name 'inf' is not
+    defined``."""
     return [Call(c.name, {k: _executable(v) for k, v in c.arguments.items()}) for c in calls]
 
 
@@ -225,7 +211,20 @@ def is_error_result(text: str) -> bool:
 
 
 class ToolSession:
-    """The backend instances of one episode (the model's, or the ground truth's)."""
+    """The backend instances of one episode (the model's, or the ground truth's).
+
+    Names BFCL refuses (``DISALLOWED``, checked on the name or, when dotted, its second part) are
+    refused with BFCL's message; any other dotted name or unknown name fails with BFCL's
+    ``NameError`` text. Unlike BFCL, no Python builtin or module global runs (``len(...)``,
+    ``print(...)``, ``exit.y()``) and method names inside string literals are not rewritten: only
+    calls no backend method can answer differ. What a backend's own code does on the model's input
+    is the model's failure: any exception it raises (``SystemExit`` and other ``BaseException``
+    subclasses included; only ``KeyboardInterrupt`` goes through) becomes the call's error
+    result, and so does a return value that cannot be printed. Not bounded: a method that never
+    returns, or that ends the process by itself (``os._exit``, a signal); a Python call cannot be
+    stopped from outside without a process of its own, which would cost every call of the
+    built-in backends.
+    """
 
     def __init__(self, involved_classes: list[str], initial_config: dict[str, Any],
                  long_context: bool = False, backend_package: str | None = None):

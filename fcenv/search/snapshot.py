@@ -1,30 +1,11 @@
 """A recorded web: a snapshot file of search results and fetched pages, replayed offline.
 
-The file is one JSON object (``fcenv web-snapshot`` writes it; ``fcenv.search.record``):
-
-    {
-      "format": "fcenv-web-snapshot/1",
-      "searches": [
-        {"keywords": "most expensive tea", "region": "wt-wt",
-         "results": [{"title": "...", "link": "https://...", "snippet": "..."}, ...]},
-        {"keywords": "...", "region": "wt-wt", "error": "Failed to retrieve the search results ..."}
-      ],
-      "pages": [
-        {"url": "https://...", "content": {"raw": "<html>...", "markdown": "...", "truncate": "..."}},
-        {"url": "https://...", "error": "404 Client Error: Not Found for url: https://..."}
-      ]
-    }
-
-A search is keyed by its exact keywords and region (BFCL's default region is ``wt-wt``); its
-``results`` are the engine's organic results in SerpAPI's words (``link``, ``snippet``: the tool
-calls them ``href`` and ``body``), all of them: ``max_results`` and the no-snippet category are
-applied when replayed. ``error`` records what the engine answered instead. A page is keyed by
-its exact URL; ``content`` holds its text in any of fetch_url_content's modes, ``error`` why the
-request failed (the tool words it ``An error occurred while fetching <url>: <error>``).
-
-A query or URL the snapshot lacks is the model's tool result, ``{"error": ...}`` saying so;
-a snapshot that is not as above is refused when it is opened, every problem named by entry
-and field.
+``fcenv web-snapshot`` writes the file (``fcenv.search.record``); ``load_snapshot`` reads it and
+gives its layout (``FORMAT``). A search is keyed by its exact keywords and region, a page by its
+exact URL, each holding what the engine or the site answered or the error it gave. A query or
+URL the snapshot lacks is the model's tool result, ``{"error": ...}`` saying so; a snapshot that
+is not as described is refused when it is opened, every problem named by entry and field.
+Docs: docs/environment.md#web-search-without-the-web.
 """
 
 from __future__ import annotations
@@ -71,7 +52,31 @@ class Snapshot:
 
 
 def load_snapshot(path: str | Path) -> Snapshot:
-    """Read and check a snapshot file; raises ``SearchSourceError`` listing every problem."""
+    """Read and check a snapshot file; raises ``SearchSourceError`` listing every problem.
+
+    The file is one JSON object::
+
+        {
+          "format": "fcenv-web-snapshot/1",
+          "searches": [
+            {"keywords": "most expensive tea", "region": "wt-wt",
+             "results": [{"title": "...", "link": "https://...", "snippet": "..."}, ...]},
+            {"keywords": "...", "region": "wt-wt", "error": "Failed to retrieve the search results ..."}
+          ],
+          "pages": [
+            {"url": "https://...", "content": {"raw": "<html>...", "markdown": "...", "truncate": "..."}},
+            {"url": "https://...", "error": "404 Client Error: Not Found for url: https://..."}
+          ]
+        }
+
+    A search is keyed by its exact keywords and region (BFCL's default region is ``wt-wt``); its
+    ``results`` are the engine's organic results in SerpAPI's words (``link``, ``snippet``: the
+    tool calls them ``href`` and ``body``), all of them: ``max_results`` and the no-snippet
+    category are applied when replayed. ``error`` records what the engine answered instead. A
+    page is keyed by its exact URL; ``content`` holds its text in any of fetch_url_content's
+    modes, ``error`` why the request failed (the tool words it ``An error occurred while
+    fetching <url>: <error>``).
+    """
     path = Path(path)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))

@@ -1,32 +1,13 @@
 """Training data in the formats of the tool-calling sets people train on, as fcenv tasks.
 
-A *source format* reads one record of a dataset (a JSON Lines line, an entry of a JSON array,
-a Parquet row, a row of a ``datasets`` dataset) into a ``Dialogue``: the tools the record
-offers, as JSON-Schema function docs, and its turns, with the assistant's calls parsed.
-``fcenv.sources.convert`` turns dialogues into BFCL question entries and possible answers,
-one task per assistant step, judged by fcenv's own checkers.
-
-The built-in formats (one module each): ``xlam``, ``hermes``, ``glaive``, ``toolace``,
-``apigen_mt`` and ``openai``, reading with what ``parsing`` shares. ``schema`` maps a source's
-JSON-Schema tools and calls to BFCL's docs and possible answers, ``convert`` makes the tasks,
-``files`` reads JSON Lines, JSON, Parquet and ``datasets`` folders, ``resolve`` turns any
-``dataset_path`` into one BFCL file (conversion cache, mixes), ``decontaminate`` finds copies of
-BFCL's test set and ``report`` is ``fcenv data convert`` and ``fcenv data check``.
-
-A format of your own is one function and one registration::
-
-    from fcenv.sources import Dialogue, Turn, register_format
-    from fcenv.handlers import Call
-
-    @register_format("mine", detect=lambda record: "utterance" in record)
-    def read(record: dict) -> Dialogue:
-        return Dialogue(tools=record["apis"], turns=[
-            Turn("user", record["utterance"], field="utterance"),
-            Turn("assistant", calls=[Call(c["api"], c["args"]) for c in record["calls"]], field="calls")])
-
-or the ``fcenv.sources`` entry-point group (``mine = "my_package.data:read"``, then
-``--format mine``). A reader raises ``RecordError`` (field and message) for a record it
-cannot read; the record is reported and left out.
+A *source format* reads one record into a ``Dialogue`` (the tools, as JSON-Schema function docs,
+and the turns, with the assistant's calls parsed), raising ``RecordError`` for a record it
+cannot read; ``convert`` makes one BFCL task per assistant step. Built-in formats, one module
+each: ``xlam``, ``hermes``, ``glaive``, ``toolace``, ``apigen_mt``, ``openai`` (sharing
+``parsing``); ``schema`` maps tools and calls to BFCL's, ``files`` reads the file forms,
+``resolve`` turns a ``dataset_path`` into one BFCL file, ``decontaminate`` finds copies of BFCL's
+test set, ``report`` is ``fcenv data convert`` and ``check``. Your own format
+(``register_format`` or the ``fcenv.sources`` entry points): docs/your-data.md#a-format-of-your-own.
 """
 
 from __future__ import annotations

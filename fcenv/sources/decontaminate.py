@@ -1,40 +1,12 @@
-"""Which training tasks are BFCL's test tasks, copied or nearly copied.
+"""Which training tasks are BFCL's test tasks, copied or nearly copied (``BfclIndex.match``).
 
-A training task is flagged when one of its user messages
-
-- **equals** a user message of a BFCL test entry once both are normalised (Unicode NFKC,
-  lowercased, every run of characters other than letters and digits read as one space), for
-  messages of at least ``MIN_WORDS`` words (shorter ones, "yes" or "thanks", are no evidence); or
-- **nearly equals** one: at least ``OVERLAP`` (half) of the BFCL message's word ``NGRAM``-grams
-  (8-grams) occur in the training message, the measure and threshold decontamination of
-  instruction-tuning data commonly uses; BFCL messages of fewer than 8 words are matched
-  exactly only;
-
-or when its **function set equals** a BFCL entry's (the same function names with the same
-parameter names; BFCL's multi-turn entries' sets are their classes' documented functions) and
-
-- its question **is that entry's with other values**: the two equal once their values are
-  masked (numbers, quoted text, words capitalised inside a sentence such as names and places,
-  and the parameters' enum values, a run of them one mask), or, for a BFCL question of
-  ``MASKED_NGRAM`` (5) words or more, share half its masked 5-grams; a masked BFCL question of
-  fewer than ``MIN_WORDS`` words that are no values is no evidence. Changing the values of a
-  BFCL question defeats the 8-gram test on a short question; it keeps the words around them;
-- or its question shares **telling words** with that entry's: words in fewer than ``COMMON``
-  (5%) of BFCL's user messages, numbers left out, and none of the words the tool's own
-  parameters make likely in any question asking it (their names and enum values: a weather
-  tool's 'celsius'). One shared word is enough when BFCL asks that function set of that entry
-  alone (a tool of its own); for a tool BFCL asks of several entries, two, and ``SHARED`` (40%)
-  of the two questions' telling words.
-
-A common tool alone is no copy: BFCL asks ``get_current_weather(location, unit)`` 118 questions,
-most of them about something else, and a training task asking it another question shares a
-word or two with one of them by chance ("Is it going to be chilly in Reykjavik this evening?
-Tell me in celsius." shares 'tell' and 'celsius' with live_simple_10-3-6), but none of them is
-its question with other values, nor most of its words. ``bench/bench_decontaminate.py``
-measures the false positives on thousands of such tasks.
-
-BFCL's test files are every ``BFCL_v*_*.json`` question file of its data folder (not the
-retired ``unused_datasets/``).
+A task is flagged when a user message equals a BFCL test entry's once normalised (``words``;
+``MIN_WORDS`` words or more) or holds ``OVERLAP`` of its word ``NGRAM``-grams; or when its
+function set equals a BFCL entry's and its question is that entry's with other values
+(``same_but_values``) or shares that entry's telling words (``_same_functions``). A common tool
+alone is no copy (BFCL asks ``get_current_weather(location, unit)`` 118 questions). BFCL's test
+files: every ``BFCL_v*_*.json`` question file of its folder (not ``unused_datasets/``).
+The rules and figures: docs/your-data.md#decontamination, docs/troubleshooting.md#decontamination.
 """
 
 from __future__ import annotations
@@ -46,11 +18,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+# A near copy holds OVERLAP of a BFCL message's word NGRAM-grams, the measure and threshold
+# decontamination of instruction-tuning data commonly uses (bench/bench_decontaminate.py measures
+# the false positives); a BFCL message of fewer than NGRAM words is matched exactly only.
 NGRAM = 8
 OVERLAP = 0.5
 MASKED_NGRAM = 5  # values masked, shorter n-grams: a disguise may reword a little around its values
 SHARED = 0.4  # of the telling words of two questions of a common tool, the share a copy shares
-MIN_WORDS = 3
+MIN_WORDS = 3  # shorter messages ("yes", "thanks") are no evidence
 COMMON = 0.05  # a word in this share of BFCL's user messages or more ("the", "find") is no evidence
 _SKIP = ("format_sensitivity",)  # a file of ids, no questions
 VALUE = "#"  # a value's place in a masked question
@@ -61,6 +36,8 @@ _SENTENCE_END = ".?!:;\n"
 
 
 def words(text: str) -> list[str]:
+    """``text`` normalised (Unicode NFKC, lowercased, every run of characters other than letters
+    and digits read as one space), as words."""
     return re.sub(r"[\W_]+", " ", unicodedata.normalize("NFKC", text).lower()).split()
 
 
@@ -216,6 +193,7 @@ class BfclIndex:
         if not files:
             raise DatasetError([Problem(str(folder), None, None, None, "no BFCL question files here (BFCL_v*_*.json); "
                                                                        "run `fcenv data bfcl` or give --bfcl_dir")])
+        # A multi-turn entry's function set: its classes' documented functions.
         docs = _func_docs(str(Path(folder) / "multi_turn_func_doc")) if (Path(folder) / "multi_turn_func_doc").is_dir() else {}
         entries = []
         for file in files:
