@@ -30,7 +30,8 @@ import gymnasium as gym
 import torch
 
 import fcenv  # registers the env id
-from bench.heldout import _max_positions, checkpoints, load_actor, prompt_ids
+from bench.heldout import _max_positions, checkpoints, load_actor
+from harness.template_prompts import prompt_ids
 
 TAGS = {"hermes": "<tool_call>", "mistral": "[TOOL_CALLS]"}  # a call opens with this one token
 
