@@ -136,6 +136,28 @@ def common_prefix(sequences: Sequence[Sequence[int]]) -> int:
     return length
 
 
+def _chained_chunks(contexts, ordered, length, token_budget: int) -> list[list[Sequence[int]]]:
+    """Episodes (``ordered``, in prompt order) packed in order while a micro-batch's tokens as
+    ``pack(chain=True)`` runs them stay within ``token_budget``: the start all its episodes share
+    once (when ``MIN_SHARED_PREFIX`` or longer), then each episode's rest, padded to the longest."""
+    def cost(count: int, longest: int, shared: int) -> int:
+        shared = shared if count > 1 and shared >= MIN_SHARED_PREFIX else 0
+        return shared + count * (longest - shared)
+
+    chunks, current, longest, shared = [], [], 0, 0
+    for group in ordered:
+        first = contexts[group[0]]
+        together = common_prefix([contexts[current[0][0]], first]) if current else len(first)
+        new_longest, new_shared = max(longest, length(group)), min(shared, together) if current else together
+        if current and cost(len(current) + 1, new_longest, new_shared) > token_budget:
+            chunks.append(current)
+            current, new_longest, new_shared = [], length(group), len(first)
+        current.append(group)
+        longest, shared = new_longest, new_shared
+    chunks.append(current)
+    return chunks
+
+
 def _chained(contexts, actions, pad_id: int, device) -> TokenBatch | None:
     sequences = [list(c) + list(a) for c, a in zip(contexts, actions)]
     carrier = chain_carriers(sequences)
@@ -202,8 +224,8 @@ def length_sorted_chunks(contexts: Sequence[Sequence[int]], actions: Sequence[Se
     the tokens the model runs) stays within ``token_budget`` (0: no limit). There are at least
     ``min_chunks`` when there are as many groups. Every row lands in exactly one micro-batch; a
     sum over micro-batches equals the sum over the whole batch, up to float rounding.
-    ``chained``: each group is an episode whose rows run as one sequence (``pack(chain=True)``):
-    its first context (a group's episodes share it, run once) and the rest of its longest row.
+    ``chained``: each group is an episode whose rows run as one sequence (``pack(chain=True)``),
+    the tokens its episodes' first contexts share counted once (``pack`` runs them once).
     """
     def width(group):
         if chained:
@@ -214,24 +236,30 @@ def length_sorted_chunks(contexts: Sequence[Sequence[int]], actions: Sequence[Se
     def length(group):
         return sum(width(group))
 
-    families: dict[tuple[int, ...], list[Sequence[int]]] = defaultdict(list)
-    for group in groups:
-        families[tuple(contexts[group[0]])].append(group)
-    for family in families.values():
-        family.sort(key=length)
-    ordered = [group for family in sorted(families.values(), key=lambda f: length(f[0])) for group in family]
+    if chained:
+        # Episodes in prompt order: those whose first contexts start alike (a group's samples, tasks
+        # on the same tools) sit side by side, and a micro-batch runs what they share once.
+        ordered = sorted(groups, key=lambda g: (list(contexts[g[0]]), length(g)))
+    else:
+        families: dict[tuple[int, ...], list[Sequence[int]]] = defaultdict(list)
+        for group in groups:
+            families[tuple(contexts[group[0]])].append(group)
+        for family in families.values():
+            family.sort(key=length)
+        ordered = [group for family in sorted(families.values(), key=lambda f: length(f[0])) for group in family]
     if token_budget <= 0:
         chunks = [ordered]
+    elif chained:
+        chunks = _chained_chunks(contexts, ordered, length, token_budget)
     else:
         chunks, current, seen, rows, wide_c, wide_k = [], [], set(), 0, 0, 0
         for group in ordered:
-            # A chained group runs one sequence after the first context it may share with others.
-            shared = {tuple(contexts[group[0]])} if chained else {tuple(contexts[i]) for i in group}
+            shared = {tuple(contexts[i]) for i in group}
             c, k = width(group)
-            new_seen, new_rows, new_c, new_k = seen | shared, rows + (1 if chained else len(group)), max(wide_c, c), max(wide_k, k)
+            new_seen, new_rows, new_c, new_k = seen | shared, rows + len(group), max(wide_c, c), max(wide_k, k)
             if current and len(new_seen) * new_c + new_rows * new_k > token_budget:
                 chunks.append(current)
-                current, new_seen, new_rows, new_c, new_k = [], shared, 1 if chained else len(group), c, k
+                current, new_seen, new_rows, new_c, new_k = [], shared, len(group), c, k
             current.append(group)
             seen, rows, wide_c, wide_k = new_seen, new_rows, new_c, new_k
         chunks.append(current)

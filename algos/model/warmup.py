@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from fcenv.algos.model.batching import TokenBatch, pack
+from fcenv.algos.model.batching import TokenBatch, common_prefix, pack
 from fcenv.algos.progress import progress_bar
 from fcenv.chat_mode import ChatMode
 
@@ -153,12 +153,24 @@ def supervised_steps(
     # but were measured to cost the tiny model much of its copying skill (held-out greedy
     # accuracy after clean supervised training 0.76 instead of 0.93).
     units = [[i] for i in range(len(examples))] if groups is None else [list(g) for g in groups]
+    # Multi-step episodes on one prompt (tasks on the same tools) are drawn together: the prompt
+    # they share, most of a multi-turn episode's tokens, then runs once for the batch (``pack``).
+    # Single answers keep the random draw.
+    episodes = [k for k, unit in enumerate(units) if chain and len(unit) > 1]
+    families = [[episodes[i] for i in family] for family in prompt_families([examples[units[k][0]][0] for k in episodes])]
+    families += [[k] for k, unit in enumerate(units) if not (chain and len(unit) > 1)]
+    blocks = any(len(family) > 1 for family in families)
+    waiting: list[list[int]] = []
     for step in range(steps):
-        if len(pool) < batch_size:
-            fresh = list(range(len(units)))
-            order.shuffle(fresh)
-            pool += fresh
-        drawn, pool = pool[:batch_size], pool[batch_size:]
+        if blocks:
+            waiting = waiting or drawn_in_blocks(families, batch_size, order)
+            drawn = waiting.pop()
+        else:
+            if len(pool) < batch_size:
+                fresh = list(range(len(units)))
+                order.shuffle(fresh)
+                pool += fresh
+            drawn, pool = pool[:batch_size], pool[batch_size:]
         optimizer.zero_grad(set_to_none=True)
         loss = _accumulated_nll(logprob_fn, examples, [units[unit] for unit in drawn], pad_id, device, chain,
                                 token_budget)
@@ -173,6 +185,38 @@ def supervised_steps(
     bar.close()
     return losses
 
+
+
+def prompt_families(first_contexts: Sequence[Sequence[int]]) -> list[list[int]]:
+    """Indices of ``first_contexts`` in families of contexts that start alike: in token order,
+    a context joins the one before it when they share at least half of the shorter (a prompt of
+    the same tools; a chat template's header alone is far less)."""
+    order = sorted(range(len(first_contexts)), key=lambda i: list(first_contexts[i]))
+    families: list[list[int]] = []
+    for i in order:
+        if families:
+            before = first_contexts[families[-1][-1]]
+            shorter = min(len(before), len(first_contexts[i]))
+            if 2 * common_prefix([before, first_contexts[i]]) >= shorter:
+                families[-1].append(i)
+                continue
+        families.append([i])
+    return families
+
+
+def drawn_in_blocks(families: Sequence[Sequence[int]], size: int, rng: random.Random) -> list[list[int]]:
+    """Every index of ``families`` once, in blocks of ``size`` from one family where a family has
+    that many left (each family shuffled), the rest in blocks of mixed families, blocks shuffled."""
+    blocks, rest = [], []
+    for family in families:
+        members = rng.sample(list(family), len(family))
+        whole = len(members) - len(members) % size
+        blocks += [members[k:k + size] for k in range(0, whole, size)]
+        rest += members[whole:]
+    rng.shuffle(rest)
+    blocks += [rest[k:k + size] for k in range(0, len(rest), size)]
+    rng.shuffle(blocks)
+    return blocks
 
 
 def _accumulated_nll(logprob_fn: LogprobFn, examples: Sequence[Example], drawn: list[list[int]], pad_id: int,

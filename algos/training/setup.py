@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import shutil
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -217,12 +218,14 @@ def warm_up_actor(config: TrainConfig, policy: Policy, examples: list[tuple[list
         return
     batch = max(1, math.ceil(config.n_rollout_threads / config.gradient_cp_steps))
     # A multi-turn task's steps are drawn together and run as one sequence (one pass per task).
+    start = time.perf_counter()
     losses = supervised_steps(lambda b: policy.token_logprobs(b)[0], policy.actor_parameters(), examples,
                               steps=config.warmup_steps, batch_size=batch, lr=config.warmup_lr, pad_id=policy.pad_id,
                               device=policy.device, seed=config.seed, groups=episode_groups(examples), chain=True,
                               token_budget=config.micro_batch_tokens, progress="actor warm-up" if progress else "")
     if losses:
-        log(f"actor warm-up: {len(losses)} steps, loss {losses[0]:.3f} -> {losses[-1]:.3f}")
+        log(f"actor warm-up: {len(losses)} steps in {time.perf_counter() - start:.0f} s, "
+            f"loss {losses[0]:.3f} -> {losses[-1]:.3f}")
 
 
 def warm_up_critic(config: TrainConfig, policy: Policy, examples: list[tuple[list[int], float]],
