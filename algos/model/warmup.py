@@ -156,9 +156,10 @@ def supervised_steps(
     # Multi-step episodes on one prompt (tasks on the same tools) are drawn together: the prompt
     # they share, most of a multi-turn episode's tokens, then runs once for the batch (``pack``).
     # Single answers keep the random draw.
-    episodes = [k for k, unit in enumerate(units) if chain and len(unit) > 1]
-    families = [[episodes[i] for i in family] for family in prompt_families([examples[units[k][0]][0] for k in episodes])]
-    families += [[k] for k, unit in enumerate(units) if not (chain and len(unit) > 1)]
+    episodes = {k for k, unit in enumerate(units) if chain and len(unit) > 1}
+    ordered = sorted(episodes)
+    families = [[ordered[i] for i in family] for family in prompt_families([examples[units[k][0]][0] for k in ordered])]
+    families += [[k] for k in range(len(units)) if k not in episodes]
     blocks = any(len(family) > 1 for family in families)
     waiting: list[list[int]] = []
     for step in range(steps):
