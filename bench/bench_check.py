@@ -1,6 +1,6 @@
 """Decode + check speed, ours vs BFCL's, on the same generated single-turn outputs.
 
-Run: ``python -m bench.bench_check [--repeat 5] [--per-entry 3]``. The reference is timed inside
+Run: ``python -m bench.bench_check [--repeat 5] [--per_entry 3]``. The reference is timed inside
 its own process by the oracle driver's ``time_single`` op (BFCL's runner logic: decode, format
 check, checker); ours is timed in this process (handler + checker). Each side gets one warm-up
 pass, then ``--repeat`` timed passes, the sides taking turns, of which the fastest counts. A
@@ -74,10 +74,10 @@ def checker_only(samples, oracle: Oracle, repeat: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__)
-    parser.add_argument("--bfcl-dir", default=str(ROOT.parent / "shared" / "bfcl"))
-    parser.add_argument("--oracle-python", default=str(ROOT / ".oracle-venv" / "bin" / "python"))
+    parser.add_argument("--bfcl_dir", default=str(ROOT.parent / "shared" / "bfcl"), metavar="DIR", help="BFCL's data")
+    parser.add_argument("--oracle_python", default=str(ROOT / ".oracle-venv" / "bin" / "python"))
     parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--per-entry", type=int, default=3)
+    parser.add_argument("--per_entry", type=int, default=3)
     args = parser.parse_args()
 
     samples = generate(Path(args.bfcl_dir), seed=7, per_entry=args.per_entry)

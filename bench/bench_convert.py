@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 from fcenv.bfcl_data import DEFAULT_DIR
+from fcenv.flags import SAMPLE, add_group
 from fcenv.sources import get_format
 from fcenv.sources.convert import convert_records
 from fcenv.sources.decontaminate import BfclIndex
@@ -46,14 +47,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=3000)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--bfcl_dir", type=Path, default=DEFAULT_DIR)
+    add_group(parser, SAMPLE, skip=["categories", "per_category"])
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "convert.json")
     args = parser.parse_args(argv)
     records = [(line, record) for line, record in enumerate(xlam_like(args.records), start=1)]
     seconds, conversion = fastest(lambda: convert_records(records, get_format("xlam"), "xlam_like.jsonl"),
                                   args.repeats)
     tasks = len(conversion.entries)
-    index_seconds, index = fastest(lambda: BfclIndex.from_dir(args.bfcl_dir), args.repeats)
+    index_seconds, index = fastest(lambda: BfclIndex.from_dir(Path(args.bfcl_dir or DEFAULT_DIR)), args.repeats)
     match_seconds, matches = fastest(lambda: [index.match(e["question"], e["function"]) for e in conversion.entries],
                                      args.repeats)
     report = {"records": len(records), "tasks": tasks, "convert_seconds": round(seconds, 3),

@@ -40,8 +40,8 @@ def one_pass(texts: list[str], language: str) -> tuple[float, int]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__)
-    parser.add_argument("--bfcl-dir", default=str(ROOT.parent / "shared" / "bfcl"))
-    parser.add_argument("--oracle-python", default=str(ROOT / ".oracle-venv" / "bin" / "python"))
+    parser.add_argument("--bfcl_dir", default=str(ROOT.parent / "shared" / "bfcl"), metavar="DIR", help="BFCL's data")
+    parser.add_argument("--oracle_python", default=str(ROOT / ".oracle-venv" / "bin" / "python"))
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
 

@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 
 from fcenv.bfcl_data import DEFAULT_DIR
+from fcenv.flags import SAMPLE, add_group
 from harness.public_style_set import flagged
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,10 +30,10 @@ ROOT = Path(__file__).resolve().parents[1]
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=3000)
-    parser.add_argument("--bfcl_dir", type=Path, default=DEFAULT_DIR)
+    add_group(parser, SAMPLE, skip=["categories", "per_category"])
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "decontaminate.json")
     args = parser.parse_args(argv)
-    tasks, found, by_how = flagged(args.records, args.bfcl_dir)
+    tasks, found, by_how = flagged(args.records, Path(args.bfcl_dir or DEFAULT_DIR))
     report = {"records": args.records, "tasks": tasks, "flagged": len(found), "by_how": dict(by_how),
               "first_flagged": [{"question": q, "why": why} for q, why in found[:10]]}
     args.out.parent.mkdir(parents=True, exist_ok=True)

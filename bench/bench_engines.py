@@ -1,17 +1,17 @@
 """Rollout speed of the rollout engines (``hf`` against ``vllm``), and one whole training
 iteration with each.
 
-Run: ``python -m bench.bench_engines [--rounds 5] [--rows 32] [--group_size 1]
+Run: ``python -m bench.bench_engines [--rounds 5] [--n_rollout_threads 32] [--group_size 1]
 [--max_new_tokens 48] [--iterations 3] [--compile] [--shape qwen2-40m]
 [--out bench/results/engines.json]`` (the ``vllm``
 engine from ``.vllm-venv``: ``make vllm``).
 
-1. Rollout tokens/s: one model (the embedded tiny default unless ``--model`` names a local
-   folder), one batch of contexts (the bundled training split's first prompts as the env
-   renders them, ``--rows`` at a time in groups of ``--group_size``, a group repeating its
+1. Rollout tokens/s: one model (the embedded tiny default unless ``--model_name_or_path`` names
+   a local folder), one batch of contexts (the bundled training split's first prompts as the env
+   renders them, ``--n_rollout_threads`` at a time in groups of ``--group_size``, a group repeating its
    prompt), sampled at temperature 1 with up to ``--max_new_tokens`` tokens by each engine
    with the same LoRA actor (random, non-zero) and the same number of CPU threads
-   (``--threads``). The engines take turns, one warm-up batch each first, so both see the
+   (``--torch_threads``). The engines take turns, one warm-up batch each first, so both see the
    same machine load; each round's tokens/s is printed, then per engine the median and best
    rounds and the ratio vllm / hf of the medians. transformers' own ``generate`` on the same
    actor takes its turn too, as the reference both engines are measured against.
@@ -29,6 +29,9 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
+
+from fcenv.arguments import UsageError
+from fcenv.flags import ENGINE, MODEL, SAMPLING, TOOL_FORMAT, add_group, check
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -105,15 +108,15 @@ def rollout_speed(args) -> dict:
     from fcenv.algos.model.policy import LoraSettings, Policy
     from fcenv.algos.rollout.engine import EngineSettings, make_engine
 
-    loaded = load_model(args.model, torch.device("cpu"), system_prompt=args.system_prompt)
-    torch.set_num_threads(args.threads)
+    loaded = load_model(args.model_name_or_path, torch.device("cpu"), system_prompt=args.system_prompt)
+    torch.set_num_threads(args.torch_threads)
     torch.manual_seed(0)
     policy = Policy(loaded.base, pad_id=loaded.pad_id, stop_ids=loaded.stop_ids, with_critic=False,
                     actor_lora=LoraSettings(r=args.lora_r, alpha=2 * args.lora_r))
     with torch.no_grad():
         for parameter in policy.actor_parameters():
             parameter.add_(0.05 * torch.randn_like(parameter))
-    contexts = contexts_of(loaded, args.rows, args.group_size)
+    contexts = contexts_of(loaded, args.n_rollout_threads, args.group_size)
     settings = EngineSettings(Path(loaded.path), max_positions(loaded.base), seed=0, compile=args.compile)
     engines = {name: make_engine(name, policy, settings) for name in ENGINES}
     generator = torch.Generator().manual_seed(0)
@@ -129,9 +132,10 @@ def rollout_speed(args) -> dict:
 
         for name in runners:  # warm-up (the vllm engine folds the actor in at its first call)
             run(name)
-        print(f"model {loaded.path.name} ({args.model}), {len(contexts)} rows in groups of {args.group_size}, "
+        print(f"model {loaded.path.name} ({args.model_name_or_path}), {len(contexts)} rows in groups of "
+              f"{args.group_size}, "
               f"contexts {min(map(len, contexts))}-{max(map(len, contexts))} tokens, max_new_tokens "
-              f"{args.max_new_tokens}, {args.threads} thread(s), vLLM {engines['vllm'].info['vllm']}"
+              f"{args.max_new_tokens}, {args.torch_threads} thread(s), vLLM {engines['vllm'].info['vllm']}"
               f"{' compiled' if args.compile else ' eager'}", flush=True)
         speeds: dict[str, list[float]] = {name: [] for name in runners}
         for round_ in range(args.rounds):
@@ -151,8 +155,8 @@ def rollout_speed(args) -> dict:
           f"vllm {medians['vllm'] / medians[GENERATE]:.2f}x, hf {medians['hf'] / medians[GENERATE]:.2f}x", flush=True)
     return {"tokens_per_second": speeds, "median": medians, "vllm_over_hf": medians["vllm"] / medians["hf"],
             "vllm_over_generate": medians["vllm"] / medians[GENERATE], "hf_over_generate": medians["hf"] / medians[GENERATE],
-            "rows": args.rows, "group_size": args.group_size, "max_new_tokens": args.max_new_tokens,
-            "threads": args.threads, "vllm": engines["vllm"].info["vllm"], "compiled": args.compile}
+            "rows": args.n_rollout_threads, "group_size": args.group_size, "max_new_tokens": args.max_new_tokens,
+            "threads": args.torch_threads, "vllm": engines["vllm"].info["vllm"], "compiled": args.compile}
 
 
 def iteration_speed(args) -> dict:
@@ -169,7 +173,7 @@ def iteration_speed(args) -> dict:
                                            "--n_rollout_threads", str(BATCH), "--num_env_steps", "1000000",
                                            "--max_new_tokens", str(args.max_new_tokens), "--eval_interval", "0",
                                            "--save_interval", "1000000", "--no-progress",
-                                           "--torch_threads", str(args.threads), "--rollout_engine", engine, *flags,
+                                           "--torch_threads", str(args.torch_threads), "--rollout_engine", engine, *flags,
                                            *(["--rollout_compile"] if args.compile else [])])
                     runner = runners[f"{trainer} {engine}"] = Runner(config, log=lambda message: None)
                     runner.train_iteration()  # warm-up
@@ -195,34 +199,40 @@ def iteration_speed(args) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", default="tiny", help="the embedded tiny default, or a local HF model folder")
-    parser.add_argument("--shape", default="", help="instead of --model: a random-weights Qwen2 shape of "
-                                                    "bench/bench_memory.py (e.g. qwen2-40m), rollouts only")
+    add_group(parser, MODEL, skip=["adapter", "run", "checkpoint"])
+    parser.add_argument("--shape", default="", help="instead of --model_name_or_path: a random-weights Qwen2 shape "
+                                                    "of bench/bench_memory.py (e.g. qwen2-40m), rollouts only")
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--rows", type=int, default=32, help="actions per batch (the trainer's --n_rollout_threads)")
+    # The engines are what is compared: both run, whatever --rollout_engine would choose.
+    add_group(parser, ENGINE, skip=["rollout_engine"],
+              notes={"n_rollout_threads": "the rollouts' batch (the training iterations play 32)"})
     parser.add_argument("--group_size", type=int, default=1)
-    parser.add_argument("--max_new_tokens", type=int, default=48)
-    parser.add_argument("--threads", type=int, default=1, help="CPU threads of each engine (the trainer's default: 1)")
+    add_group(parser, SAMPLING, skip=["temperature", "greedy", "context_window", "seed"])
+    parser.add_argument("--torch_threads", type=int, default=1,
+                        help="CPU threads of each engine (the trainer's default: 1)")
     parser.add_argument("--lora_r", type=int, default=8)
-    parser.add_argument("--system_prompt", default="",
-                        help="the env's system prompt (default: the tiny model's for it, else BFCL's)")
+    add_group(parser, TOOL_FORMAT, skip=["tool_format", "prompt_variation"])
     parser.add_argument("--compile", action="store_true", help="the vllm engine compiles its model "
                                                                    "(--rollout_compile)")
     parser.add_argument("--iterations", type=int, default=3, help="timed training iterations per runner per round "
                                                                  "(0: no training iterations)")
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "engines.json"))
     args = parser.parse_args()
-    if args.rows % args.group_size:
-        parser.error("--rows must be a multiple of --group_size")
+    try:
+        check(args, ENGINE, SAMPLING, TOOL_FORMAT)
+    except UsageError as exc:
+        parser.error(str(exc))
+    if args.n_rollout_threads % args.group_size:
+        parser.error("--n_rollout_threads must be a multiple of --group_size")
     if args.shape and args.iterations:
         parser.error("--shape measures rollouts only: add --iterations 0")
     with tempfile.TemporaryDirectory() as folder:
         if args.shape:
             from fcenv.algos.tiny.build import TINY_SYSTEM_PROMPT
 
-            args.model = str(shaped_model(args.shape, Path(folder) / args.shape))
+            args.model_name_or_path = str(shaped_model(args.shape, Path(folder) / args.shape))
             args.system_prompt = args.system_prompt or TINY_SYSTEM_PROMPT
-        report = {"model": args.shape or args.model, "rollout": rollout_speed(args)}
+        report = {"model": args.shape or args.model_name_or_path, "rollout": rollout_speed(args)}
     if args.iterations > 0:
         report["iteration"] = iteration_speed(args)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)

@@ -1,14 +1,14 @@
 """``fcenv evaluate`` as a user runs it: wall time per result file, and its start-up.
 
 Writes a result file per single-turn category (``harness.generators``' outputs, right and
-wrong, ``--per-entry`` per entry: 18,205 outputs over 13 files at 5), then times, each in a
+wrong, ``--per_entry`` per entry: 18,205 outputs over 13 files at 5), then times, each in a
 fresh process: ``fcenv evaluate --help`` (interpreter and command start-up), ``fcenv
 evaluate`` on a one-line file of one category (start-up plus reading one question file), and
 ``fcenv evaluate`` on each category's whole file, then on all of them in one run. Start-up is
 what a one-line run costs; the rest is reading, decoding and checking. Best of ``--repeat``
 runs per row.
 
-Run: ``python -m bench.bench_evaluate [--per-entry 5] [--repeat 3]``.
+Run: ``python -m bench.bench_evaluate [--per_entry 5] [--repeat 3]``.
 """
 
 from __future__ import annotations
@@ -37,16 +37,18 @@ def run(*args: str) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     from fcenv.bfcl_data import DEFAULT_DIR
+    from fcenv.flags import SAMPLE, add_group
 
     parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
-    parser.add_argument("--bfcl", type=Path, default=DEFAULT_DIR)
-    parser.add_argument("--per-entry", type=int, default=5)
+    add_group(parser, SAMPLE, skip=["categories", "per_category"])
+    parser.add_argument("--per_entry", type=int, default=5)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args(argv)
+    bfcl_dir = Path(args.bfcl_dir or DEFAULT_DIR)
     work = Path(tempfile.mkdtemp(prefix="bench-evaluate-"))
     files = {}
     for category in AST_CATEGORIES + RELEVANCE_CATEGORIES:
-        samples = generate(args.bfcl, seed=4321, per_entry=args.per_entry, categories=(category,))
+        samples = generate(bfcl_dir, seed=4321, per_entry=args.per_entry, categories=(category,))
         path = work / f"{category}_result.json"
         path.write_text("".join(json.dumps({"id": s.task.id, "result": s.text}) + "\n" for s in samples))
         files[category] = (path, len(samples))
@@ -57,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     first = AST_CATEGORIES[0]
     one_line = work / "one_line.json"
     one_line.write_text(files[first][0].read_text().splitlines()[0] + "\n")
-    question = lambda category: str(args.bfcl / f"BFCL_v4_{category}.json")  # noqa: E731
+    question = lambda category: str(bfcl_dir / f"BFCL_v4_{category}.json")  # noqa: E731
     help_seconds = best("evaluate", "--help")
     one_seconds = best("evaluate", "--dataset_path", question(first), "--results", str(one_line), "--out",
                        str(work / "one.jsonl"), "--compat", "bfcl", "--partial")

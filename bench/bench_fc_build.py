@@ -26,6 +26,7 @@ import gymnasium as gym
 import torch
 
 import fcenv  # registers the env id
+from fcenv.flags import DATA, TOOL_FORMAT, add_group
 from fcenv.algos.tiny.build import (
     BUNDLED_EVAL,
     DEFAULT_CACHE_DIR,
@@ -62,8 +63,9 @@ def play(env, index: int, model, tokenizer, *, greedy: bool, context_window: int
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dataset_path", default="tiny_train", help="a bundled training split")
-    parser.add_argument("--tool_format", default="hermes")
+    add_group(parser, DATA, defaults={"dataset_path": "tiny_train"},
+              notes={"dataset_path": "here: a bundled training split (the tiny model is built for one)"})
+    add_group(parser, TOOL_FORMAT, skip=["system_prompt", "prompt_variation"], defaults={"tool_format": "hermes"})
     parser.add_argument("--set", nargs="*", default=[], metavar="FIELD=VALUE", help="change fields of the build's TinySpec")
     parser.add_argument("--cache_dir", default=str(DEFAULT_CACHE_DIR))
     parser.add_argument("--samples", type=int, default=1, help="sampled answers per held-out task")

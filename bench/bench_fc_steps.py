@@ -1,6 +1,6 @@
 """What a multi-turn step costs, in FC mode and prompting mode, as the chat grows.
 
-Run: ``python -m bench.bench_fc_steps [--calls 200000] [--turns 4] [--bfcl-dir DIR]``.
+Run: ``python -m bench.bench_fc_steps [--calls 200000] [--turns 4] [--bfcl_dir DIR]``.
 
 1. One step: on multi_turn_base_0 in FC mode (``tool_format="hermes"``, the family
    template), one step of ``--calls`` ``<tool_call>`` blocks calling ``ls()`` (11 MB for
@@ -86,7 +86,9 @@ def main() -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--calls", type=int, default=200_000)
     parser.add_argument("--turns", type=int, default=4)
-    parser.add_argument("--bfcl-dir", type=Path, default=None)
+    parser.add_argument("--bfcl_dir", type=Path, default=None, metavar="DIR",
+                        help="BFCL's data (default: the first of ../shared/bfcl, datasets/bfcl and "
+                             "~/.cache/fcenv/bfcl that holds it)")
     args = parser.parse_args()
     bfcl_dir = args.bfcl_dir or next(p for p in (ROOT.parent / "shared" / "bfcl", ROOT / "datasets" / "bfcl",
                                                  BFCL_DEFAULT_DIR) if (p / "BFCL_v4_multi_turn_base.json").exists())

@@ -1,6 +1,6 @@
 """The fuzz suite's inputs without pytest: exceptions and per-call time for every target.
 
-Run: ``python -m bench.bench_fuzz [--inputs 100500] [--bfcl-dir DIR]``.
+Run: ``python -m bench.bench_fuzz [--inputs 100500] [--bfcl_dir DIR]``.
 
 Generates the inputs of tests/fuzz/test_fuzz.py and tests/fuzz/test_fuzz_env.py with the same
 strategies (harness/strategies.py, derandomized: the same inputs on every run; ``--inputs``
@@ -184,7 +184,9 @@ def multi_turn_checker(rec: Recorder, case) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--inputs", type=int, default=sum(GROUPS.values()), help="generated inputs in all")
-    parser.add_argument("--bfcl-dir", type=Path, default=None)
+    parser.add_argument("--bfcl_dir", type=Path, default=None, metavar="DIR",
+                        help="BFCL's data (default: the first of ../shared/bfcl, datasets/bfcl and "
+                             "~/.cache/fcenv/bfcl that holds it)")
     parser.add_argument("--only", default="", help="run only the input groups whose name contains this")
     args = parser.parse_args()
     bfcl_dir = args.bfcl_dir or next(p for p in (ROOT.parent / "shared" / "bfcl", ROOT / "datasets" / "bfcl", BFCL_DEFAULT_DIR)

@@ -26,9 +26,9 @@ or this interpreter.
 
 Every action is forced to ``--new_tokens`` tokens (no stop token can be sampled), so both
 sides generate the same number of tokens. Run on a GPU: ``python -m bench.bench_gpu``; a
-quick CPU smoke run: ``python -m bench.bench_gpu --shape small --batch 4 --context 64
+quick CPU smoke run: ``python -m bench.bench_gpu --shape small --n_rollout_threads 4 --context 64
 --new_tokens 16`` (``--rollout_engine vllm`` for the vLLM section); the compute-bound CPU size: ``python -m bench.bench_gpu --shape qwen2-40m
---batch 8 --context 512 --new_tokens 64 --repeats 2``.
+--n_rollout_threads 8 --context 512 --new_tokens 64 --repeats 2``.
 """
 
 from __future__ import annotations
@@ -54,6 +54,7 @@ from fcenv.algos.rollout.engine import EngineSettings
 from fcenv.algos.rollout.hf import HFEngine
 from fcenv.algos.rollout.records import ActionRecord, EpisodeRecord, Rollout
 from fcenv.algos.rollout.vllm import VLLMEngine
+from fcenv.flags import ENGINE, add_group
 from bench.bench_memory import SHAPES
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -130,26 +131,30 @@ def vllm_section(policy: Policy, base_dir: Path, contexts: list[list[int]], args
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--shape", choices=sorted(SHAPES), default="qwen2-0.5b")
-    parser.add_argument("--batch", type=int, default=32)
-    parser.add_argument("--context", type=int, default=512)
-    parser.add_argument("--new_tokens", type=int, default=128)
+    add_group(parser, ENGINE, notes={"n_rollout_threads": "here: the rows of one batch, random prompts",
+                                     "rollout_engine": "here: hf, or vllm to also measure the vllm engine (rollout, "
+                                                       "sync, whole iteration)"})
+    parser.add_argument("--context", type=int, default=512, help="prompt tokens of each row")
+    parser.add_argument("--new_tokens", type=int, default=128, help="tokens of each action, exactly (no stop token)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--peak_tflops", type=float, default=None)
-    parser.add_argument("--threads", type=int, default=0, help="CPU threads (0: torch's default)")
-    parser.add_argument("--group", type=int, default=1, help="samples per prompt (the batch holds batch/group prompts)")
-    parser.add_argument("--rollout_engine", choices=["hf", "vllm"], default="hf",
-                        help="vllm: also measure the vllm rollout engine (rollout, sync, whole iteration)")
+    parser.add_argument("--torch_threads", type=int, default=0, help="CPU threads for torch (0: torch's default)")
+    parser.add_argument("--group", type=int, default=1,
+                        help="samples per prompt (the batch holds n_rollout_threads/group prompts)")
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "gpu.json"))
     args = parser.parse_args(argv)
-    if args.group < 1 or args.batch % args.group:
-        parser.error(f"--batch {args.batch} must be a multiple of --group {args.group}")
+    if args.rollout_engine not in ("hf", "vllm"):
+        parser.error(f"--rollout_engine {args.rollout_engine}: hf or vllm")
+    batch = args.n_rollout_threads
+    if args.group < 1 or batch <= 0 or batch % args.group:
+        parser.error(f"--n_rollout_threads {batch} must be a positive multiple of --group {args.group}")
 
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     name = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
     peak = args.peak_tflops or next((v for k, v in PEAKS.items() if k in name), None)
     peak_source = "given" if args.peak_tflops else ("datasheet, dense bf16" if peak else None)
     if peak is None and device.type == "cpu":
-        torch.set_num_threads(args.threads or torch.get_num_threads())
+        torch.set_num_threads(args.torch_threads or torch.get_num_threads())
         peak, peak_source = measured_matmul_tflops(), f"measured fp32 matmul, {torch.get_num_threads()} threads"
     base, vocab = build(args.shape, device)
     scratch = tempfile.TemporaryDirectory(prefix="bench-gpu-base-")
@@ -164,9 +169,9 @@ def main(argv: list[str] | None = None) -> int:
                          actor_opt, critic_opt)
     engine = HFEngine(policy)
     generator = torch.Generator(device=device).manual_seed(0)
-    contexts = torch.randint(2, vocab, (args.batch, args.context), generator=generator, device=device).tolist()
+    contexts = torch.randint(2, vocab, (batch, args.context), generator=generator, device=device).tolist()
     # --group G: G samples of each prompt, as group algorithms draw them (prefilled once each).
-    contexts = [c for c in contexts[: args.batch // args.group] for _ in range(args.group)]
+    contexts = [c for c in contexts[: batch // args.group] for _ in range(args.group)]
     sequence = args.context + args.new_tokens
 
     ids = torch.tensor(contexts, device=device)
@@ -214,8 +219,8 @@ def main(argv: list[str] | None = None) -> int:
     median_seconds = {k: float(np.median(v)) for k, v in seconds.items()}
     # Tokens each workload handles: generated tokens for sampling; every position of every
     # sequence for the update and the plain forward+backward.
-    tokens = {"rollout": args.batch * args.new_tokens, "generate": args.batch * args.new_tokens,
-              "update": args.batch * sequence, "forward_backward": args.batch * sequence}
+    tokens = {"rollout": batch * args.new_tokens, "generate": batch * args.new_tokens,
+              "update": batch * sequence, "forward_backward": batch * sequence}
     median = {k: tokens[k] / median_seconds[k] for k in seconds}
 
     # FLOPs as executed, counted once more under torch's FLOP counter (matmuls and attention):
@@ -239,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
     # Peak memory: the GPU's allocator high-water mark (every phase of this run together).
     peak_memory = torch.cuda.max_memory_allocated(device) if device.type == "cuda" else None
     report = {"device": name, "shape": args.shape, "parameters": sum(p.numel() for p in base.parameters()),
-              "dtype": str(next(base.parameters()).dtype), "batch": args.batch, "context": args.context,
+              "dtype": str(next(base.parameters()).dtype), "batch": batch, "context": args.context,
               "new_tokens": args.new_tokens, "group": args.group, "tokens_per_second": median, "seconds": median_seconds, "flops": flops,
               "achieved_tflops": achieved, "mfu": mfu, "peak_tflops": peak,
               "peak_source": peak_source, "threads": torch.get_num_threads(),
@@ -252,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(report, indent=2) + "\n")
     print(f"{name}, {args.shape} ({report['parameters'] / 1e6:.0f}M parameters, {report['dtype']}), batch "
-          f"{args.batch}, context {args.context}, {args.new_tokens} new tokens, group {args.group}; peak {peak} TFLOP/s "
+          f"{batch}, context {args.context}, {args.new_tokens} new tokens, group {args.group}; peak {peak} TFLOP/s "
           f"({peak_source})" + (f"; peak memory {peak_memory / 2**30:.1f} GiB" if peak_memory else ""))
     for key, label in (("rollout", "rollout (Policy.sample)"), ("generate", "HF generate"),
                        ("update", "TPPO scoring + update"), ("forward_backward", "plain forward+backward")):

@@ -10,7 +10,7 @@ TRL is a benchmark-only dependency (``pip install trl``); it generates with ``tr
 (its vLLM modes need vLLM importable in the trainer's own environment, which the CPU build's
 separate venv is not).
 
-Two models (``--model``):
+Two setups (``--setup``):
 
 - ``tiny`` (default): the embedded tiny model in prompting mode on ``tiny_train``, the
   shaped reward, 32 completions in groups of 4;
@@ -19,7 +19,7 @@ Two models (``--model``):
   ``make train-real`` recipe without its warm-up, and without the ``<tool_call>`` rows trained
   whole, which TRL cannot train: see ``SETUPS``).
 
-Run: ``python -m bench.bench_grpo [--model tiny|qwen] [--rounds 3 --steps 8] [--configs TPPO,GRPO]
+Run: ``python -m bench.bench_grpo [--setup tiny|qwen] [--rounds 3 --steps 8] [--configs TPPO,GRPO]
 [--with_vllm] [--out bench/results/grpo.json]`` (``--with_vllm``: also the default TPPO and our
 GRPO sampling with the vllm rollout engine, ``make vllm``).
 """
@@ -168,22 +168,23 @@ def trl_round(setup: Setup, steps: int, seed: int) -> dict[str, float]:
     return {"samples_per_second": steps * setup.batch / (clock.times[-1] - clock.times[0])}
 
 
-def run_side(model: str, side: str, flags: list[str] | None, steps: int, seed: int, threads: int) -> dict[str, float]:
+def run_side(setup_name: str, side: str, flags: list[str] | None, steps: int, seed: int, threads: int) -> dict[str, float]:
     """One side's round in a process of its own (``--side``): each side starts from a clean
     process, and its peak resident memory is its own (the trainer's process; a vLLM engine's
     worker process is not counted)."""
     torch.set_num_threads(threads)
-    setup = SETUPS[model]
+    setup = SETUPS[setup_name]
     figures = trl_round(setup, steps, seed) if flags is None else ours_round(setup, steps, seed, flags)
     return {**figures, "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
-    parser.add_argument("--model", choices=sorted(SETUPS), default="tiny")
+    parser.add_argument("--setup", choices=sorted(SETUPS), default="tiny",
+                        help="the model, data, reward and batch both sides train on")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--steps", type=int, default=8, help="timed optimizer rounds per side per round")
-    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--torch_threads", type=int, default=1, help="CPU threads for torch, each side")
     parser.add_argument("--out", default=None, help="default: bench/results/grpo.json (tiny), grpo_qwen.json (qwen)")
     parser.add_argument("--configs", default="", help="comma-separated names of our configurations to run "
                                                        f"(default: all of {', '.join(our_configs(4))})")
@@ -192,9 +193,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--side", default="", help=argparse.SUPPRESS)  # one side's round, in its own process
     parser.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    setup = SETUPS[args.model]
-    if args.model == "qwen" and not (QWEN / "config.json").is_file():
-        parser.error(f"--model qwen: {QWEN} is missing (`make models` fetches it)")
+    setup = SETUPS[args.setup]
+    if args.setup == "qwen" and not (QWEN / "config.json").is_file():
+        parser.error(f"--setup qwen: {QWEN} is missing (`make models` fetches it)")
     configs = our_configs(setup.group)
     chosen = [name.strip() for name in args.configs.split(",") if name.strip()] or list(configs)
     unknown = [name for name in chosen if name not in configs]
@@ -204,10 +205,10 @@ def main(argv: list[str] | None = None) -> int:
     with_vllm = {f"{name}, vllm engine": [*configs[name], "--rollout_engine", "vllm"] for name in ("TPPO", "GRPO")}
     ours = {name: configs[name] for name in chosen} | (with_vllm if args.with_vllm else {})
     if args.side:
-        figures = run_side(args.model, args.side, ours.get(args.side), args.steps, args.seed, args.threads)
+        figures = run_side(args.setup, args.side, ours.get(args.side), args.steps, args.seed, args.torch_threads)
         print(json.dumps(figures))
         return 0
-    out = Path(args.out or ROOT / "bench" / "results" / ("grpo.json" if args.model == "tiny" else "grpo_qwen.json"))
+    out = Path(args.out or ROOT / "bench" / "results" / ("grpo.json" if args.setup == "tiny" else "grpo_qwen.json"))
     out.parent.mkdir(parents=True, exist_ok=True)
     sides = [*ours, "TRL GRPO"]
     rounds: dict[str, list[dict[str, float]]] = {name: [] for name in sides}
@@ -237,8 +238,8 @@ def write_report(out: Path, args: argparse.Namespace, setup: Setup, ours: dict[s
               "phase_seconds": {name: {phase: statistics.median(r[phase] for r in measured)
                                        for phase in ("rollout_seconds", "update_seconds") if phase in measured[0]}
                                 for name, measured in rounds.items() if measured},
-              "flags": ours, "model": args.model, "batch": setup.batch, "group": setup.group,
-              "max_new_tokens": setup.max_new_tokens, "steps_per_round": args.steps, "threads": args.threads,
+              "flags": ours, "model": args.setup, "batch": setup.batch, "group": setup.group,
+              "max_new_tokens": setup.max_new_tokens, "steps_per_round": args.steps, "threads": args.torch_threads,
               "trl_version": __import__("trl").__version__}
     out.write_text(json.dumps(report, indent=2) + "\n")
     return report

@@ -1,7 +1,7 @@
 """Load: a vector env of multi-turn envs stepping for a long time; throughput and memory.
 
-Run: ``python -m bench.bench_load [--num-envs 64] [--steps 10000] [--warmup 1000]
-[--sample-every 250] [--mode sync|async] [--dataset multi_turn_base] [--max-growth-mib 32]``.
+Run: ``python -m bench.bench_load [--num_envs 64] [--steps 10000] [--warmup 1000]
+[--sample_every 250] [--mode sync|async] [--dataset multi_turn_base] [--max_growth_mib 32]``.
 
 ``gym.make_vec("fcenv/FunctionCalling-v0", num_envs=N, dataset_path=<multi-turn file>,
 reward="shaped")`` steps ``--steps`` times with a realistic mix of actions per episode
@@ -13,7 +13,7 @@ Prints throughput after warm-up (env steps that took an action per second, and v
 per second), episodes, and resident memory (this process plus the async workers, after a
 garbage collection): at the start, after warm-up and at the end, the largest growth after
 warm-up and its least-squares slope. Exits 1 if memory grew by more than
-``--max-growth-mib`` after warm-up.
+``--max_growth_mib`` after warm-up.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 from fcenv.bfcl_data import DEFAULT_DIR as BFCL_DEFAULT_DIR
+from fcenv.flags import SAMPLING, add_group
 from harness.load import run_load
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,14 +43,14 @@ def dataset_path(name: str) -> Path:
 
 def main() -> int:
     parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--num-envs", type=int, default=64)
+    parser.add_argument("--num_envs", type=int, default=64)
     parser.add_argument("--steps", type=int, default=10_000, help="vector steps")
     parser.add_argument("--warmup", type=int, default=1_000, help="vector steps before throughput and memory count")
-    parser.add_argument("--sample-every", type=int, default=250)
+    parser.add_argument("--sample_every", type=int, default=250)
     parser.add_argument("--mode", choices=("sync", "async"), default="sync")
     parser.add_argument("--dataset", default="multi_turn_base", help="a multi-turn BFCL file or category")
-    parser.add_argument("--max-growth-mib", type=float, default=32.0, help="allowed RSS growth after warm-up")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--max_growth_mib", type=float, default=32.0, help="allowed RSS growth after warm-up")
+    add_group(parser, SAMPLING, skip=["temperature", "greedy", "max_new_tokens", "context_window"], defaults={"seed": 0})
     args = parser.parse_args()
     if not 0 < args.warmup < args.steps:
         parser.error("--warmup must be between 0 and --steps")

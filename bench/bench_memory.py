@@ -21,6 +21,8 @@ import sys
 import time
 from pathlib import Path
 
+from fcenv.flags import ENGINE, add_group
+
 ROOT = Path(__file__).resolve().parents[1]
 SHAPES = {
     # hidden, intermediate, layers, heads, kv heads, vocab
@@ -79,7 +81,8 @@ def measure(setting: str, shape: str, batch: int, context: int, new_tokens: int)
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--shape", choices=sorted(SHAPES), default="qwen2-0.5b")
-    parser.add_argument("--batch", type=int, default=2)
+    add_group(parser, ENGINE, skip=["rollout_engine"], defaults={"n_rollout_threads": 2},
+              notes={"n_rollout_threads": "here: the rows of one batch, random prompts"})
     parser.add_argument("--context", type=int, default=128)
     parser.add_argument("--new_tokens", type=int, default=16)
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "memory.json"))
@@ -89,12 +92,12 @@ def main(argv: list[str] | None = None) -> int:
         import torch
 
         torch.set_num_threads(2)
-        print(json.dumps(measure(args.worker, args.shape, args.batch, args.context, args.new_tokens)))
+        print(json.dumps(measure(args.worker, args.shape, args.n_rollout_threads, args.context, args.new_tokens)))
         return 0
     results = {}
     for setting in ("actor", "full"):
         out = subprocess.run([sys.executable, "-m", "bench.bench_memory", "--worker", setting, "--shape", args.shape,
-                              "--batch", str(args.batch), "--context", str(args.context),
+                              "--n_rollout_threads", str(args.n_rollout_threads), "--context", str(args.context),
                               "--new_tokens", str(args.new_tokens)],
                              capture_output=True, text=True, check=True, cwd=ROOT)
         results[setting] = json.loads(out.stdout.strip().splitlines()[-1])
@@ -103,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     net_ratio = net["full"] / net["actor"]
     report = {"actor_alone": results["actor"], "actor_critic_reference": results["full"], "ratio": ratio,
               "ratio_above_baseline": net_ratio,
-              "batch": args.batch, "context": args.context, "new_tokens": args.new_tokens}
+              "batch": args.n_rollout_threads, "context": args.context, "new_tokens": args.new_tokens}
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(report, indent=2) + "\n")
     print(f"{args.shape}: actor alone {results['actor']['peak_mb']:.0f} MB, actor+critic+reference "

@@ -1,8 +1,8 @@
 """Multi-turn checking time, ours vs BFCL's, on the same trajectories; and the env's step cost.
 
-Run: ``python -m bench.bench_multi_turn [--per-entry 2] [--repeat 3]``.
+Run: ``python -m bench.bench_multi_turn [--per_entry 2] [--repeat 3]``.
 
-1. Checking: the ground truth of all 800 multi-turn entries plus ``--per-entry`` perturbed
+1. Checking: the ground truth of all 800 multi-turn entries plus ``--per_entry`` perturbed
    trajectories each (harness/trajectories.py), evaluated as BFCL's runner does (decode every
    step, execute, state and response checks). BFCL is timed inside its own process by the
    oracle driver's ``time_multi`` op; ours in this process with ``check_multi_turn_result``.
@@ -43,9 +43,9 @@ def bfcl_dir() -> Path:
 
 def main() -> None:
     parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--per-entry", type=int, default=2, help="perturbed trajectories per entry")
+    parser.add_argument("--per_entry", type=int, default=2, help="perturbed trajectories per entry")
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--oracle-python", default=str(ROOT / ".oracle-venv" / "bin" / "python"))
+    parser.add_argument("--oracle_python", default=str(ROOT / ".oracle-venv" / "bin" / "python"))
     args = parser.parse_args()
 
     data = bfcl_dir()

@@ -109,10 +109,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--steps", type=int, default=4, help="timed updates per side per round")
-    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--torch_threads", type=int, default=1, help="CPU threads for torch, each side")
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "ppo_peer.json"))
     args = parser.parse_args(argv)
-    torch.set_num_threads(args.threads)
+    torch.set_num_threads(args.torch_threads)
     import transformers
 
     transformers.logging.set_verbosity_error()  # AgileRL's generation config warns on every prompt
@@ -135,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
               "median": {name: statistics.median(values) for name, values in rates.items()},
               "against_agilerl": {name: statistics.median(values) / theirs for name, values in rates.items()},
               "flags": ours, "agilerl_generation_share": generating,
-              "batch": BATCH, "steps_per_round": args.steps, "threads": args.threads,
+              "batch": BATCH, "steps_per_round": args.steps, "threads": args.torch_threads,
               "agilerl_version": importlib.metadata.version("agilerl"),
               "transformers_version": __import__("transformers").__version__}
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)

@@ -32,7 +32,9 @@ from collections import Counter
 from pathlib import Path
 
 from fcenv.bfcl_sample import MULTI_TURN, SENSITIVITY_FILE, SINGLE_TURN, write_sample, write_sensitivity_sample
+from fcenv.arguments import UsageError
 from fcenv.bfcl_data import DEFAULT_DIR as BFCL_DIR
+from fcenv.flags import ENGINE, MODEL, SAMPLE, SAMPLING, add_group, check
 from fcenv.pretrained import DEFAULT_DIR as MODELS_DIR
 from fcenv.score_card import CATEGORY_SIZES, ScoreCard, card_from_accuracies, render
 
@@ -53,8 +55,9 @@ def run(cmd: list[str]) -> float:
 
 def card_mode(args: argparse.Namespace, mode: str, files: list[Path], work: Path) -> dict:
     out = work / mode
-    generate = [sys.executable, "-m", "fcenv", "generate", "--model_name_or_path", str(args.model), *MODES[mode],
-                "--greedy", "--max_new_tokens", str(args.max_new_tokens), "--n_rollout_threads", str(args.batch),
+    generate = [sys.executable, "-m", "fcenv", "generate", "--model_name_or_path", args.model_name_or_path,
+                *MODES[mode], "--greedy", "--max_new_tokens", str(args.max_new_tokens),
+                "--n_rollout_threads", str(args.n_rollout_threads),
                 "--rollout_engine", args.rollout_engine, "--no-progress",
                 "--out", str(out), "--dataset_path", *map(str, files)]
     seconds = run(generate)
@@ -81,9 +84,9 @@ def sensitivity_card(args: argparse.Namespace, work: Path) -> dict:
 
     sample = write_sensitivity_sample(Path(args.bfcl_dir), args.format_sensitivity, work / "sensitivity")
     out = work / "sensitivity_out"
-    model = ["--run", args.run] if args.run else ["--model_name_or_path", str(args.model)]
+    model = ["--run", args.run] if args.run else ["--model_name_or_path", args.model_name_or_path]
     generate = [sys.executable, "-m", "fcenv", "generate", *model, "--greedy", "--max_new_tokens", str(args.max_new_tokens),
-                "--n_rollout_threads", str(args.batch),
+                "--n_rollout_threads", str(args.n_rollout_threads),
                 "--rollout_engine", args.rollout_engine, "--no-progress", "--out", str(out), "--dataset_path", str(sample)]
     seconds = run(generate)
     whole_set = Path(args.bfcl_dir) / SENSITIVITY_FILE
@@ -170,27 +173,33 @@ def table(report: dict) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", default=str(MODELS_DIR / "qwen2.5-coder-0.5b-instruct"))
-    parser.add_argument("--bfcl_dir", default=str(BFCL_DIR))
-    parser.add_argument("--categories", nargs="+", default=list(SINGLE_TURN))
-    parser.add_argument("--per_category", type=int, default=100)
+    add_group(parser, MODEL, skip=["adapter", "checkpoint"],
+              defaults={"model_name_or_path": str(MODELS_DIR / "qwen2.5-coder-0.5b-instruct")},
+              notes={"model_name_or_path": "default here: Qwen2.5-Coder-0.5B-Instruct (`make models` fetches it)",
+                     "run": "with --format_sensitivity only: its latest actor answers instead of the model"})
+    add_group(parser, SAMPLE, defaults={"categories": list(SINGLE_TURN), "per_category": 100},
+              notes={"categories": "default here: the single-turn ones"})
     parser.add_argument("--modes", nargs="+", choices=list(MODES), default=list(MODES))
-    parser.add_argument("--max_new_tokens", type=int, default=256)
-    parser.add_argument("--batch", type=int, default=16)
-    parser.add_argument("--rollout_engine", default="hf", help="hf, or vllm (prefix caching: multi-turn steps "
-                                                               "share their chat's start)")
+    # Greedy, as BFCL scores a model: no temperature or seed to set.
+    add_group(parser, SAMPLING, skip=["temperature", "greedy", "context_window", "seed"], defaults={"max_new_tokens": 256})
+    add_group(parser, ENGINE, defaults={"n_rollout_threads": 16},
+              notes={"n_rollout_threads": "entries answered together",
+                     "rollout_engine": "vllm's prefix cache serves the start of a multi-turn step's chat again"})
     parser.add_argument("--format_sensitivity", type=int, default=0, metavar="K",
                         help="instead of categories: K entries of BFCL's format-sensitivity set, each under its 26 "
                              "prompt variations, in prompting mode")
-    parser.add_argument("--run", default="", help="with --format_sensitivity: a training run's latest actor (its "
-                                                   "base and adapter) instead of --model")
     parser.add_argument("--report", default=str(ROOT / "bench/results/real_card_qwen2.5_coder_0.5b.json"))
     parser.add_argument("--answers", default=str(ROOT / "bench/results/real_card"))
     args = parser.parse_args()
+    try:
+        check(args, MODEL, SAMPLE, SAMPLING, ENGINE)
+    except UsageError as exc:
+        parser.error(str(exc))
+    args.bfcl_dir = args.bfcl_dir or str(BFCL_DIR)
 
     report_path = Path(args.report)
     report = json.loads(report_path.read_text()) if report_path.exists() else {"modes": {}}
-    report.update(model=Path(args.model).name, **({"run": args.run} if args.run else {}), greedy=True, max_new_tokens=args.max_new_tokens, machine=f"{platform.machine()}, {os.cpu_count()} cores",
+    report.update(model=Path(args.model_name_or_path).name, **({"run": args.run} if args.run else {}), greedy=True, max_new_tokens=args.max_new_tokens, machine=f"{platform.machine()}, {os.cpu_count()} cores",
                   sample="fcenv/bfcl_sample.py: k entries spread evenly over each category's file")
     if args.format_sensitivity:
         with tempfile.TemporaryDirectory() as tmp:
@@ -205,7 +214,7 @@ def main() -> None:
             entry = report["modes"].setdefault(mode, {"categories": {}, "runs": []})
             entry["categories"].update(measured.pop("categories"))
             entry["runs"].append({**measured, "categories": args.categories, "per_category": args.per_category,
-                                  "batch": args.batch})
+                                  "batch": args.n_rollout_threads})
             for figures in [*report["modes"].values(), report.get("fc_any_format", {})]:
                 if figures:
                     figures["summaries"] = summaries(figures["categories"])

@@ -9,7 +9,7 @@ place at every forward, for the embedding and again for the untied output layer,
 backward computes the whole output matrix's gradient. The batch is one micro-batch of ``make
 train-real``'s update (4 samples: ``--n_rollout_threads 8 --gradient_cp_steps 2``).
 
-Run: ``python -m bench.bench_token_rows [--batch 4 --context 512 --new_tokens 64 --repeats 3]
+Run: ``python -m bench.bench_token_rows [--micro_batch 4 --context 512 --new_tokens 64 --repeats 3]
 [--out bench/results/token_rows_qwen.json]`` (``make models`` fetches the model).
 """
 
@@ -31,11 +31,11 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
-    parser.add_argument("--batch", type=int, default=4)
+    parser.add_argument("--micro_batch", type=int, default=4, help="samples in the micro-batch")
     parser.add_argument("--context", type=int, default=512)
     parser.add_argument("--new_tokens", type=int, default=64)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--torch_threads", type=int, default=2, help="CPU threads for torch")
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "token_rows_qwen.json"))
     args = parser.parse_args(argv)
     if not (QWEN / "config.json").is_file():
@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     from fcenv.algos.model.loading import token_ids
     from fcenv.algos.model.policy import LoraSettings, Policy
 
-    torch.set_num_threads(args.threads)
+    torch.set_num_threads(args.torch_threads)
     tokenizer = AutoTokenizer.from_pretrained(QWEN)
     base = AutoModelForCausalLM.from_pretrained(QWEN, dtype=torch.float32)
     rows = token_ids(tokenizer, ["<tool_call>", "</tool_call>"])
@@ -57,10 +57,10 @@ def main(argv: list[str] | None = None) -> int:
     layers = [m for m in policy.model.modules() if isinstance(m, TrainableTokensLayer)]
     generator = torch.Generator().manual_seed(0)
     vocab = len(tokenizer)
-    contexts = torch.randint(0, vocab, (args.batch, args.context), generator=generator).tolist()
+    contexts = torch.randint(0, vocab, (args.micro_batch, args.context), generator=generator).tolist()
     # Every action opens with the tag and closes with its end, as a call does.
     actions = [[rows[0], *torch.randint(0, vocab, (args.new_tokens - 2,), generator=generator).tolist(), rows[1]]
-               for _ in range(args.batch)]
+               for _ in range(args.micro_batch)]
     batch = pack(contexts, actions, policy.pad_id)
 
     def step() -> float:
@@ -89,10 +89,11 @@ def main(argv: list[str] | None = None) -> int:
             seconds[name].append(step())
     median = {name: statistics.median(values) for name, values in seconds.items()}
     report = {"seconds": seconds, "median": median, "speedup": median["peft"] / median["fast"],
-              "batch": args.batch, "context": args.context, "new_tokens": args.new_tokens, "threads": args.threads}
+              "batch": args.micro_batch, "context": args.context, "new_tokens": args.new_tokens,
+              "threads": args.torch_threads}
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(report, indent=2) + "\n")
-    print(f"forward + backward of {args.batch} x ({args.context} + {args.new_tokens}) tokens: PEFT's layer "
+    print(f"forward + backward of {args.micro_batch} x ({args.context} + {args.new_tokens}) tokens: PEFT's layer "
           f"{median['peft']:.2f} s, the fast path {median['fast']:.2f} s ({report['speedup']:.2f}x)")
     return 0
 

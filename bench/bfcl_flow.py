@@ -18,9 +18,9 @@ A prompt longer than the context window leaves room for (``--context_window`` mi
 ``--max_new_tokens``) is not cut: the query fails, and BFCL records the entry's inference error,
 as it does when its server refuses a prompt.
 
-Run: ``python -m bench.bfcl_flow RUN_DIR [--checkpoint iter_XXXXXX | --base] --data FILE
+Run: ``python -m bench.bfcl_flow RUN_DIR [--checkpoint iter_XXXXXX | --base] --dataset_path FILE
 [--max_new_tokens 256] [--per_category K] [--out report.json] [--agree_with VERDICTS.jsonl]``.
-``--data`` is a question file in BFCL's layout with its ``possible_answer/`` beside it
+``--dataset_path`` is a question file in BFCL's layout with its ``possible_answer/`` beside it
 (``python -m bench.bfcl_sample FILE --multi_turn``); its multi-turn entries are played. The
 report gives the accuracy overall and per category, the share of turns BFCL's step limit
 force-terminated and of turns ended with a text reply (no call), every entry's verdict with its
@@ -37,6 +37,9 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+from fcenv.arguments import UsageError
+from fcenv.flags import DATA, SAMPLING, add_group, check
+from fcenv.sources.resolve import resolve_dataset
 from bench.heldout import VLLMClient, checkpoints
 from harness.oracle import OracleSession
 from harness.template_prompts import query_ids
@@ -166,11 +169,12 @@ def main(argv: list[str] | None = None) -> int:
     which = parser.add_mutually_exclusive_group()
     which.add_argument("--checkpoint", default="", help="the checkpoint whose actor answers (default: the last)")
     which.add_argument("--base", action="store_true", help="the base model alone (no adapter)")
-    parser.add_argument("--data", type=Path, required=True,
-                        help="question file with possible_answer/ beside it; its multi-turn entries are played")
+    add_group(parser, DATA, notes={"dataset_path": "required; its multi-turn entries are played, their answers "
+                                                   "read from possible_answer/ beside the question file"})
     parser.add_argument("--per_category", type=int, default=0, help="the first K entries of each category (0: all)")
-    parser.add_argument("--max_new_tokens", type=int, default=256)
-    parser.add_argument("--context_window", type=int, default=0, help="0: the run's (its model's maximum)")
+    # Greedy, as BFCL's runner asks: no temperature or seed to set.
+    add_group(parser, SAMPLING, skip=["temperature", "greedy", "seed"], defaults={"max_new_tokens": 256},
+              notes={"context_window": "0 here: the run's (its model's maximum)"})
     parser.add_argument("--concurrency", type=int, default=64, help="entries played at once (one batch)")
     parser.add_argument("--kv_cache_mib", type=int, default=1024,
                         help="vLLM's KV cache: a batch's prompts stay cached from one step to the next while they fit")
@@ -183,6 +187,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--agree_with", type=Path, default=None,
                         help="verdicts of fcenv evaluate --out: print how many entries get the same verdict")
     args = parser.parse_args(argv)
+    if not args.dataset_path:
+        parser.error("--dataset_path is required")
+    try:
+        check(args, SAMPLING)
+    except UsageError as exc:
+        parser.error(str(exc))
     for flag, python, make in (("--vllm_python", args.vllm_python, "make vllm"),
                                ("--oracle_python", args.oracle_python, "make oracle")):
         if not Path(python).is_file():
@@ -191,9 +201,10 @@ def main(argv: list[str] | None = None) -> int:
     saved = json.loads((args.run_dir / "args.json").read_text())
     checkpoint = chosen_checkpoint(args.run_dir, args.checkpoint, args.base)
     context_window = args.context_window or context_window_of(saved)
-    entries, truth = multi_turn_sample(args.data, args.per_category)
+    data = resolve_dataset(args.dataset_path)
+    entries, truth = multi_turn_sample(data, args.per_category)
     if not entries:
-        print(f"--data {args.data}: no multi-turn entries", file=sys.stderr)
+        print(f"--dataset_path {args.dataset_path}: no multi-turn entries", file=sys.stderr)
         return 2
     started = time.perf_counter()
     client = VLLMClient(args.run_dir, args.vllm_python, seed=0, context_window=context_window,
@@ -209,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
         verdict["category"] = category_of(verdict["id"])
         by_category[verdict["category"]].append(verdict)
     report = {"run": str(args.run_dir), "checkpoint": "base" if checkpoint is None else checkpoint.name,
-              "data": str(args.data), "max_new_tokens": args.max_new_tokens, "context_window": context_window,
+              "data": str(data), "max_new_tokens": args.max_new_tokens, "context_window": context_window,
               **figures(verdicts), "categories": {name: figures(group) for name, group in sorted(by_category.items())},
               "batches": respond.batches, "queries": respond.queries, "prompt_tokens": respond.prompt_tokens,
               "prompts_past_the_window": respond.too_long,

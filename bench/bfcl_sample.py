@@ -16,12 +16,13 @@ from pathlib import Path
 from fcenv.bfcl_data import DEFAULT_DIR
 from fcenv.bfcl_sample import (HELDOUT, HELDOUT_K, MULTI_TURN, MULTI_TURN_K, write_mixed_sample,
                                write_sensitivity_entries)
+from fcenv.flags import SAMPLE, add_group
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(allow_abbrev=False, description="Write the fixed held-out BFCL sample (one file).")
     parser.add_argument("out_file", type=Path, help="question file to write (answers in possible_answer/ beside it)")
-    parser.add_argument("--bfcl_dir", type=Path, default=DEFAULT_DIR)
+    add_group(parser, SAMPLE, skip=["categories", "per_category"])
     parser.add_argument("--sensitivity", type=int, default=0, metavar="K",
                         help="instead: the K entries of the format-sensitivity sample (bench.bench_real_card "
                              "--format_sensitivity K asks the same ones)")
@@ -29,10 +30,11 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"instead: the multi-turn held-out sample ({MULTI_TURN_K} entries of each of BFCL's "
                              f"four multi-turn categories)")
     args = parser.parse_args(argv)
+    bfcl_dir = Path(args.bfcl_dir or DEFAULT_DIR)
     if args.sensitivity:
-        out = write_sensitivity_entries(args.bfcl_dir, args.sensitivity, args.out_file)
+        out = write_sensitivity_entries(bfcl_dir, args.sensitivity, args.out_file)
     else:
-        out = write_mixed_sample(args.bfcl_dir, MULTI_TURN if args.multi_turn else HELDOUT,
+        out = write_mixed_sample(bfcl_dir, MULTI_TURN if args.multi_turn else HELDOUT,
                                  MULTI_TURN_K if args.multi_turn else HELDOUT_K, args.out_file)
     print(f"{out}: {sum(1 for _ in out.open(encoding='utf-8'))} entries")
     return 0

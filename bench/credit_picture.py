@@ -15,7 +15,7 @@ that decide the verdict:
 
 ::
 
-    python -m bench.credit_picture RUN --data multi_turn_varied_eval --id multi_turn_varied_base_3 --out OUT
+    python -m bench.credit_picture RUN --dataset_path multi_turn_varied_eval --id multi_turn_varied_base_3 --out OUT
 
 writes ``OUT.png`` and ``OUT.json`` (each token with its value and advantage).
 """
@@ -28,6 +28,9 @@ import sys
 from pathlib import Path
 
 import torch
+
+from fcenv.arguments import UsageError
+from fcenv.flags import DATA, SAMPLING, add_group, check
 
 
 def load_policy(run_dir: Path, checkpoint_name: str):
@@ -50,7 +53,7 @@ def load_policy(run_dir: Path, checkpoint_name: str):
     return saved, checkpoint, loaded, policy.eval()
 
 
-def play_one(saved: dict, loaded, policy, data: Path, entry: str, greedy: bool, seed: int):
+def play_one(saved: dict, loaded, policy, data: str, entry: str, greedy: bool, seed: int):
     """One episode of ``entry`` (the run's env settings and chat mode), scored with the run's advantages."""
     import gymnasium as gym
 
@@ -162,17 +165,20 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     parser.add_argument("run", type=Path, help="a training run with a critic (TPPO, APPO, TurnPPO)")
     parser.add_argument("--checkpoint", default="", help="its checkpoint (default: the latest)")
-    parser.add_argument("--data", default="multi_turn_varied_eval", help="question file or bundled split")
+    add_group(parser, DATA, defaults={"dataset_path": "multi_turn_varied_eval"})
     parser.add_argument("--id", required=True, help="the entry to play")
-    parser.add_argument("--greedy", action="store_true", help="greedy instead of the run's temperature")
-    parser.add_argument("--seed", type=int, default=0)
+    # The run's temperature (or greedy), --max_new_tokens and context window: the episode as training plays it.
+    add_group(parser, SAMPLING, skip=["temperature", "max_new_tokens", "context_window"], defaults={"seed": 0})
     parser.add_argument("--out", type=Path, required=True, help="writes OUT.png and OUT.json")
     args = parser.parse_args(argv)
-    from fcenv.bundled import resolve
+    try:
+        check(args, DATA, SAMPLING)
+    except UsageError as exc:
+        parser.error(str(exc))
 
     saved, checkpoint, loaded, policy = load_policy(args.run, args.checkpoint)
     with torch.no_grad():
-        task, rollout, buffer, results = play_one(saved, loaded, policy, resolve(args.data), args.id, args.greedy,
+        task, rollout, buffer, results = play_one(saved, loaded, policy, args.dataset_path, args.id, args.greedy,
                                                   args.seed)
     rows = token_table(task, rollout, buffer, loaded.tokenizer, results)
     verdict = rollout.actions[-1].info

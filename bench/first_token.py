@@ -8,7 +8,7 @@ generating an answer. Read by the independent client's own loading (``bench/held
 saved base, the actor through ``PeftModel.from_pretrained``, the tokenizer's template with
 ``tools=``); the prompts are what the env shows at the first step.
 
-    python -m bench.first_token RUN --data OUT/bfcl_heldout.json --checkpoints first last \
+    python -m bench.first_token RUN --dataset_path OUT/bfcl_heldout.json --checkpoints first last \
         --per_kind 24 --out first_token.json
 
 For each checkpoint and kind (``no_call``: irrelevance categories; ``call``: the others; in
@@ -30,13 +30,15 @@ import gymnasium as gym
 import torch
 
 import fcenv  # registers the env id
+from fcenv.arguments import UsageError
+from fcenv.flags import DATA, add_group, check
 from bench.heldout import _max_positions, checkpoints, load_actor
 from harness.template_prompts import prompt_ids
 
 TAGS = {"hermes": "<tool_call>", "mistral": "[TOOL_CALLS]"}  # a call opens with this one token
 
 
-def first_prompts(data: Path, tool_format: str, per_kind: int, tokenizer, context_window: int) -> dict[str, list]:
+def first_prompts(data: str, tool_format: str, per_kind: int, tokenizer, context_window: int) -> dict[str, list]:
     """Up to ``per_kind`` prompts (token ids) of each kind, in file order: the first step of
     single-turn entries (``no_call``: irrelevance, ``call``: the others), and in multi-turn entries
     the states their ground truth reaches by running its calls: where it makes a turn's first call
@@ -84,14 +86,20 @@ def tag_probabilities(model, prompts: list[list[int]], tag_id: int) -> list[tupl
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("run_dir", type=Path)
-    parser.add_argument("--data", type=Path, required=True, help="question file (possible answers beside it)")
+    add_group(parser, DATA, notes={"dataset_path": "required"})
     parser.add_argument("--checkpoints", nargs="+", default=["first", "last"],
                         help="'base', 'first', 'last' or checkpoint folder names")
     parser.add_argument("--per_kind", type=int, default=24,
                         help="prompts of each kind (no_call, call, turn_first, turn_next, turn_end)")
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--torch_threads", type=int, default=2, help="CPU threads for torch")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
+    if not args.dataset_path:
+        parser.error("--dataset_path is required")
+    try:
+        check(args, DATA)
+    except UsageError as exc:
+        parser.error(str(exc))
     saved = json.loads((args.run_dir / "args.json").read_text())
     tool_format = saved["resolved"].get("tool_format")
     if tool_format not in TAGS:
@@ -100,10 +108,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     found = checkpoints(args.run_dir)
     named = {"first": found[0], "last": found[-1]} if found else {}
-    torch.set_num_threads(args.threads)
+    torch.set_num_threads(args.torch_threads)
     resolved = saved["resolved"]
     window = int(resolved.get("context_window") or saved["context_window"] or _max_positions(resolved))
-    report = {"data": str(args.data), "tag": TAGS[tool_format], "checkpoints": {}}
+    report = {"data": args.dataset_path, "tag": TAGS[tool_format], "checkpoints": {}}
     prompts = None  # every checkpoint reads the same prompts: one base, one tokenizer
     for name in args.checkpoints:
         checkpoint = None if name == "base" else named.get(name, args.run_dir / "checkpoints" / name)
@@ -113,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
         tokenizer, model = load_actor(args.run_dir, checkpoint)
         tag_id = tokenizer.convert_tokens_to_ids(TAGS[tool_format])
         if prompts is None:
-            prompts = first_prompts(args.data, tool_format, args.per_kind, tokenizer, window)
+            prompts = first_prompts(args.dataset_path, tool_format, args.per_kind, tokenizer, window)
         figures = {}
         for which, kind_prompts in prompts.items():
             pairs = tag_probabilities(model, kind_prompts, tag_id)

@@ -27,6 +27,7 @@ from pathlib import Path
 from bench.bench_real_card import category_figures, summaries
 from fcenv.bfcl_sample import write_sample
 from fcenv.bfcl_data import DEFAULT_DIR as BFCL_DIR
+from fcenv.flags import SAMPLE, add_group
 from harness.any_format import as_tool_calls
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,8 +37,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--results", default=str(ROOT / "bench/results/real_card/fc"),
                         help="folder of BFCL_v4_<category>_result.json files from fcenv generate --tool_format hermes")
-    parser.add_argument("--bfcl_dir", default=str(BFCL_DIR))
-    parser.add_argument("--per_category", type=int, default=100, help="the sample the results were made on")
+    add_group(parser, SAMPLE, skip=["categories"], defaults={"per_category": 100},
+              notes={"per_category": "the sample the results were made on"})
     parser.add_argument("--report", default="", help="a bench_real_card report: adds 'fc_any_format' to it")
     args = parser.parse_args()
 
@@ -49,7 +50,7 @@ def main() -> None:
             category = path.name.removeprefix("BFCL_v4_").removesuffix("_result.json")
             if category.startswith("multi_turn"):
                 continue  # one rewritten step would change every later one
-            data.append(write_sample(Path(args.bfcl_dir), category, args.per_category, work))
+            data.append(write_sample(Path(args.bfcl_dir or BFCL_DIR), category, args.per_category, work))
             lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
             out = work / "rewritten" / path.name
             out.parent.mkdir(exist_ok=True)

@@ -15,7 +15,7 @@ their JSON calls, a ```` ```json ```` block included, are written in the family'
 in lockstep, ``LOCKSTEP`` at a time; ``generate`` answers them in batches of prompts of similar
 length, padded on the left.
 
-``--engine vllm`` takes the answers from vLLM's own API instead of ``generate``
+``--rollout_engine vllm`` takes the answers from vLLM's own API instead of ``generate``
 (``bench/heldout_vllm.py``, run with ``.vllm-venv``'s interpreter: ``LLM`` on the actor's
 weights, the checkpoint's adapter merged into the saved base by PEFT), on the same prompts (the
 tokenizer's chat template) and decoded the same way; the entries are played in lockstep, one
@@ -29,7 +29,7 @@ set: the largest difference between two configurations' accuracies and their sta
 deviation, in points (``python -m bench.bfcl_sample FILE --sensitivity K`` writes the entries of
 the set's sample).
 
-Run: ``python -m bench.heldout RUN_DIR [--data EVAL_FILE] [--samples 4] [--engine hf|vllm] [--prompt_variations]
+Run: ``python -m bench.heldout RUN_DIR [--dataset_path EVAL_FILE] [--samples 4] [--rollout_engine hf|vllm] [--prompt_variations]
 [--out report.json]``.
 """
 
@@ -50,6 +50,7 @@ import torch
 
 import fcenv  # registers the env id
 from fcenv.chat_mode import ChatMode
+from fcenv.flags import DATA, ENGINE, SAMPLING, add_group, dataset_problems
 from fcenv.prompt_variations import format_sensitivity_configs, reaches
 from harness.any_format import any_format_verdicts
 from harness.template_prompts import prompt_ids
@@ -57,7 +58,7 @@ from harness.template_prompts import prompt_ids
 ROOT = Path(__file__).resolve().parents[1]
 VLLM_CLIENT = Path(__file__).resolve().with_name("heldout_vllm.py")
 LOCKSTEP = 64  # episodes played together
-HF_BATCH = 8  # prompts in one generate call (--engine hf)
+HF_BATCH = 8  # prompts in one generate call (--rollout_engine hf)
 
 
 def checkpoints(run_dir: Path) -> list[Path]:
@@ -318,33 +319,39 @@ def _max_positions(resolved: dict) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("run_dir", type=Path)
-    parser.add_argument("--data", type=Path, default=None,
-                        help="question file, all of its tasks (default: the run's held-out tasks)")
+    add_group(parser, DATA, notes={"dataset_path": "all of its tasks (default: the run's held-out tasks)"})
     parser.add_argument("--samples", type=int, default=4, help="sampled answers per task (0: greedy only)")
     parser.add_argument("--limit", type=int, default=0, help="first N tasks only (0: all)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--engine", choices=["hf", "vllm"], default="hf",
-                        help="what answers: transformers' generate (hf), or vLLM's LLM on the actor's merged weights (vllm)")
+    # The run's own temperature, --max_new_tokens and context window: the client measures the run as trained.
+    add_group(parser, SAMPLING, skip=["temperature", "greedy", "max_new_tokens", "context_window"], defaults={"seed": 0})
+    add_group(parser, ENGINE, skip=["n_rollout_threads"],
+              notes={"rollout_engine": "here: transformers' generate (hf), or vLLM's LLM on the actor's merged "
+                                       "weights (vllm); none of the trainer's engines"})
     parser.add_argument("--vllm_python", default=str(ROOT / ".vllm-venv" / "bin" / "python"),
-                        help="with --engine vllm: the interpreter that has vLLM (`make vllm` builds .vllm-venv)")
+                        help="with --rollout_engine vllm: the interpreter that has vLLM (`make vllm` builds .vllm-venv)")
     parser.add_argument("--base", action="store_true",
                         help="also measure the base model alone (no adapter), before the run's checkpoints")
     parser.add_argument("--checkpoints", choices=["first_last", "first", "last"], default="first_last",
                         help="which of the run's checkpoints to measure")
-    parser.add_argument("--threads", type=int, default=0,
+    parser.add_argument("--torch_threads", type=int, default=0,
                         help="CPU threads of the client and of vLLM's (0: torch's default, the machine's cores)")
     parser.add_argument("--prompt_variations", action="store_true",
                         help="prompting mode: measure each of BFCL's 26 prompt variations (the format-sensitivity "
-                             "configurations) on --data's entries, and their spread (max delta, standard deviation)")
+                             "configurations) on --dataset_path's entries, and their spread (max delta, standard deviation)")
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--answers", type=Path, default=None,
                         help="also write every answer (checkpoint, mode, id, verdicts, text; the first step's "
                              "text of a multi-step episode is not kept) to this JSON Lines file")
     args = parser.parse_args(argv)
+    if args.rollout_engine not in ("hf", "vllm"):
+        parser.error(f"--rollout_engine {args.rollout_engine}: hf or vllm")
+    # Not flags.check: its data check would read --answers, this client's output, as possible answers.
+    if args.dataset_path and (problems := dataset_problems("--dataset_path", [args.dataset_path])):
+        parser.error("; ".join(problems))
     saved = json.loads((args.run_dir / "args.json").read_text())
     resolved = saved["resolved"]
-    data = args.data or Path(resolved["eval_path"])
-    if args.data:
+    data = Path(args.dataset_path or resolved["eval_path"])
+    if args.dataset_path:
         indices = list(range(len(gym.make(fcenv.ENV_ID, dataset_path=str(data)).unwrapped.tasks)))
     else:
         indices = resolved["eval_indices"]
@@ -353,14 +360,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.prompt_variations and (unvaried := unvaried_entry(data, indices)):
         print(f"--prompt_variations: {data}: entry {unvaried.id} ({unvaried.category}) is not varied: BFCL varies the "
               "prompt of single-turn Python entries only, so it would be asked under BFCL's default prompt in every "
-              "configuration; give --data the single-turn Python entries alone", file=sys.stderr)
+              "configuration; give --dataset_path the single-turn Python entries alone", file=sys.stderr)
         return 2
     args.max_new_tokens = int(saved["max_new_tokens"])
     args.temperature = float(saved.get("temperature", 1.0))
     # What --context_window resolved to (0 meant the model's maximum).
     args.context_window = int(resolved.get("context_window") or saved["context_window"] or _max_positions(resolved))
-    if args.threads > 0:
-        torch.set_num_threads(args.threads)
+    if args.torch_threads > 0:
+        torch.set_num_threads(args.torch_threads)
     if args.answers:
         args.answers.parent.mkdir(parents=True, exist_ok=True)
         args.answers.write_text("")
@@ -368,12 +375,13 @@ def main(argv: list[str] | None = None) -> int:
     if not found:
         print(f"{args.run_dir}: no checkpoints", file=sys.stderr)
         return 2
-    if args.engine == "vllm" and not Path(args.vllm_python).is_file():
+    if args.rollout_engine == "vllm" and not Path(args.vllm_python).is_file():
         print(f"--vllm_python {args.vllm_python}: no such interpreter (`make vllm` builds .vllm-venv)", file=sys.stderr)
         return 2
     chosen = list(dict.fromkeys({"first_last": [found[0], found[-1]], "first": [found[0]],
                                  "last": [found[-1]]}[args.checkpoints]))
-    client = VLLMClient(args.run_dir, args.vllm_python, args.seed, args.context_window) if args.engine == "vllm" else None
+    client = (VLLMClient(args.run_dir, args.vllm_python, args.seed, args.context_window)
+              if args.rollout_engine == "vllm" else None)
     reports = []
     try:
         for checkpoint in ([None] if args.base else []) + chosen:
@@ -403,7 +411,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"{ceiling}")
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps({"run": str(args.run_dir), "data": str(data), "engine": args.engine,
+        args.out.write_text(json.dumps({"run": str(args.run_dir), "data": str(data), "engine": args.rollout_engine,
                                         "reports": reports}, indent=2) + "\n")
     return 0
 

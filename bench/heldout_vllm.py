@@ -1,4 +1,4 @@
-"""vLLM's side of ``bench/heldout.py --engine vllm``: answers from vLLM's own API.
+"""vLLM's side of ``bench/heldout.py --rollout_engine vllm``: answers from vLLM's own API.
 
 Run by ``bench/heldout.py`` with the interpreter of the venv that holds vLLM (``.vllm-venv``:
 vLLM pins an older transformers than fcenv's); it imports vLLM and the standard library only.

@@ -20,6 +20,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+from fcenv.flags import TOOL_FORMAT, add_group
 from fcenv.handlers import DecodeError
 from fcenv.multi_turn.executor import decode_step
 from fcenv.tasks import category_of
@@ -80,7 +81,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     parser.add_argument("--results", type=Path, required=True, help="result file (BFCL's shape)")
     parser.add_argument("--verdicts", type=Path, required=True, help="fcenv evaluate's --out for it")
-    parser.add_argument("--tool_format", default="", help="the native tool-call format the answers are in (FC mode)")
+    add_group(parser, TOOL_FORMAT, skip=["system_prompt", "prompt_variation"],
+              notes={"tool_format": "the format the answers are in"})
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
     summary = report(_lines(args.results), _lines(args.verdicts),

@@ -8,7 +8,7 @@ first tokens' entropy (ARPO's branching signal) equal the trainer's, and after a
 iterations with ``--rollout_engine vllm``: single-turn, multi-turn with groups and branching,
 and a resumed run that continues exactly. Then the same choice in ``fcenv generate`` and
 ``fcenv process-rewards``, and the independent held-out client's vLLM side (bench/heldout.py
---engine vllm), and bench/bench_gpu.py's vLLM section on a small shape.
+--rollout_engine vllm), and bench/bench_gpu.py's vLLM section on a small shape.
 """
 
 from __future__ import annotations
@@ -426,15 +426,15 @@ def test_process_rewards_samples_with_vllm(trained_run, tmp_path):
 
 
 def test_the_held_out_client_scores_greedy_answers_from_vllm_as_from_generate(trained_run, tmp_path):
-    """bench/heldout.py --engine vllm (vLLM's LLM on the checkpoint's actor, its adapter merged by PEFT)
+    """bench/heldout.py --rollout_engine vllm (vLLM's LLM on the checkpoint's actor, its adapter merged by PEFT)
     against plain transformers generate: the same greedy verdicts and rewards, start and end,
     single-turn and multi-turn (played step by step)."""
     for data, limit in ((TINY_EVAL, "30"), (MULTI_TURN_EVAL, "8")):
         reports = {}
         for engine in ("hf", "vllm"):
             out = tmp_path / f"{data.stem}_{engine}.json"
-            done = command("-m", "bench.heldout", str(trained_run), "--data", str(data), "--limit", limit,
-                           "--samples", "1", "--engine", engine, "--out", str(out))
+            done = command("-m", "bench.heldout", str(trained_run), "--dataset_path", str(data), "--limit", limit,
+                           "--samples", "1", "--rollout_engine", engine, "--out", str(out))
             assert done.returncode == 0, done.stderr[-3000:]
             reports[engine] = json.loads(out.read_text())["reports"]
         assert [r["checkpoint"] for r in reports["vllm"]] == ["iter_000000", "iter_000003"]
@@ -449,7 +449,7 @@ def test_bench_gpu_measures_the_vllm_engine(vllm_ready, tmp_path):
     0.5B Qwen2 shape in bfloat16): every action of full length, and in float32 the engine's
     log-probs are the trainer's."""
     out = tmp_path / "gpu.json"
-    done = command("-m", "bench.bench_gpu", "--shape", "small", "--batch", "4", "--context", "32", "--new_tokens",
+    done = command("-m", "bench.bench_gpu", "--shape", "small", "--n_rollout_threads", "4", "--context", "32", "--new_tokens",
                    "8", "--repeats", "1", "--rollout_engine", "vllm", "--out", str(out))
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(out.read_text())["vllm"]

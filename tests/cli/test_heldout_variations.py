@@ -56,7 +56,7 @@ def run_dir(tiny_model, tmp_path_factory) -> Path:
 def test_the_client_scores_each_variation_as_the_format_sensitivity_set(run_dir, tmp_path):
     data, id_file = write_set(tmp_path / "bfcl")
 
-    client = run("-m", "bench.heldout", str(run_dir), "--data", str(data), "--prompt_variations", "--samples", "0",
+    client = run("-m", "bench.heldout", str(run_dir), "--dataset_path", str(data), "--prompt_variations", "--samples", "0",
                  "--checkpoints", "last", "--out", str(tmp_path / "report.json"),
                  "--answers", str(tmp_path / "answers.jsonl"))
     assert client.returncode == 0, client.stderr[-3000:]
@@ -94,7 +94,7 @@ def test_entries_no_variation_reaches_are_refused_before_work(run_dir, tmp_path)
     with (data.parent / "possible_answer" / data.name).open("a") as out:
         out.write(json.dumps({"id": "simple_java_0", "ground_truth": [{"get_weather": {"city": ["Lyon"]}}]}) + "\n")
 
-    client = run("-m", "bench.heldout", str(run_dir), "--data", str(data), "--prompt_variations", "--samples", "0",
+    client = run("-m", "bench.heldout", str(run_dir), "--dataset_path", str(data), "--prompt_variations", "--samples", "0",
                  "--checkpoints", "last", "--out", str(tmp_path / "report.json"))
     assert client.returncode == 2
     assert str(data) in client.stderr and "simple_java_0" in client.stderr and "--prompt_variations" in client.stderr

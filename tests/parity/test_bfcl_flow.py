@@ -147,7 +147,7 @@ def test_the_flow_client_agrees_with_generate_and_evaluate_entry_by_entry(fc_run
     run("-m", "fcenv", "evaluate", "--tool_format", "hermes", "--dataset_path", str(data), "--results", str(answers),
         "--out", str(tmp_path / "verdicts.jsonl"))
     report_file = tmp_path / "report.json"
-    done = run("-m", "bench.bfcl_flow", str(fc_run), "--checkpoint", checkpoint, "--data", str(data),
+    done = run("-m", "bench.bfcl_flow", str(fc_run), "--checkpoint", checkpoint, "--dataset_path", str(data),
                "--max_new_tokens", "32", "--oracle_python", str(oracle.python), "--out", str(report_file),
                "--agree_with", str(tmp_path / "verdicts.jsonl"))
     report = json.loads(report_file.read_text())
