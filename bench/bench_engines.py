@@ -30,8 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from fcenv.arguments import UsageError
-from fcenv.flags import ENGINE, MODEL, SAMPLING, TOOL_FORMAT, add_group, check
+from fcenv.flags import ENGINE, MODEL, SAMPLING, TOOL_FORMAT, add_group, check_parsed
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -218,10 +217,7 @@ def main() -> None:
                                                                  "(0: no training iterations)")
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "engines.json"))
     args = parser.parse_args()
-    try:
-        check(args, ENGINE, SAMPLING, TOOL_FORMAT)
-    except UsageError as exc:
-        parser.error(str(exc))
+    check_parsed(parser, args, ENGINE, SAMPLING, TOOL_FORMAT)
     if args.n_rollout_threads % args.group_size:
         parser.error("--n_rollout_threads must be a multiple of --group_size")
     if args.shape and args.iterations:

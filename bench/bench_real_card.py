@@ -32,9 +32,8 @@ from collections import Counter
 from pathlib import Path
 
 from fcenv.bfcl_sample import MULTI_TURN, SENSITIVITY_FILE, SINGLE_TURN, write_sample, write_sensitivity_sample
-from fcenv.arguments import UsageError
 from fcenv.bfcl_data import DEFAULT_DIR as BFCL_DIR
-from fcenv.flags import ENGINE, MODEL, SAMPLE, SAMPLING, add_group, check
+from fcenv.flags import ENGINE, MODEL, SAMPLE, SAMPLING, add_group, check_parsed
 from fcenv.pretrained import DEFAULT_DIR as MODELS_DIR
 from fcenv.score_card import CATEGORY_SIZES, ScoreCard, card_from_accuracies, render
 
@@ -191,10 +190,7 @@ def main() -> None:
     parser.add_argument("--report", default=str(ROOT / "bench/results/real_card_qwen2.5_coder_0.5b.json"))
     parser.add_argument("--answers", default=str(ROOT / "bench/results/real_card"))
     args = parser.parse_args()
-    try:
-        check(args, MODEL, SAMPLE, SAMPLING, ENGINE)
-    except UsageError as exc:
-        parser.error(str(exc))
+    check_parsed(parser, args, MODEL, SAMPLE, SAMPLING, ENGINE)
     args.bfcl_dir = args.bfcl_dir or str(BFCL_DIR)
 
     report_path = Path(args.report)

@@ -37,8 +37,7 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from fcenv.arguments import UsageError
-from fcenv.flags import DATA, SAMPLING, add_group, check
+from fcenv.flags import DATA, SAMPLING, add_group, check_parsed
 from fcenv.sources.resolve import resolve_dataset
 from bench.heldout import VLLMClient, checkpoints
 from harness.oracle import OracleSession
@@ -189,10 +188,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not args.dataset_path:
         parser.error("--dataset_path is required")
-    try:
-        check(args, SAMPLING)
-    except UsageError as exc:
-        parser.error(str(exc))
+    check_parsed(parser, args, SAMPLING)
     for flag, python, make in (("--vllm_python", args.vllm_python, "make vllm"),
                                ("--oracle_python", args.oracle_python, "make oracle")):
         if not Path(python).is_file():

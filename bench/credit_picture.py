@@ -29,8 +29,7 @@ from pathlib import Path
 
 import torch
 
-from fcenv.arguments import UsageError
-from fcenv.flags import DATA, SAMPLING, add_group, check
+from fcenv.flags import DATA, SAMPLING, add_group, check_parsed
 
 
 def load_policy(run_dir: Path, checkpoint_name: str):
@@ -171,10 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     add_group(parser, SAMPLING, skip=["temperature", "max_new_tokens", "context_window"], defaults={"seed": 0})
     parser.add_argument("--out", type=Path, required=True, help="writes OUT.png and OUT.json")
     args = parser.parse_args(argv)
-    try:
-        check(args, DATA, SAMPLING)
-    except UsageError as exc:
-        parser.error(str(exc))
+    check_parsed(parser, args, DATA, SAMPLING)
 
     saved, checkpoint, loaded, policy = load_policy(args.run, args.checkpoint)
     with torch.no_grad():

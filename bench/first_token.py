@@ -30,8 +30,7 @@ import gymnasium as gym
 import torch
 
 import fcenv  # registers the env id
-from fcenv.arguments import UsageError
-from fcenv.flags import DATA, add_group, check
+from fcenv.flags import DATA, add_group, check_parsed
 from bench.heldout import _max_positions, checkpoints, load_actor
 from harness.template_prompts import prompt_ids
 
@@ -96,10 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not args.dataset_path:
         parser.error("--dataset_path is required")
-    try:
-        check(args, DATA)
-    except UsageError as exc:
-        parser.error(str(exc))
+    check_parsed(parser, args, DATA)
     saved = json.loads((args.run_dir / "args.json").read_text())
     tool_format = saved["resolved"].get("tool_format")
     if tool_format not in TAGS:

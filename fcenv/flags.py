@@ -122,6 +122,12 @@ def check(args: Any, *groups: Group) -> None:
         raise UsageError("; ".join(found))
 
 
+def check_parsed(parser: argparse.ArgumentParser, args: Any, *groups: Group) -> None:
+    """``check`` for a script with its own parser (bench/): the problems as the parser's error."""
+    if found := problems(args, *groups):
+        parser.error("; ".join(found))
+
+
 # ---------------------------------------------------------------------------- model
 
 def _model_problems(args: Any) -> list[str]:
