@@ -11,6 +11,7 @@ deterministic: fixed seeds, a fixed data order.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import random
@@ -267,16 +268,29 @@ def chat_renderer(tokenizer) -> Callable[[list[dict]], str]:
     return render
 
 
+def code_of(source: str) -> str:
+    """Python source as what runs: its syntax tree without docstrings (comments never reach it)."""
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body
+                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree)
+
+
 def cache_key(corpus: list[str], spec: TinySpec) -> str:
     from fcenv.algos.tiny import teacher
 
     digest = hashlib.sha256()
-    # The teacher's code decides the pretraining data, so it is part of the key too.
+    # The teacher's code decides the pretraining data, so it is part of the key too: its code,
+    # not its text, so that editing its docs or comments rebuilds no one's model.
     # A prompting build's key does not name the (empty) tool format, so caches built before
     # FC mode existed stay valid.
     fields = {k: v for k, v in asdict(spec).items() if k not in LATER_FIELDS or v != LATER_FIELDS[k]}
     payload = {"version": BUILD_VERSION, "spec": fields, "prompt": TINY_SYSTEM_PROMPT,
-               "teacher": Path(teacher.__file__).read_text(),
+               "teacher": code_of(Path(teacher.__file__).read_text()),
                "template": model_template(spec),
                "pre_tokenizer": PRE_TOKENIZER_PATTERN, "torch": torch.__version__.split("+")[0]}
     digest.update(json.dumps(payload, sort_keys=True).encode())

@@ -27,6 +27,7 @@ from fcenv.algos.tiny.build import (
     TinySpec,
     build_tiny,
     cache_key,
+    code_of,
     model_template,
     template_pieces,
     tiny_spec,
@@ -58,7 +59,7 @@ def test_the_prompting_builds_keep_their_specs_and_keys():
         assert spec == TinySpec(**fields)
         corpus = tokenizer_corpus(split)
         payload = {"version": 5, "spec": fields, "prompt": TINY_SYSTEM_PROMPT,
-                   "teacher": Path(teacher.__file__).read_text(), "template": CHAT_TEMPLATE,
+                   "teacher": code_of(Path(teacher.__file__).read_text()), "template": CHAT_TEMPLATE,
                    "pre_tokenizer": PRE_TOKENIZER_PATTERN, "torch": torch.__version__.split("+")[0]}
         digest = hashlib.sha256(json.dumps(payload, sort_keys=True).encode())
         for text in corpus:
@@ -66,6 +67,16 @@ def test_the_prompting_builds_keep_their_specs_and_keys():
             digest.update(b"\0")
         assert cache_key(corpus, spec) == digest.hexdigest()[:16]
         assert model_template(spec) == CHAT_TEMPLATE
+
+
+def test_the_key_covers_the_teachers_code_not_its_docs():
+    """Editing the teacher's docstrings or comments keeps every cached build; a change to what
+    it does builds afresh."""
+    source = Path(teacher.__file__).read_text()
+    redocumented = source.replace('"""', '"""Reworded. ', 1).replace("\ndef ", "\n# a new comment\ndef ", 1)
+    assert redocumented != source and code_of(redocumented) == code_of(source)
+    changed = source.replace("rng", "random_state")
+    assert changed != source and code_of(changed) != code_of(source)
 
 
 @pytest.mark.parametrize("family", FAMILIES)
