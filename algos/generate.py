@@ -7,7 +7,8 @@ Each ``--dataset_path`` spec gives ``<out>/<stem>_result.json`` (one file per sa
 which ``fcenv evaluate`` scores given the same spec; multi-turn entries play on fcenv's backends
 as in training. A reply with no readable answer is that entry's failed answer, recorded as BFCL
 records one; a failing server ends the run with status 2. Answers go to ``<name>.partial`` as
-they finish, and a run started again goes on from it (``fcenv.algos.partial_results``).
+they finish, and a run started again goes on from it (``fcenv.algos.partial_results``). Each
+answer carries BFCL's ``latency``, ``input_token_count`` and ``output_token_count`` per model call.
 More: docs/evaluation.md#generating-result-files (format sensitivity, the record: same page).
 """
 
@@ -45,6 +46,9 @@ class BadReply(Exception):
 class Reply:
     text: str | BadReply  # the answer, or the BadReply that stands for it
     given: dict[str, Any] | None = None  # what the model was given (the input log's content)
+    latency: float = 0.0  # wall seconds the model took to answer
+    input_tokens: int = 0  # the tokens it read; 0: not known, as BFCL records an unknown count
+    output_tokens: int = 0  # the tokens it wrote
 
 
 # (chats, the id of each chat's entry) -> one reply each
@@ -55,9 +59,18 @@ Respond = Callable[[list[list[dict]], list[str]], list[Reply]]
 class Answer:
     entry: int  # position in the question file
     sample: int
-    turns: list[list[str]]  # the step texts of each turn
+    steps: list[list[Reply]]  # the replies of each turn, one per step
     failure: str = ""  # why no answer could be had (a bad reply), recorded instead of the turns
     log: list[dict] = field(default_factory=list)  # per turn: BFCL's inference log of its steps
+
+    @property
+    def turns(self) -> list[list[str]]:
+        """The step texts of each turn."""
+        return self.per_step("text")
+
+    def per_step(self, name: str) -> list[list[Any]]:
+        """A ``Reply`` field of each step, turn by turn."""
+        return [[getattr(reply, name) for reply in turn] for turn in self.steps]
 
 
 def play_entries(envs: Sequence[gym.Env], jobs: list[tuple[int, int]], respond: Respond,
@@ -99,11 +112,11 @@ def play_entries(envs: Sequence[gym.Env], jobs: list[tuple[int, int]], respond: 
             step_log.append({"role": "assistant", "content": text})
             _, _, terminated, truncated, info = envs[slot].step(text)
             turn = int(info.get("turn", 0))
-            while len(answer.turns) <= turn:
-                answer.turns.append([])
-            answer.turns[turn].append(text)
+            while len(answer.steps) <= turn:
+                answer.steps.append([])
+            answer.steps[turn].append(reply)
             if "conversation_ended" in info:  # a memory prerequisite's steps: not the question's answer
-                answer.turns = [[]]
+                answer.steps = [[]]
             if terminated or truncated:
                 done.append(answer)
                 del live[slot]
@@ -177,12 +190,16 @@ def local_responder(args: argparse.Namespace, loaded, engine, device: torch.devi
             except ContextTooLong as exc:  # this entry fails, as BFCL's inference fails it; the run goes on
                 replies[slot] = Reply(BadReply(f"{CONTEXT_OVERFLOW}: {exc}"))
         if contexts:
+            started = time.perf_counter()
             actions = engine.sample(list(contexts.values()), args.max_new_tokens, generator=generator,
                                     greedy=args.greedy).actions
+            # Each reply's latency is the whole batched call's: every request of the batch waited
+            # that long, as each request to BFCL's server, which answers many at once, waits.
+            latency = time.perf_counter() - started
             for (slot, context), action in zip(contexts.items(), actions):
                 given = {"formatted_prompt": loaded.tokenizer.decode(context, skip_special_tokens=False)} \
                     if args.include_input_log else None
-                replies[slot] = Reply(codec.decode(action), given)
+                replies[slot] = Reply(codec.decode(action), given, latency, len(context), len(action))
         return replies
 
     return respond
@@ -202,21 +219,25 @@ def endpoint_responder(args: argparse.Namespace, chat_mode: ChatMode) -> Respond
         given = {"message": body["messages"], **({"tools": body["tools"]} if "tools" in body else {})} \
             if args.include_input_log else None
         try:
-            return Reply(reply_text(post(url, body, args.timeout), tool_format), given)
+            reply, latency = post(url, body, args.timeout)
+            return Reply(reply_text(reply, tool_format), given, latency, *usage_counts(reply))
         except BadReply as bad:
             return Reply(bad, given)
 
     return lambda chats, ids: [ask(chat) for chat in chats]
 
 
-def post(url: str, body: dict, timeout: float) -> Any:
-    """The server's JSON reply to one request. Raises ``BadReply`` where this request alone
+def post(url: str, body: dict, timeout: float) -> tuple[Any, float]:
+    """The server's JSON reply to one request, and the wall seconds of the try that got it (as
+    BFCL times a request, its retries apart). Raises ``BadReply`` where this request alone
     failed, ``RuntimeError`` (a clean exit) where the server does."""
     data = json.dumps(body).encode()
     for attempt in range(1, ATTEMPTS + 1):
         request = urllib.request.Request(url, data=data, method="POST", headers={"Content-Type": "application/json"})
         try:
+            started = time.perf_counter()
             raw = read_reply(request, timeout)  # all of it within --timeout, however slowly it trickles
+            latency = time.perf_counter() - started
             break
         except urllib.error.HTTPError as exc:
             if exc.code in (400, 413, 422):  # this request refused (a chat too long, ...): this entry fails
@@ -230,9 +251,18 @@ def post(url: str, body: dict, timeout: float) -> Any:
             raise RuntimeError(f"--endpoint {url}: {failure} ({ATTEMPTS} tries)") from None
         time.sleep(attempt)
     try:
-        return json.loads(raw)
+        return json.loads(raw), latency
     except (ValueError, RecursionError) as exc:
         raise BadReply(f"the reply is not JSON: {exc}") from None
+
+
+def usage_counts(reply: Any) -> tuple[int, int]:
+    """The prompt and completion tokens a chat-completions reply's ``usage`` counts; 0 for a
+    count it does not give, as BFCL records one (its cost and latency leave zeros out)."""
+    usage = reply.get("usage") if isinstance(reply, dict) else None
+    usage = usage if isinstance(usage, dict) else {}
+    counts = (usage.get("prompt_tokens"), usage.get("completion_tokens"))
+    return tuple(n if isinstance(n, int) and not isinstance(n, bool) and n >= 0 else 0 for n in counts)
 
 
 def _error_text(error: urllib.error.HTTPError) -> str:
@@ -323,11 +353,18 @@ def result_line(task_id: str, answer: Answer, multi_turn: bool, input_log: bool 
     local model: its context tokens decoded) or ``{"message": [...], "tools": [...]}`` (an
     endpoint: the request). A single-turn entry's log is a list of its one input; a multi-turn
     entry's one object per turn (``begin_of_turn_query``, then ``step_<k>``: the step's input and
-    the model's reply); a memory entry's holds its question's conversation alone."""
+    the model's reply); a memory entry's holds its question's conversation alone.
+
+    An answer's line holds BFCL's ``latency`` (seconds), ``input_token_count`` and
+    ``output_token_count`` of its model calls, shaped as its ``result``: a single-turn entry's
+    numbers, a multi-turn entry's turns of step numbers. A failed answer's has none, as BFCL's."""
     if answer.failure:  # as BFCL records a failed inference; it scores as a failure
         line = {"id": task_id, "result": f"Error during inference: {answer.failure}"}
     else:
         line = {"id": task_id, "result": answer.turns if multi_turn else answer.turns[0][0]}
+        for key, name in (("input_token_count", "input_tokens"), ("output_token_count", "output_tokens"),
+                          ("latency", "latency")):
+            line[key] = answer.per_step(name) if multi_turn else answer.per_step(name)[0][0]
     if input_log:  # BFCL's shape: a single-turn entry's input, a multi-turn entry's turns of steps
         line["inference_log"] = answer.log if multi_turn else [
             e for e in answer.log[0].get("step_0", []) if e["role"] == "inference_input"]

@@ -1,12 +1,12 @@
 """How a result file's answers were made: what ``fcenv generate`` records beside each answer,
 and what ``fcenv evaluate`` reads back.
 
-Each line ``fcenv generate`` writes holds, beside BFCL's ``id`` and ``result`` (and
-``inference_log`` with ``--include-input-log``), the key ``fcenv_generate``: the model (its
-checkpoint, adapter, run or endpoint), the chat mode (``tool_format``, ``system_prompt``,
-``prompt_variation``), the engine and the sampling settings. BFCL's runner reads a result line's
-``id``, ``result`` and ``inference_log`` and nothing else (its own generation writes more keys
-beside them, token counts and latency), so the record leaves BFCL's scores as they are
+Each line ``fcenv generate`` writes holds, beside BFCL's ``id``, ``result``, ``latency`` and token
+counts (and ``inference_log`` with ``--include-input-log``), the key ``fcenv_generate``: the model
+(its checkpoint, adapter, run or endpoint), the chat mode (``tool_format``, ``system_prompt``,
+``prompt_variation``), the engine and the sampling settings. BFCL's runner scores a result line
+by its ``id``, ``result`` and ``inference_log``, reads its latency and token counts for cost and
+latency alone, and nothing else, so the record leaves BFCL's scores as they are
 (``tests/parity/test_result_record_parity.py`` runs BFCL's runner on lines with and without it).
 It lies in every line, not in a file beside it, so that it goes wherever a line goes: the
 sample files ``cat`` joins, a file copied on its own.

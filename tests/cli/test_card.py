@@ -6,7 +6,9 @@ and the committed benchmark answers were drawn by."""
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import io
 import json
 import subprocess
 import sys
@@ -18,6 +20,7 @@ pytest.importorskip("peft")
 from fcenv.algos.store.checkpoint import latest_checkpoint
 from fcenv.algos.tiny.build import TINY_SYSTEM_PROMPT
 from fcenv.bfcl_sample import HELDOUT, HELDOUT_K, mixed_sample_lines, sample_ids, sampled_lines
+from fcenv.score_card import NA, cost_latency, latencies
 from tests.support.runs import fcenv, make_runner
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,6 +30,8 @@ SCORE_FILES = ["data_agentic.csv", "data_format_sensitivity.csv", "data_live.csv
 # The ids of `python -m bench.bfcl_sample`'s 304 held-out entries (bfcl-eval 2026.3.23's data), as
 # it wrote them before the sampler moved into the package: every held-out figure was measured on these.
 HELDOUT_IDS_SHA256 = "0deea57228f8bbc98ea4b2ef1c046e2f0a60b5878340811d30099e704eb836fb"
+# The overall table's cells that time the model's calls: each run of the model has its own.
+TIMING = ["Total Cost ($)", "Latency Mean (s)", "Latency Standard Deviation (s)", "Latency 95th Percentile (s)"]
 
 
 def _lines(path: Path) -> list[dict]:
@@ -37,6 +42,24 @@ def _printed_card(stdout: str) -> str:
     """What evaluate prints of the verdicts: the accuracy table and BFCL's score card (not the
     folders it wrote to)."""
     return stdout[stdout.index("category"):stdout.index("BFCL's score files written to")]
+
+
+def _timing(overall_csv: str) -> dict[str, str]:
+    """The cost and latency cells of a data_overall.csv."""
+    header, row = list(csv.reader(io.StringIO(overall_csv)))[:2]
+    return {column: row[header.index(column)] for column in TIMING}
+
+
+def _untimed(text: str) -> str:
+    """A score file or a printed card without its cost and latency cells (another run of the same
+    answers takes other seconds), each line's spacing made one space."""
+    rows = list(csv.reader(io.StringIO(text)))
+    if set(TIMING) <= set(rows[0]):  # data_overall.csv
+        timed = [rows[0].index(column) for column in TIMING]
+        return "\n".join(",".join("?" if number and column in timed else cell for column, cell in enumerate(row))
+                         for number, row in enumerate(rows))
+    return "\n".join(" ".join(line.split()) for line in text.splitlines()
+                     if not line.startswith(("Total Cost", "Latency ")))
 
 
 def _card(model: Path, bfcl_dir: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
@@ -73,8 +96,51 @@ def test_the_card_is_what_generate_and_evaluate_give_on_the_same_sample(card, ti
     assert [(v["id"], v["valid"]) for v in _lines(out / "verdicts.jsonl")] == \
         [(v["id"], v["valid"]) for v in _lines(tmp_path / "verdicts.jsonl")]
     for name in SCORE_FILES:  # every per-category accuracy and summary, cell by cell
-        assert (out / "score" / name).read_text() == (tmp_path / "score" / name).read_text(), name
-    assert _printed_card(done.stdout) == _printed_card(scored.stdout)
+        assert _untimed((out / "score" / name).read_text()) == _untimed((tmp_path / "score" / name).read_text()), name
+    assert _untimed(_printed_card(done.stdout)) == _untimed(_printed_card(scored.stdout))
+    # Both cards time the model's calls from their answers' lines (BFCL's "latency").
+    for score, stdout in ((out / "score", done.stdout), (tmp_path / "score", scored.stdout)):
+        timing = _timing((score / "data_overall.csv").read_text())
+        assert NA not in timing.values() and all(float(value) >= 0 for value in timing.values()), timing
+        assert "Latency Mean (s)" in stdout and "Cost and Latency" not in stdout
+
+
+def test_the_answers_carry_bfcls_latency_and_token_counts_and_the_card_its_cost_and_latency(card):
+    """Each answer's line times its model calls in BFCL's shapes (a single-turn entry's numbers, a
+    multi-turn entry's turns of step numbers), and the card's cost and latency are those seconds'."""
+    out, done = card
+    answers = _lines(out / "answers" / "bfcl_sample_result.json")
+    multi = [line for line in answers if line["id"].startswith("multi_turn")]
+    assert len(multi) == 2 and len(answers) == 8
+    for line in answers:
+        if line in multi:  # turns of step values, aligned with the result's
+            steps = [len(turn) for turn in line["result"]]
+            for key in ("latency", "input_token_count", "output_token_count"):
+                assert [len(turn) for turn in line[key]] == steps, (line["id"], key)
+            seconds = [value for turn in line["latency"] for value in turn]
+            counts = [value for key in ("input_token_count", "output_token_count") for turn in line[key] for value in turn]
+        else:
+            seconds, counts = [line["latency"]], [line["input_token_count"], line["output_token_count"]]
+        assert all(isinstance(value, float) and value > 0 for value in seconds), line["id"]
+        assert all(type(value) is int and value > 0 for value in counts), line["id"]
+    # The card: BFCL's cost and latency of those seconds, where it said N/A without them.
+    timing = cost_latency(latencies(line["latency"] for line in answers))
+    assert _timing((out / "score" / "data_overall.csv").read_text()) == \
+        {column: str(value) for column, value in zip(TIMING, (timing.cost, timing.mean, timing.std, timing.p95))}
+    assert any(line.startswith("Latency Mean (s)") and line.split()[3] == str(timing.mean)
+               for line in done.stdout.splitlines()), done.stdout
+
+
+@pytest.mark.oracle
+def test_bfcls_runner_times_the_answers_as_the_card_does(card, oracle):
+    """BFCL's runner (record_cost_latency, then its overall table) on the card's answers gives
+    the cost and latency cells the card wrote."""
+    out, _ = card
+    answers = _lines(out / "answers" / "bfcl_sample_result.json")
+    scores = {category: {"accuracy": 0.5, "total_count": 2} for category in CATEGORIES}
+    reference, = oracle.run([{"op": "score_card", "model": "tiny", "scores": scores, "results": [answers]}])
+    theirs, ours = _timing(reference["csv"]["data_overall.csv"]), _timing((out / "score" / "data_overall.csv").read_text())
+    assert theirs == ours and NA not in ours.values(), (theirs, ours)
 
 
 def test_run_again_it_reuses_the_sample_and_the_answers_and_goes_on_from_an_interrupted_run(card, tiny_model,

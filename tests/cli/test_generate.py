@@ -65,6 +65,54 @@ def test_multi_turn_answers_run_on_the_backends_turn_by_turn(tiny_model, tmp_pat
         assert scored.returncode == 0, scored.stderr
 
 
+def _first(source: Path, folder: Path, count: int) -> Path:
+    """A bundled split's first ``count`` entries, with their answers."""
+    for src, dst in ((source, folder / source.name),
+                     (source.parent / "possible_answer" / source.name, folder / "possible_answer" / source.name)):
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        dst.write_text("".join(src.read_text().splitlines(keepends=True)[:count]))
+    return folder / source.name
+
+
+def test_each_answer_records_bfcls_latency_and_token_counts_of_its_model_calls(tiny_model, tmp_path):
+    """BFCL's generation writes each entry's latency and token counts (a single-turn entry's
+    numbers, a multi-turn entry's turns of step numbers), which its card's cost and latency
+    read; ours writes them in the same shapes: the seconds of the batched call that answered,
+    the tokens the model read (the logged prompt's) and wrote (the answer's, its stop token
+    included when drawn)."""
+    from fcenv.algos.model.loading import load_tokenizer
+
+    files = [_first(TINY_EVAL, tmp_path / "data", 4), _first(MULTI_TURN_EVAL, tmp_path / "data", 2)]
+    done = fcenv("generate", "--model_name_or_path", str(tiny_model), "--system_prompt", TINY_SYSTEM_PROMPT,
+                 "--dataset_path", *map(str, files), "--out", str(tmp_path / "out"), "--greedy", "--max_new_tokens",
+                 "16", "--include-input-log", "--no-progress")
+    assert done.returncode == 0, done.stderr[-2000:]
+    tokenizer = load_tokenizer(tiny_model)
+
+    def tokens(text: str) -> int:
+        return len(tokenizer(text, add_special_tokens=False).input_ids)
+
+    single, multi = (_lines(tmp_path / "out" / f"{file.stem}_result.json") for file in files)
+    timing = ("input_token_count", "output_token_count", "latency")
+    read, written = [], []  # (recorded, the tokenizer's count) of each model call
+    for line in single:
+        assert isinstance(line["latency"], float) and line["latency"] > 0
+        assert all(type(line[key]) is int for key in timing[:2])
+        read.append((line["input_token_count"], tokens(line["inference_log"][0]["content"]["formatted_prompt"])))
+        written.append((line["output_token_count"], tokens(line["result"])))
+    for line in multi:
+        steps = [len(turn) for turn in line["result"]]
+        assert steps and all([len(turn) for turn in line[key]] == steps for key in timing)
+        assert all(isinstance(seconds, float) and seconds > 0 for turn in line["latency"] for seconds in turn)
+        prompts = [entry["content"]["formatted_prompt"] for turn in line["inference_log"] for key, step in turn.items()
+                   if key.startswith("step_") for entry in step if entry["role"] == "inference_input"]
+        read += zip(sum(line["input_token_count"], []), map(tokens, prompts))
+        written += zip(sum(line["output_token_count"], []), map(tokens, sum(line["result"], [])))
+    assert len(read) == len(written) > 10 and all(recorded == counted for recorded, counted in read)
+    # the stop token, drawn where the answer ends before --max_new_tokens, is not in the text
+    assert all(counted <= recorded <= min(counted + 1, 16) for recorded, counted in written)
+
+
 class _TinyServer(BaseHTTPRequestHandler):
     """POST /v1/chat/completions with the tiny model: its chat template and greedy ``generate``."""
     model = tokenizer = None

@@ -86,7 +86,7 @@ def test_a_bad_reply_fails_its_entry_and_the_run_goes_on(tmp_path):
         truth = f"[{name}({', '.join(f'{k}={v[0]!r}' for k, v in params.items() if v[0] != '')})]"
         index = single_tasks.index(task)
         return [
-            (200, message(content=truth)),
+            (200, {**message(content=truth), "usage": {"prompt_tokens": 41, "completion_tokens": 9}}),
             (200, {"choices": [{"message": truth}]}),                                      # message is a string
             (200, message(content=[{"type": "text", "text": truth[:5]}, {"type": "text", "text": truth[5:]}])),
             (200, {"choices": []}),
@@ -115,6 +115,16 @@ def test_a_bad_reply_fails_its_entry_and_the_run_goes_on(tmp_path):
     assert multi_answers[0]["result"] == "Error during inference: choices[0].message is a str, not an object"
     assert multi_answers[1]["result"][0][-1] == "Done."
     assert not list((tmp_path / "out").glob("*.partial"))
+    # BFCL's timing of each answered request: the server's token counts (0 where its reply has no
+    # usage, as BFCL records an unknown count); a failed answer has none, as BFCL's has none.
+    timing = ("input_token_count", "output_token_count", "latency")
+    assert [answers[0][key] for key in timing[:2]] == [41, 9] and [answers[2][key] for key in timing[:2]] == [0, 0]
+    assert all(isinstance(answers[i]["latency"], float) and answers[i]["latency"] > 0 for i in (0, 2))
+    failures = [a for a in answers + multi_answers if str(a["result"]).startswith("Error during inference")]
+    assert len(failures) == 6 and not any(key in failure for failure in failures for key in timing)
+    steps = [len(turn) for turn in multi_answers[1]["result"]]
+    assert all([len(turn) for turn in multi_answers[1][key]] == steps for key in timing)
+    assert all(seconds > 0 for turn in multi_answers[1]["latency"] for seconds in turn)
     # The failed answers score as failures; the text parts were read as the text.
     scored = fcenv("evaluate", "--dataset_path", str(single), "--results", str(tmp_path / "out" / "tiny_eval_result.json"),
                    "--out", str(tmp_path / "v.jsonl"))

@@ -1,7 +1,7 @@
-"""The record ``fcenv generate`` writes in each result line (``fcenv.result_record``) is ignored
-by BFCL's runner: the same answers, with and without it, read by bfcl-eval's own ``load_file``
-and scored by its ``evaluate_task`` (the format-sensitivity set's runner, on a slice), give the
-same score file."""
+"""The record ``fcenv generate`` writes in each result line (``fcenv.result_record``), and the
+latency and token counts it writes beside it, are ignored by BFCL's scoring: the same answers,
+with and without them, read by bfcl-eval's own ``load_file`` and scored by its ``evaluate_task``
+(the format-sensitivity set's runner, on a slice), give the same score file."""
 
 from __future__ import annotations
 
@@ -37,7 +37,8 @@ def test_bfcls_runner_scores_recorded_lines_as_bare_ones(oracle, bfcl_dir, tmp_p
         right = render_answer(answer_calls(entry.task, rng, omit=False), entry.variation)
         bare.append({"id": entry.id, "result": right if number % 3 else "I cannot help."})
     files = {}
-    for name, lines in (("bare", bare), ("recorded", [{**line, RECORD_KEY: record} for line in bare])):
+    timed = {"input_token_count": 412, "output_token_count": 9, "latency": 0.37}  # as generate writes a single turn's
+    for name, lines in (("bare", bare), ("recorded", [{**line, **timed, RECORD_KEY: record} for line in bare])):
         files[name] = tmp_path / name / "BFCL_v4_format_sensitivity_result.json"
         files[name].parent.mkdir()
         files[name].write_text("".join(json.dumps(line) + "\n" for line in lines))
