@@ -156,6 +156,7 @@ class TrainConfig:
                                          "ones; its forward pass takes half the time) instead of running it "
                                          "eagerly. On a GPU it always compiles")
     n_rollout_threads: int = _shared("n_rollout_threads")
+    kv_cache_mib: int = _shared("kv_cache_mib")
     episode_length: int = _flag(1, "actions per environment per iteration (episodes always finish)")
     group_size: int = _flag(1, "episodes of the same task per group, played side by side (GRPO and RLOO "
                                "need 2 or more; --n_rollout_threads must be a multiple)")

@@ -168,7 +168,7 @@ def start_engine(args: argparse.Namespace, loaded, policy):
     from fcenv.algos.rollout.engine import EngineSettings, make_engine
 
     return make_engine(args.rollout_engine, policy, EngineSettings(Path(loaded.path), context_window(args, loaded),
-                                                                   args.seed))
+                                                                   args.seed, kv_cache_mib=args.kv_cache_mib))
 
 
 def local_responder(args: argparse.Namespace, loaded, engine, device: torch.device,

@@ -116,7 +116,8 @@ def rollout_speed(args) -> dict:
         for parameter in policy.actor_parameters():
             parameter.add_(0.05 * torch.randn_like(parameter))
     contexts = contexts_of(loaded, args.n_rollout_threads, args.group_size)
-    settings = EngineSettings(Path(loaded.path), max_positions(loaded.base), seed=0, compile=args.compile)
+    settings = EngineSettings(Path(loaded.path), max_positions(loaded.base), seed=0, compile=args.compile,
+                              kv_cache_mib=args.kv_cache_mib)
     engines = {name: make_engine(name, policy, settings) for name in ENGINES}
     generator = torch.Generator().manual_seed(0)
     runners = (*ENGINES, GENERATE)

@@ -105,7 +105,8 @@ def vllm_section(policy: Policy, base_dir: Path, contexts: list[list[int]], args
     """The vllm engine's rollout, update over its samples and sync, timed as the hf engine's
     (a warm-up round first, medians of ``--repeats``), and its log-prob gap to the trainer."""
     seconds: dict[str, list[float]] = {k: [] for k in ("rollout", "update", "sync", "iteration")}
-    with VLLMEngine(policy, EngineSettings(base_dir, args.context + args.new_tokens, seed=0)) as engine:
+    with VLLMEngine(policy, EngineSettings(base_dir, args.context + args.new_tokens, seed=0,
+                                                kv_cache_mib=args.kv_cache_mib)) as engine:
         # vLLM refuses the policy's out-of-vocabulary stop id; with none, every action has full length too.
         engine.stop_ids = []
         for repeat in range(args.repeats + 1):

@@ -81,7 +81,7 @@ def measure(setting: str, shape: str, batch: int, context: int, new_tokens: int)
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--shape", choices=sorted(SHAPES), default="qwen2-0.5b")
-    add_group(parser, ENGINE, skip=["rollout_engine"], defaults={"n_rollout_threads": 2},
+    add_group(parser, ENGINE, skip=["rollout_engine", "kv_cache_mib"], defaults={"n_rollout_threads": 2},
               notes={"n_rollout_threads": "here: the rows of one batch, random prompts"})
     parser.add_argument("--context", type=int, default=128)
     parser.add_argument("--new_tokens", type=int, default=16)

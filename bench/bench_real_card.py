@@ -57,7 +57,7 @@ def card_mode(args: argparse.Namespace, mode: str, files: list[Path], work: Path
     generate = [sys.executable, "-m", "fcenv", "generate", "--model_name_or_path", args.model_name_or_path,
                 *MODES[mode], "--greedy", "--max_new_tokens", str(args.max_new_tokens),
                 "--n_rollout_threads", str(args.n_rollout_threads),
-                "--rollout_engine", args.rollout_engine, "--no-progress",
+                "--rollout_engine", args.rollout_engine, "--kv_cache_mib", str(args.kv_cache_mib), "--no-progress",
                 "--out", str(out), "--dataset_path", *map(str, files)]
     seconds = run(generate)
     results = [out / f"{f.stem}_result.json" for f in files]
@@ -86,7 +86,8 @@ def sensitivity_card(args: argparse.Namespace, work: Path) -> dict:
     model = ["--run", args.run] if args.run else ["--model_name_or_path", args.model_name_or_path]
     generate = [sys.executable, "-m", "fcenv", "generate", *model, "--greedy", "--max_new_tokens", str(args.max_new_tokens),
                 "--n_rollout_threads", str(args.n_rollout_threads),
-                "--rollout_engine", args.rollout_engine, "--no-progress", "--out", str(out), "--dataset_path", str(sample)]
+                "--rollout_engine", args.rollout_engine, "--kv_cache_mib", str(args.kv_cache_mib), "--no-progress",
+                "--out", str(out), "--dataset_path", str(sample)]
     seconds = run(generate)
     whole_set = Path(args.bfcl_dir) / SENSITIVITY_FILE
     set_ids = {(entry.config, entry.task.id): entry.id for entry in load_set(whole_set)}

@@ -37,7 +37,7 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from fcenv.flags import DATA, SAMPLING, add_group, check_parsed
+from fcenv.flags import DATA, ENGINE, SAMPLING, add_group, check_parsed
 from fcenv.sources.resolve import resolve_dataset
 from bench.heldout import VLLMClient, checkpoints
 from harness.oracle import OracleSession
@@ -175,8 +175,8 @@ def main(argv: list[str] | None = None) -> int:
     add_group(parser, SAMPLING, skip=["temperature", "greedy", "seed"], defaults={"max_new_tokens": 256},
               notes={"context_window": "0 here: the run's (its model's maximum)"})
     parser.add_argument("--concurrency", type=int, default=64, help="entries played at once (one batch)")
-    parser.add_argument("--kv_cache_mib", type=int, default=1024,
-                        help="vLLM's KV cache: a batch's prompts stay cached from one step to the next while they fit")
+    add_group(parser, ENGINE, skip=["rollout_engine", "n_rollout_threads"],
+              notes={"kv_cache_mib": "a batch's prompts stay cached from one step to the next while they fit"})
     parser.add_argument("--prefill_chunk", type=int, default=2048,
                         help="prompt tokens vLLM prefills in one step (0: vLLM's own): its working memory grows with "
                              "it (on a CPU, a whole 7,000-token BFCL prompt at once took about 2 GB more)")

@@ -380,7 +380,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     chosen = list(dict.fromkeys({"first_last": [found[0], found[-1]], "first": [found[0]],
                                  "last": [found[-1]]}[args.checkpoints]))
-    client = (VLLMClient(args.run_dir, args.vllm_python, args.seed, args.context_window)
+    client = (VLLMClient(args.run_dir, args.vllm_python, args.seed, args.context_window,
+                         kv_cache_bytes=args.kv_cache_mib << 20)
               if args.rollout_engine == "vllm" else None)
     reports = []
     try:

@@ -62,6 +62,7 @@ class EngineSettings:
     context_window: int
     seed: int = 0
     compile: bool = False  # vllm on a CPU: compile the model rather than run it eagerly
+    kv_cache_mib: int = 1024  # an engine that keeps a KV cache of its own (vllm): its size
 
 
 ENGINES: Registry[type] = Registry("rollout engine", "fcenv.algos.rollout", ("hf", "vllm"), "fcenv.rollout_engines")

@@ -68,12 +68,11 @@ def vllm_missing(python: str) -> str | None:
 @register_engine("vllm")
 class VLLMEngine:
     """vLLM serving the policy's base model (its folder, in the policy's dtype) with the actor
-    folded in. ``kv_cache_bytes``: the KV cache's size (on a CPU, memory reserved up front).
+    folded in; its KV cache is ``settings.kv_cache_mib`` (on a CPU, memory reserved up front).
     The engine's process runs as many CPU threads as this one's torch (the trainer's
     ``--torch_threads``): sampling and training take turns on the same cores."""
 
-    def __init__(self, policy: Policy, settings: EngineSettings, *, python: str | None = None,
-                 kv_cache_bytes: int = 1 << 30):
+    def __init__(self, policy: Policy, settings: EngineSettings, *, python: str | None = None):
         model = Path(settings.model_path)
         if not (model / "config.json").is_file():
             raise EngineError(f"{model}: not a Hugging Face model folder (no config.json)")
@@ -89,7 +88,7 @@ class VLLMEngine:
         eager = on_cpu and not settings.compile
         worker_settings = {
             "model": str(model), "dtype": str(dtype).removeprefix("torch."), "seed": settings.seed,
-            "max_model_len": settings.context_window, "kv_cache_bytes": kv_cache_bytes,
+            "max_model_len": settings.context_window, "kv_cache_bytes": settings.kv_cache_mib << 20,
             # On a CPU nothing is compiled unless asked (a first compile takes minutes on 2 cores,
             # a cached one most of a minute; the compiled forward pass takes half the time);
             # on a GPU, vLLM's compiled model and CUDA graphs, and a share of the GPU left to the trainer.

@@ -99,9 +99,11 @@ class Worker:
 
         config = self.llm.llm_engine.model_config
         scheduler = self.llm.llm_engine.vllm_config.scheduler_config
+        cache = self.llm.llm_engine.vllm_config.cache_config
         return {"vllm": __import__("vllm").__version__, "threads": torch.get_num_threads(),
                 "vocab_size": config.get_vocab_size(), "max_model_len": config.max_model_len,
-                "max_num_seqs": scheduler.max_num_seqs, "max_num_batched_tokens": scheduler.max_num_batched_tokens}
+                "max_num_seqs": scheduler.max_num_seqs, "max_num_batched_tokens": scheduler.max_num_batched_tokens,
+                "kv_cache_tokens": cache.num_gpu_blocks * cache.block_size}
 
     def sync(self, adapter: str | None) -> dict:
         """The next samples use the base with the PEFT LoRA adapter saved in the folder

@@ -149,7 +149,7 @@ class Runner:
         c = self.config
         return make_engine(c.rollout_engine, self.policy,
                            EngineSettings(Path(self.loaded.path), self.context_window, c.seed,
-                                          compile=c.rollout_compile))
+                                          compile=c.rollout_compile, kv_cache_mib=c.kv_cache_mib))
 
     def make_env(self, path: Path):
         return setup.make_env(self.config, self.loaded, path, self.search_source)

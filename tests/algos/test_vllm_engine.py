@@ -338,11 +338,14 @@ def test_an_episodes_later_steps_prefill_only_what_is_new(model_dir, tmp_path):
     model's chats are short, a few of vLLM's 16-token blocks, so the saving here is small."""
     runner = make_runner(model_dir, tmp_path, "--dataset_path", str(MULTI_TURN_TRAIN), "--algorithm_name", "GRPO",
                          "--group_size", "4", "--n_rollout_threads", "8", "--max_new_tokens", "16",
-                         "--num_env_steps", "200", "--seed", "1")
+                         "--num_env_steps", "200", "--seed", "1", "--kv_cache_mib", "2")
     try:
         metrics = runner.train_iteration()
         prompt, prefilled = metrics["perf/prompt_tokens_per_episode"], metrics["perf/prefilled_tokens_per_episode"]
         assert 0 < prefilled < prompt, (prefilled, prompt)
+        # --kv_cache_mib sizes the cache the chats stay in: 2 MiB of this model's keys and values
+        # (2 layers, one key-value head of 32, float32: 512 bytes a token) hold 4,096 tokens.
+        assert runner.engine.info["kv_cache_tokens"] == (2 << 20) // 512
     finally:
         runner.engine.close()
 

@@ -26,15 +26,16 @@ ROOT = Path(__file__).resolve().parents[2]
 # Which shared flags each command takes.
 EXPECTED = {
     "train": {"model_name_or_path", "adapter", "dataset_path", "temperature", "max_new_tokens", "context_window", "seed",
-              "rollout_engine", "n_rollout_threads", "tool_format", "system_prompt", "prompt_variation", "web_search"},
+              "rollout_engine", "n_rollout_threads", "kv_cache_mib", "tool_format", "system_prompt", "prompt_variation",
+              "web_search"},
     "generate": {f.name for g in flags.SHARED for f in g.flags},
     # Process rewards sample episodes as training plays them: never greedy, never the set.
     "process-rewards": {f.name for g in flags.SHARED for f in g.flags} - {"greedy"}
     - {f.name for f in flags.FORMAT_SENSITIVITY.flags},
     "evaluate": {"dataset_path", "tool_format", *(f.name for f in flags.FORMAT_SENSITIVITY.flags)},
     # The card answers its own sample, with a run or a model as its one argument.
-    "card": {"checkpoint", "context_window", "greedy", "max_new_tokens", "n_rollout_threads", "rollout_engine", "seed",
-             "system_prompt", "temperature", "tool_format"},
+    "card": {"checkpoint", "context_window", "greedy", "max_new_tokens", "n_rollout_threads", "kv_cache_mib",
+             "rollout_engine", "seed", "system_prompt", "temperature", "tool_format"},
 }
 # Flags a command declares with help of its own: card's --checkpoint needs no --run.
 OWN_HELP = {("card", "checkpoint")}
