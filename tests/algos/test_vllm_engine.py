@@ -410,9 +410,12 @@ def test_generate_answers_greedy_with_vllm_as_with_hf(trained_run, tmp_path):
         name = f"{data.stem}_result.json"
         answers = {engine: [json.loads(line) for line in (tmp_path / engine / name).read_text().splitlines()]
                    for engine in ("hf", "vllm")}
-        # Each line records its engine (fcenv/result_record.py); everything else is the same.
+        # Each line records its engine (fcenv/result_record.py) and the seconds its calls took;
+        # everything else is the same, token counts included.
         assert [line["fcenv_generate"].pop("engine") for line in answers["vllm"]] == ["vllm"] * len(answers["vllm"])
         assert [line["fcenv_generate"].pop("engine") for line in answers["hf"]] == ["hf"] * len(answers["hf"])
+        for line in answers["vllm"] + answers["hf"]:
+            assert line.pop("latency")
         assert answers["vllm"] == answers["hf"]
 
 
