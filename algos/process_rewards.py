@@ -145,8 +145,8 @@ def sampler_from_flags(args: argparse.Namespace, dataset: Path | None = None) ->
                       stop_ids=loaded.stop_ids)
     generator = torch.Generator(device=device)
     generator.manual_seed(args.seed)
-    engine = make_engine(args.rollout_engine, policy, EngineSettings(Path(loaded.path), window, args.seed,
-                                                                                kv_cache_mib=args.kv_cache_mib))
+    settings = EngineSettings(Path(loaded.path), window, args.seed, kv_cache_mib=args.kv_cache_mib)
+    engine = make_engine(args.rollout_engine, policy, settings)
     return Sampler(policy, engine, codec, envs, max_new_tokens, generator, dataset, held_out,
                    chat_mode.tool_format_name)
 

@@ -54,7 +54,7 @@ from fcenv.algos.rollout.engine import EngineSettings
 from fcenv.algos.rollout.hf import HFEngine
 from fcenv.algos.rollout.records import ActionRecord, EpisodeRecord, Rollout
 from fcenv.algos.rollout.vllm import VLLMEngine
-from fcenv.flags import ENGINE, add_group
+from fcenv.flags import ENGINE, add_group, check_parsed
 from bench.bench_memory import SHAPES
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -146,6 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.rollout_engine not in ("hf", "vllm"):
         parser.error(f"--rollout_engine {args.rollout_engine}: hf or vllm")
+    check_parsed(parser, args, ENGINE)
     batch = args.n_rollout_threads
     if args.group < 1 or batch <= 0 or batch % args.group:
         parser.error(f"--n_rollout_threads {batch} must be a positive multiple of --group {args.group}")

@@ -188,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not args.dataset_path:
         parser.error("--dataset_path is required")
-    check_parsed(parser, args, SAMPLING)
+    check_parsed(parser, args, SAMPLING, ENGINE)
     for flag, python, make in (("--vllm_python", args.vllm_python, "make vllm"),
                                ("--oracle_python", args.oracle_python, "make oracle")):
         if not Path(python).is_file():

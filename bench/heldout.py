@@ -50,7 +50,7 @@ import torch
 
 import fcenv  # registers the env id
 from fcenv.chat_mode import ChatMode
-from fcenv.flags import DATA, ENGINE, SAMPLING, add_group, dataset_problems
+from fcenv.flags import DATA, ENGINE, SAMPLING, add_group, check_parsed, dataset_problems
 from fcenv.prompt_variations import format_sensitivity_configs, reaches
 from harness.any_format import any_format_verdicts
 from harness.template_prompts import prompt_ids
@@ -345,6 +345,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.rollout_engine not in ("hf", "vllm"):
         parser.error(f"--rollout_engine {args.rollout_engine}: hf or vllm")
+    check_parsed(parser, args, ENGINE)
     # Not flags.check: its data check would read --answers, this client's output, as possible answers.
     if args.dataset_path and (problems := dataset_problems("--dataset_path", [args.dataset_path])):
         parser.error("; ".join(problems))
